@@ -1,0 +1,134 @@
+/**
+ * The server's configuration, from command-line flags first and WINTERM_* environment
+ * variables second. Parsing is pure (arguments and environment are passed in) and every bad
+ * value is refused with a message naming the flag or variable.
+ *
+ * @example
+ * ```ts
+ * import { parseConfig } from "./config.ts";
+ * const { config } = parseConfig(["--log-level", "debug"], {});
+ * config.logLevel; // "debug"
+ * ```
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { type LogLevel, parseLogLevel } from "./log.ts";
+
+/** Which tools the MCP server lists. */
+export const TOOL_PROFILES = ["all", "winterm", "terminals"] as const;
+/** One of {@link TOOL_PROFILES}. */
+export type ToolProfile = typeof TOOL_PROFILES[number];
+
+/** Everything the server can be told. */
+export interface Config {
+  logLevel: LogLevel;
+  tools: ToolProfile;
+  /** Commands running at once. */
+  maxCommands: number;
+  /** Finished commands kept for queries. */
+  commandRetention: number;
+  /** Minutes a finished command stays queryable. */
+  commandRetentionMinutes: number;
+  /** Milliseconds between SIGTERM and SIGKILL. */
+  killGraceMs: number;
+}
+
+/** What the command line asked for. */
+export interface ParsedCommandLine {
+  config: Config;
+  help: boolean;
+  version: boolean;
+}
+
+/** A flag or variable with a value the server cannot use. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** The text of `--help`. */
+export const USAGE = `winterm-mcp: real terminals for AI agents, over MCP.
+
+Usage: winterm-mcp [options]          (serves MCP on stdin/stdout)
+
+Options:
+  --log-level LEVEL   debug | info | warn | error | silent (env WINTERM_LOG_LEVEL; default info)
+  --tools PROFILE     all | winterm | terminals: which tools to offer (env WINTERM_TOOLS; default all)
+  -h, --help          this text
+  -v, --version       the version
+
+Environment:
+  WINTERM_POWERSHELL_PATH, WINTERM_CMD_PATH   shells to use on Windows
+  WINTERM_MAX_COMMANDS            commands running at once (default 256)
+  WINTERM_COMMAND_RETENTION       finished commands kept (default 500)
+  WINTERM_COMMAND_RETENTION_MINUTES  how long they are kept (default 60)
+  WINTERM_KILL_GRACE_MS           SIGTERM to SIGKILL delay when stopping (default 2000)
+
+Logs go to stderr; stdout carries only MCP messages.`;
+
+function integer(
+  env: Record<string, string | undefined>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const text = env[name];
+  if (text === undefined || text.trim() === "") return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got '${text}')`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(what: string, text: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(text)) return text as T;
+  throw new ConfigError(`${what} must be one of ${allowed.join(", ")} (got '${text}')`);
+}
+
+/** Parses flags and environment. Throws {@link ConfigError} on bad values. */
+export function parseConfig(
+  args: string[],
+  env: Record<string, string | undefined>,
+): ParsedCommandLine {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        help: { type: "boolean", short: "h" },
+        version: { type: "boolean", short: "v" },
+        "log-level": { type: "string" },
+        tools: { type: "string" },
+      },
+    }));
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  const levelText = values["log-level"] ?? env.WINTERM_LOG_LEVEL ?? "info";
+  const logLevel = parseLogLevel(levelText);
+  if (!logLevel) {
+    const source = values["log-level"] ? "--log-level" : "WINTERM_LOG_LEVEL";
+    throw new ConfigError(
+      `${source} must be debug, info, warn, error or silent (got '${levelText}')`,
+    );
+  }
+  const config: Config = {
+    logLevel,
+    tools: oneOf(
+      values.tools ? "--tools" : "WINTERM_TOOLS",
+      values.tools ?? env.WINTERM_TOOLS ?? "all",
+      TOOL_PROFILES,
+    ),
+    maxCommands: integer(env, "WINTERM_MAX_COMMANDS", 256, 1, 10_000),
+    commandRetention: integer(env, "WINTERM_COMMAND_RETENTION", 500, 0, 100_000),
+    commandRetentionMinutes: integer(env, "WINTERM_COMMAND_RETENTION_MINUTES", 60, 1, 7 * 24 * 60),
+    killGraceMs: integer(env, "WINTERM_KILL_GRACE_MS", 2000, 0, 60_000),
+  };
+  return { config, help: values.help ?? false, version: values.version ?? false };
+}

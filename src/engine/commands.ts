@@ -1,0 +1,331 @@
+/**
+ * One-shot commands (the winterm `run_command` family): start, capture both streams, time out,
+ * take input, terminate, and keep finished commands queryable for a while.
+ *
+ * @example
+ * ```ts
+ * import { CommandService } from "./commands.ts";
+ * const service = new CommandService();
+ * const command = service.run({ command: "echo hi", shellType: "default" });
+ * await command.done;
+ * command.stdout.readText().text; // "hi\r\n" (PTY mode)
+ * await service.shutdown();
+ * ```
+ * @module
+ */
+import { resolve } from "node:path";
+import { log } from "../log.ts";
+import {
+  type ChildProcess,
+  type ExitStatus,
+  spawn,
+  SpawnError,
+  type StreamName,
+} from "../pty/mod.ts";
+import { HOST_FLAVOR } from "../pty/resolve.ts";
+import { EngineError } from "./errors.ts";
+import { childEnvironment } from "./environment.ts";
+import { Listeners } from "./events.ts";
+import { stopProcess } from "./lifecycle.ts";
+import { DEFAULT_MAX_BYTES, OutputBuffer } from "./output_buffer.ts";
+import { buildInvocation, type Invocation, type InvocationRequest } from "./shells.ts";
+
+/** What {@link CommandService.run} needs. */
+export interface RunRequest extends InvocationRequest {
+  /** Seconds before the command is stopped. Default 30. */
+  timeoutSeconds?: number;
+  /** Working directory; relative paths resolve against the server's. */
+  cwd?: string;
+  /** PTY (default) or pipes (stdout and stderr kept apart). */
+  usePty?: boolean;
+  /** Bytes kept per stream. Default 10 MiB. */
+  maxBufferSize?: number;
+  /** Extra environment variables. */
+  env?: Record<string, string>;
+}
+
+/** Where a command is in its life. */
+export type CommandStatus = "running" | "completed" | "terminated";
+
+/** Something that happened to a command. */
+export type CommandEvent =
+  | { type: "output"; stream: StreamName; data: Uint8Array }
+  | { type: "exit" };
+
+/** Limits and timings of a {@link CommandService}. */
+export interface CommandServiceOptions {
+  /** Finished commands kept for queries. Default 500. */
+  retainCount?: number;
+  /** How long a finished command stays queryable, in ms. Default 1 hour. */
+  retainMs?: number;
+  /** Commands running at once. Default 256. */
+  maxRunning?: number;
+  /** Time between SIGTERM and SIGKILL when stopping, in ms. Default 2000. */
+  killGraceMs?: number;
+}
+
+/** Terminal size for commands: wide, so that tools do not wrap or truncate their lines. */
+const COMMAND_COLS = 160, COMMAND_ROWS = 40;
+/** Pagers would wait for a key no one presses. */
+const COMMAND_ENV = { PAGER: "cat", GIT_PAGER: "cat" };
+const TERMINAL_ENV = { TERM: "xterm-256color" };
+const encoder = new TextEncoder();
+
+/** A command and everything known about it. */
+export class Command {
+  readonly token: string = crypto.randomUUID();
+  /** When it started, ms since the epoch. */
+  readonly startedAt: number = Date.now();
+  readonly stdout: OutputBuffer;
+  readonly stderr: OutputBuffer;
+  readonly events: Listeners<CommandEvent> = new Listeners();
+  /** Settles when the command has ended and its output is complete. */
+  readonly done: Promise<void>;
+  status: CommandStatus = "running";
+  exitCode: number | null = null;
+  /** The signal that ended it, if one did (POSIX name). */
+  signal: string | null = null;
+  timeoutOccurred = false;
+  /** When it ended, ms since the epoch. */
+  endedAt: number | undefined;
+  #child: ChildProcess;
+  #startTime = performance.now();
+  #elapsed: number | undefined;
+  #timer: ReturnType<typeof setTimeout>;
+  #terminatedByUser = false;
+  #stopping: Promise<unknown> | undefined;
+
+  constructor(
+    child: ChildProcess,
+    readonly invocation: Invocation,
+    readonly cwd: string,
+    maxBufferSize: number,
+    timeoutSeconds: number,
+    private readonly killGraceMs: number,
+  ) {
+    this.#child = child;
+    this.stdout = new OutputBuffer({ maxBytes: maxBufferSize });
+    this.stderr = new OutputBuffer({ maxBytes: maxBufferSize });
+    child.onData((data, stream) => {
+      (stream === "stdout" ? this.stdout : this.stderr).append(data);
+      this.events.emit({ type: "output", stream, data });
+    });
+    this.#timer = setTimeout(() => this.#onTimeout(), timeoutSeconds * 1000);
+    this.done = child.exited.then((status) => this.#onExit(status));
+  }
+
+  /** The child's process id. */
+  get pid(): number {
+    return this.#child.pid;
+  }
+
+  /** `pty` or `pipe`. */
+  get mode(): "pty" | "pipe" {
+    return this.#child.mode;
+  }
+
+  get running(): boolean {
+    return this.status === "running";
+  }
+
+  /** Milliseconds from start to end (or to now while running). */
+  get executionTimeMs(): number {
+    return Math.round(this.#elapsed ?? performance.now() - this.#startTime);
+  }
+
+  /** Writes text to the command's input, with Enter after it if asked. */
+  async write(text: string, appendNewline: boolean): Promise<void> {
+    this.#assertRunning();
+    const newline = this.mode === "pty" ? "\r" : HOST_FLAVOR === "windows" ? "\r\n" : "\n";
+    await this.#child.write(encoder.encode(appendNewline ? text + newline : text));
+  }
+
+  /** Ends the command's input (EOF). */
+  async closeInput(): Promise<void> {
+    this.#assertRunning();
+    await this.#child.closeInput();
+  }
+
+  /** Stops the command and its whole process tree; status becomes `terminated`. */
+  async terminate(): Promise<void> {
+    this.#assertRunning();
+    this.#terminatedByUser = true;
+    await this.stop();
+  }
+
+  /** Stops the process tree (SIGTERM, SIGKILL after the grace period) and waits for the end. */
+  async stop(graceMs: number = this.killGraceMs): Promise<void> {
+    this.#stopping ??= stopProcess(this.#child, graceMs);
+    await this.#stopping;
+    await this.done;
+  }
+
+  #assertRunning(): void {
+    if (!this.running) {
+      throw new EngineError(
+        "inactive",
+        `command ${this.token} is no longer running (${this.status})`,
+      );
+    }
+  }
+
+  #onTimeout(): void {
+    if (!this.running) return;
+    this.timeoutOccurred = true;
+    log.info("command timed out", { token: this.token });
+    this.stop().catch((error) => log.error("stopping a timed-out command failed", { error }));
+  }
+
+  #onExit(status: ExitStatus): void {
+    clearTimeout(this.#timer);
+    this.#elapsed = performance.now() - this.#startTime;
+    this.endedAt = Date.now();
+    this.signal = status.signal;
+    if (this.#terminatedByUser) {
+      this.status = "terminated";
+      this.exitCode = -1;
+    } else {
+      this.status = "completed";
+      this.exitCode = this.timeoutOccurred ? -1 : status.exitCode;
+    }
+    log.debug("command ended", { token: this.token, status: this.status, exitCode: this.exitCode });
+    this.events.emit({ type: "exit" });
+  }
+}
+
+/** Starts commands and keeps them. */
+export class CommandService {
+  #commands = new Map<string, Command>();
+  readonly retainCount: number;
+  readonly retainMs: number;
+  readonly maxRunning: number;
+  readonly killGraceMs: number;
+
+  constructor(options: CommandServiceOptions = {}) {
+    this.retainCount = options.retainCount ?? 500;
+    this.retainMs = options.retainMs ?? 60 * 60 * 1000;
+    this.maxRunning = options.maxRunning ?? 256;
+    this.killGraceMs = options.killGraceMs ?? 2000;
+  }
+
+  /** Starts a command. Throws {@link EngineError} naming the input at fault. */
+  run(request: RunRequest): Command {
+    this.#prune();
+    const running = [...this.#commands.values()].filter((command) => command.running).length;
+    if (running >= this.maxRunning) {
+      throw new EngineError(
+        "limit",
+        `${running} commands are running, the most allowed; wait for some or terminate them`,
+      );
+    }
+    const cwd = resolveDirectory(request.cwd, "working_directory");
+    const usePty = request.usePty ?? true;
+    const env = childEnvironment(
+      request.env,
+      usePty ? { ...COMMAND_ENV, ...TERMINAL_ENV } : COMMAND_ENV,
+    );
+    const invocation = buildInvocation(request, { cwd, env });
+    const child = spawnOrExplain(invocation, {
+      cwd,
+      env,
+      mode: usePty ? "pty" : "pipe",
+      cols: COMMAND_COLS,
+      rows: COMMAND_ROWS,
+    }, request.executable ? "executable" : "command");
+    const command = new Command(
+      child,
+      invocation,
+      cwd,
+      request.maxBufferSize ?? DEFAULT_MAX_BYTES,
+      request.timeoutSeconds ?? 30,
+      this.killGraceMs,
+    );
+    this.#commands.set(command.token, command);
+    log.info("command started", {
+      token: command.token,
+      pid: child.pid,
+      command: invocation.display,
+    });
+    return command;
+  }
+
+  /** The command with this token, if it is still kept. */
+  get(token: string): Command | undefined {
+    this.#prune();
+    return this.#commands.get(token);
+  }
+
+  /** Every kept command, oldest first. */
+  list(): Command[] {
+    this.#prune();
+    return [...this.#commands.values()];
+  }
+
+  /** Stops every running command (grace `graceMs`) and waits until they have ended. */
+  async shutdown(graceMs: number = this.killGraceMs): Promise<void> {
+    await Promise.all(
+      [...this.#commands.values()].filter((c) => c.running).map((c) => c.stop(graceMs)),
+    );
+  }
+
+  /** Drops finished commands past their age or beyond the count kept. */
+  #prune(): void {
+    const oldest = Date.now() - this.retainMs;
+    const finished = [...this.#commands.values()].filter((command) => !command.running);
+    finished.sort((a, b) => a.endedAt! - b.endedAt!);
+    const excess = finished.length - this.retainCount;
+    finished.forEach((command, index) => {
+      if (index < excess || command.endedAt! < oldest) this.#commands.delete(command.token);
+    });
+  }
+}
+
+/** Resolves a working directory and checks that it is one. */
+export function resolveDirectory(path: string | undefined, field: string): string {
+  const directory = resolve(Deno.cwd(), path ?? ".");
+  let isDirectory = false;
+  try {
+    isDirectory = Deno.statSync(directory).isDirectory;
+  } catch {
+    // reported below
+  }
+  if (!isDirectory) {
+    throw new EngineError(
+      "invalid_input",
+      `'${directory}' does not exist or is not a directory`,
+      field,
+    );
+  }
+  return directory;
+}
+
+/** Spawns an invocation, turning OS failures into errors that name the field at fault. */
+export function spawnOrExplain(
+  invocation: Invocation,
+  options: {
+    cwd: string;
+    env: Record<string, string>;
+    mode: "pty" | "pipe";
+    cols: number;
+    rows: number;
+  },
+  field: string,
+): ChildProcess {
+  try {
+    return spawn({
+      file: invocation.file,
+      args: invocation.args,
+      verbatimArguments: invocation.verbatimArguments,
+      ...options,
+    });
+  } catch (error) {
+    if (error instanceof SpawnError) {
+      throw new EngineError(
+        "invalid_input",
+        `cannot start ${invocation.display}: ${error.message}`,
+        field,
+      );
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,321 @@
+/**
+ * The output of one stream: raw bytes addressed by absolute offsets, with a line index and
+ * arrival times. Old data is dropped past a byte limit (and optionally a line limit), but
+ * offsets and line numbers are never reused, so a reader's position stays meaningful; a reader
+ * asking for dropped bytes gets what is left and is told how much it missed.
+ *
+ * Appends are O(1) amortised; reads are O(log n) to find the start plus the bytes copied.
+ * Everything runs on the one JS thread, so no locking is needed.
+ *
+ * @example
+ * ```ts
+ * import { OutputBuffer } from "./output_buffer.ts";
+ * const buffer = new OutputBuffer({ maxBytes: 8 });
+ * buffer.append(new TextEncoder().encode("hello\nworld\n"));
+ * const { text, start, dropped } = buffer.readText(0);
+ * // text "o\nworld\n", start 4, dropped 4: the first 4 bytes are gone
+ * ```
+ * @module
+ */
+import { boundaryAtOrAfter, completePrefixLength, decode } from "./utf8.ts";
+
+/** Limits of an {@link OutputBuffer}. */
+export interface OutputBufferOptions {
+  /** Bytes kept; older bytes are dropped. Default 10 MiB. */
+  maxBytes?: number;
+  /** Lines kept (0: no line limit). Default 0. */
+  maxLines?: number;
+}
+
+/** Bytes read from a buffer. */
+export interface ByteRange {
+  bytes: Uint8Array;
+  /** Absolute offset of the first byte returned. */
+  start: number;
+  /** Absolute offset after the last byte returned. */
+  end: number;
+  /** How many of the bytes asked for had already been dropped. */
+  dropped: number;
+}
+
+/** Text read from a buffer; `start`/`end` are moved onto character boundaries. */
+export interface TextRange {
+  text: string;
+  start: number;
+  end: number;
+  dropped: number;
+}
+
+/** The default byte limit: 10 MiB. */
+export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
+const SMALL_APPEND = 1024;
+const TAIL_MAX = 64 * 1024;
+
+/** An array with a moving head: pushes at the end, drops at the front, O(1) amortised. */
+class Queue<T> {
+  #items: T[] = [];
+  #head = 0;
+  /** The absolute index of #items[0]. */
+  #base = 0;
+
+  /** Absolute index of the oldest kept item. */
+  get first(): number {
+    return this.#base + this.#head;
+  }
+
+  /** Absolute index the next pushed item gets. */
+  get next(): number {
+    return this.#base + this.#items.length;
+  }
+
+  at(index: number): T {
+    return this.#items[index - this.#base];
+  }
+
+  last(): T | undefined {
+    return this.#items.length > this.#head ? this.#items[this.#items.length - 1] : undefined;
+  }
+
+  push(item: T): void {
+    this.#items.push(item);
+  }
+
+  dropBefore(index: number): void {
+    this.#head = Math.max(this.#head, Math.min(index, this.next) - this.#base);
+    if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+      this.#items.splice(0, this.#head);
+      this.#base += this.#head;
+      this.#head = 0;
+    }
+  }
+
+  /** The last absolute index whose key is <= `value` (keys ascend), or {@link first} - 1. */
+  lastAtOrBelow(value: number, key: (item: T) => number): number {
+    let low = this.#head, high = this.#items.length - 1, found = this.#head - 1;
+    while (low <= high) {
+      const mid = (low + high) >>> 1;
+      if (key(this.#items[mid]) <= value) {
+        found = mid;
+        low = mid + 1;
+      } else high = mid - 1;
+    }
+    return this.#base + found;
+  }
+}
+
+interface Block {
+  start: number;
+  bytes: Uint8Array;
+}
+
+interface Mark {
+  offset: number;
+  time: number;
+}
+
+const blockStart = (block: Block) => block.start;
+const markOffset = (mark: Mark) => mark.offset;
+const markTime = (mark: Mark) => mark.time;
+const identity = (value: number) => value;
+
+/** See the module documentation. */
+export class OutputBuffer {
+  readonly maxBytes: number;
+  readonly maxLines: number;
+  #blocks = new Queue<Block>();
+  #tail = new Uint8Array(0);
+  #tailUsed = 0;
+  #tailStart = 0;
+  #start = 0;
+  #end = 0;
+  #lineStarts = new Queue<number>();
+  #atLineStart = true;
+  #marks = new Queue<Mark>();
+
+  constructor(options: OutputBufferOptions = {}) {
+    this.maxBytes = Math.max(1, options.maxBytes ?? DEFAULT_MAX_BYTES);
+    this.maxLines = Math.max(0, options.maxLines ?? 0);
+  }
+
+  /** Absolute offset of the oldest byte still kept. */
+  get start(): number {
+    return this.#start;
+  }
+
+  /** Absolute offset after the newest byte: the number of bytes ever appended. */
+  get end(): number {
+    return this.#end;
+  }
+
+  /** Number of the oldest line still (at least partly) kept. */
+  get firstLine(): number {
+    return this.#lineStarts.first;
+  }
+
+  /** Number of lines ever started; the next line will get this number. */
+  get lineCount(): number {
+    return this.#lineStarts.next;
+  }
+
+  /** Whether the newest line is terminated by a newline (or nothing was written yet). */
+  get endsWithNewline(): boolean {
+    return this.#atLineStart;
+  }
+
+  /**
+   * Appends bytes that arrived at `time`. The buffer may keep a reference to `data`: the
+   * caller must not change it afterwards.
+   */
+  append(data: Uint8Array, time: number = Date.now()): void {
+    if (data.length === 0) return;
+    const offset = this.#end;
+    const last = this.#marks.last();
+    // Times must ascend for the searches; a clock stepping back keeps the previous time.
+    if (!last) this.#marks.push({ offset, time });
+    else if (time > last.time) this.#marks.push({ offset, time });
+    this.#indexLines(data, offset);
+    this.#store(data);
+    this.#end += data.length;
+    this.#trim();
+  }
+
+  #indexLines(data: Uint8Array, offset: number): void {
+    if (this.#atLineStart) this.#lineStarts.push(offset);
+    let newline = data.indexOf(10);
+    while (newline !== -1 && newline + 1 < data.length) {
+      this.#lineStarts.push(offset + newline + 1);
+      newline = data.indexOf(10, newline + 1);
+    }
+    this.#atLineStart = newline === data.length - 1;
+  }
+
+  #store(data: Uint8Array): void {
+    if (data.length >= SMALL_APPEND) {
+      this.#seal();
+      this.#blocks.push({ start: this.#end, bytes: data });
+      this.#tailStart = this.#end + data.length;
+      return;
+    }
+    if (this.#tail.length - this.#tailUsed < data.length) {
+      this.#seal();
+      this.#tail = new Uint8Array(
+        Math.min(TAIL_MAX, Math.max(SMALL_APPEND, this.#tail.length * 2)),
+      );
+      this.#tailStart = this.#end;
+    }
+    this.#tail.set(data, this.#tailUsed);
+    this.#tailUsed += data.length;
+  }
+
+  #seal(): void {
+    if (this.#tailUsed === 0) return;
+    this.#blocks.push({ start: this.#tailStart, bytes: this.#tail.slice(0, this.#tailUsed) });
+    this.#tailStart += this.#tailUsed;
+    this.#tailUsed = 0;
+  }
+
+  #trim(): void {
+    let newStart = Math.max(this.#start, this.#end - this.maxBytes);
+    const lines = this.#lineStarts;
+    if (this.maxLines > 0 && lines.next - lines.first > this.maxLines) {
+      newStart = Math.max(newStart, lines.at(lines.next - this.maxLines));
+    }
+    if (newStart === this.#start) return;
+    this.#start = newStart;
+    // Each queue keeps its entry covering the new start: a partly dropped block, the line the
+    // new start falls in, the arrival time of the oldest kept byte.
+    this.#blocks.dropBefore(this.#blocks.lastAtOrBelow(newStart, blockStart));
+    lines.dropBefore(lines.lastAtOrBelow(newStart, identity));
+    this.#marks.dropBefore(this.#marks.lastAtOrBelow(newStart, markOffset));
+  }
+
+  /** Reads bytes in [from, to) (defaults: everything kept). */
+  read(from: number = this.#start, to: number = this.#end): ByteRange {
+    const end = clamp(to, 0, this.#end);
+    const dropped = Math.max(0, Math.min(end, this.#start) - Math.max(0, from));
+    const start = Math.min(clamp(from, this.#start, this.#end), end);
+    const bytes = new Uint8Array(end - start);
+    let written = 0;
+    const blocks = this.#blocks;
+    let index = Math.max(blocks.first, blocks.lastAtOrBelow(start, blockStart));
+    for (; index < blocks.next && written < bytes.length; index++) {
+      const block = blocks.at(index);
+      written += copyInto(bytes, written, block.bytes, block.start, start + written, end);
+    }
+    if (written < bytes.length) {
+      const tail = this.#tail.subarray(0, this.#tailUsed);
+      copyInto(bytes, written, tail, this.#tailStart, start + written, end);
+    }
+    return { bytes, start, end, dropped };
+  }
+
+  /**
+   * Reads text in [from, to), moved onto character boundaries: a character cut at the start is
+   * skipped, one cut at the end is left for the next read. With `final` (the stream has ended),
+   * an incomplete character at the very end is decoded as U+FFFD instead of held back.
+   */
+  readText(from?: number, to?: number, final = false): TextRange {
+    const range = this.read(from, to);
+    const skip = boundaryAtOrAfter(range.bytes, 0);
+    const keep = final && range.end === this.#end
+      ? range.bytes.length
+      : Math.max(skip, completePrefixLength(range.bytes));
+    return {
+      text: decode(range.bytes.subarray(skip, keep)),
+      start: range.start + skip,
+      end: range.start + keep,
+      dropped: range.dropped,
+    };
+  }
+
+  /** Absolute offset where line `n` starts (clamped to what is kept). */
+  lineStart(n: number): number {
+    const lines = this.#lineStarts;
+    if (n >= lines.next) return this.#end;
+    return Math.max(this.#start, lines.at(Math.max(n, lines.first)));
+  }
+
+  /** The number of the line holding `offset`. */
+  lineAt(offset: number): number {
+    return Math.max(this.#lineStarts.first, this.#lineStarts.lastAtOrBelow(offset, identity));
+  }
+
+  /** When the first kept byte of line `n` arrived (ms since the epoch). */
+  lineTime(n: number): number {
+    return this.timeAt(this.lineStart(n));
+  }
+
+  /** When the byte at `offset` arrived (ms since the epoch); -1 before any output. */
+  timeAt(offset: number): number {
+    const marks = this.#marks;
+    const index = Math.max(marks.first, marks.lastAtOrBelow(offset, markOffset));
+    return index < marks.next ? marks.at(index).time : -1;
+  }
+
+  /** The offset of the first byte that arrived after `time`; {@link end} if none did. */
+  offsetAfter(time: number): number {
+    const marks = this.#marks;
+    const index = marks.lastAtOrBelow(time, markTime) + 1;
+    return index < marks.next ? Math.max(this.#start, marks.at(index).offset) : this.#end;
+  }
+}
+
+/** Copies the part of `block` (which starts at absolute `blockStart`) inside [from, to). */
+function copyInto(
+  out: Uint8Array,
+  at: number,
+  block: Uint8Array,
+  blockStart: number,
+  from: number,
+  to: number,
+): number {
+  const begin = from - blockStart;
+  if (begin < 0 || begin >= block.length) return 0;
+  const piece = block.subarray(begin, Math.min(block.length, to - blockStart));
+  out.set(piece, at);
+  return piece.length;
+}
+
+function clamp(value: number, low: number, high: number): number {
+  return Math.min(Math.max(value, low), high);
+}

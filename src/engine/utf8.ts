@@ -1,0 +1,74 @@
+/**
+ * UTF-8 character boundaries, so that no read, cut or truncation ever splits a character.
+ *
+ * @example
+ * ```ts
+ * import { boundaryAtOrAfter, completePrefixLength } from "./utf8.ts";
+ * const bytes = new TextEncoder().encode("a€"); // 61 e2 82 ac
+ * boundaryAtOrAfter(bytes, 2); // 4: offset 2 is inside "€"
+ * completePrefixLength(bytes.subarray(0, 3)); // 1: "€" is not complete yet
+ * ```
+ * @module
+ */
+
+/** True for a continuation byte (10xxxxxx). */
+export function isContinuation(byte: number): boolean {
+  return (byte & 0xc0) === 0x80;
+}
+
+/** The length a sequence starting with this lead byte claims (1 for invalid leads). */
+export function sequenceLength(lead: number): number {
+  if (lead < 0xc0) return 1;
+  if (lead < 0xe0) return 2;
+  if (lead < 0xf0) return 3;
+  if (lead < 0xf8) return 4;
+  return 1;
+}
+
+/**
+ * The first character boundary at or after `index`: skips at most three continuation bytes
+ * (more than that cannot belong to one character, so the bytes are invalid and kept).
+ */
+export function boundaryAtOrAfter(bytes: Uint8Array, index: number): number {
+  let i = index;
+  while (i < bytes.length && i - index < 3 && isContinuation(bytes[i])) i++;
+  return i < bytes.length && isContinuation(bytes[i]) ? index : i;
+}
+
+/**
+ * The length of the longest prefix of `bytes` that does not end inside an incomplete
+ * character: a trailing lead byte whose continuation bytes have not all arrived is left out.
+ */
+export function completePrefixLength(bytes: Uint8Array): number {
+  const end = bytes.length;
+  for (let i = end - 1; i >= 0 && i >= end - 3; i--) {
+    if (isContinuation(bytes[i])) continue;
+    return i + sequenceLength(bytes[i]) > end ? i : end;
+  }
+  return end;
+}
+
+const decoder = new TextDecoder();
+
+/** Decodes bytes (invalid sequences become U+FFFD). */
+export function decode(bytes: Uint8Array): string {
+  return decoder.decode(bytes);
+}
+
+/** The number of UTF-8 bytes of a string, without encoding it. */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
+}

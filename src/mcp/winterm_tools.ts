@@ -1,0 +1,524 @@
+/**
+ * The winterm-mcp tool set: run_command, query_command_status, enhanced_query_command_status,
+ * send_command_input, terminate_command, get_version. Field names follow the winterm spec;
+ * additions (wait_ms, max_bytes, raw, next offsets, signal) are optional and documented.
+ *
+ * @module
+ */
+import { type Static, Type } from "@sinclair/typebox";
+import { cleanTerminalText } from "../engine/ansi.ts";
+import type { Command, CommandService } from "../engine/commands.ts";
+import { EngineError } from "../engine/errors.ts";
+import type { OutputBuffer } from "../engine/output_buffer.ts";
+import { findCmd, findPowerShell, SHELL_TYPES } from "../engine/shells.ts";
+import type { StreamName } from "../pty/mod.ts";
+import { NAME, VERSION } from "../version.ts";
+import { Env, literals } from "./schemas.ts";
+import { defineTool, type ToolContext, type ToolDefinition, waitWithProgress } from "./tool.ts";
+
+const MIB = 1024 * 1024;
+const Token = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  description: "The token run_command returned.",
+});
+
+const RunCommandInput = Type.Object({
+  command: Type.String({
+    minLength: 1,
+    maxLength: 1000,
+    description: "The command. With a shell type it is shell syntax (pipes, &&, redirections); " +
+      "with shell_type 'executable' it is split into program and arguments (quotes respected, no shell).",
+  }),
+  executable: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 4096,
+    description:
+      "With 'executable': the program to run (then args are its arguments). With a shell type: " +
+      "the path of that shell.",
+  })),
+  args: Type.Optional(Type.Array(Type.String({ maxLength: 32768 }), {
+    maxItems: 1000,
+    description: "Arguments, passed as they are (shell_type 'executable' only).",
+  })),
+  shell_type: Type.Optional(literals(SHELL_TYPES, {
+    default: "default",
+    description:
+      "default: PowerShell on Windows, $SHELL or /bin/sh elsewhere. powershell, cmd (Windows), " +
+      "bash, sh, or executable (no shell).",
+  })),
+  timeout: Type.Optional(Type.Integer({
+    minimum: 1,
+    maximum: 3600,
+    default: 30,
+    description: "Seconds before the command and everything it started are killed.",
+  })),
+  working_directory: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 4096, description: "Working directory." }),
+  ),
+  enable_streaming: Type.Optional(Type.Boolean({
+    default: false,
+    description:
+      "Also push output as it arrives, as MCP log notifications (logger winterm:<token>).",
+  })),
+  use_pty: Type.Optional(Type.Boolean({
+    default: true,
+    description:
+      "Run on a pseudo-terminal (interactive programs, colours, Ctrl+C). false: pipes, with " +
+      "stderr kept apart from stdout.",
+  })),
+  max_buffer_size: Type.Optional(Type.Integer({
+    minimum: 1024,
+    maximum: 256 * MIB,
+    default: 10 * MIB,
+    description: "Bytes of output kept per stream; older output is dropped past it.",
+  })),
+  env: Type.Optional(Env),
+}, { additionalProperties: false });
+
+const RunCommandOutput = Type.Object({
+  token: Type.String(),
+  status: Type.Literal("pending"),
+  message: Type.String(),
+  pid: Type.Integer(),
+  command: Type.String({ description: "What runs, as a command line." }),
+});
+
+const QueryInput = Type.Object({
+  token: Token,
+  stdout_offset: Type.Optional(Type.Integer({
+    minimum: 0,
+    description: "Return stdout from this byte offset (the previous answer's stdout_next_offset).",
+  })),
+  stderr_offset: Type.Optional(Type.Integer({ minimum: 0, description: "Likewise for stderr." })),
+  wait_ms: Type.Optional(Type.Integer({
+    minimum: 0,
+    maximum: 600_000,
+    default: 0,
+    description:
+      "Wait up to this long for the command to finish before answering (progress is sent " +
+      "every 5 s). Saves polling.",
+  })),
+  max_bytes: Type.Optional(Type.Integer({
+    minimum: 1,
+    maximum: 16 * MIB,
+    default: MIB,
+    description: "At most this many bytes per stream in one answer; continue from the next offset.",
+  })),
+  raw: Type.Optional(Type.Boolean({
+    default: false,
+    description: "Keep escape sequences and carriage returns (default: cleaned text).",
+  })),
+}, { additionalProperties: false });
+
+const EnhancedQueryInput = Type.Object({
+  token: Token,
+  since_timestamp: Type.Optional(Type.Number({
+    minimum: 0,
+    description:
+      "Only output that arrived after this time (ms since the epoch); pass the previous " +
+      "answer's last_output_timestamp.",
+  })),
+  max_bytes: QueryInput.properties.max_bytes,
+  raw: QueryInput.properties.raw,
+}, { additionalProperties: false });
+
+const QueryOutput = Type.Object({
+  token: Type.String(),
+  status: literals(["pending", "running", "completed", "not_found", "terminated"] as const),
+  exit_code: Type.Union([Type.Integer(), Type.Null()]),
+  signal: Type.Union([Type.String(), Type.Null()], {
+    description: "Signal that ended the process, if any.",
+  }),
+  stdout: Type.String(),
+  stderr: Type.String(),
+  stdout_length: Type.Integer({ description: "Bytes of stdout captured so far." }),
+  stderr_length: Type.Integer(),
+  stdout_next_offset: Type.Integer({ description: "Pass as stdout_offset to read on." }),
+  stderr_next_offset: Type.Integer(),
+  stdout_truncated: Type.Boolean({
+    description: "This answer lacks some stdout: dropped, or past max_bytes.",
+  }),
+  stderr_truncated: Type.Boolean(),
+  stdout_dropped_bytes: Type.Integer({
+    description: "Bytes asked for that the buffer had already dropped.",
+  }),
+  stderr_dropped_bytes: Type.Integer(),
+  execution_time: Type.Union([Type.Integer(), Type.Null()], { description: "Milliseconds." }),
+  timeout_occurred: Type.Boolean(),
+  last_output_timestamp: Type.Union([Type.Number(), Type.Null()]),
+  message: Type.String(),
+});
+type QueryOutput = Static<typeof QueryOutput>;
+
+const InputInput = Type.Object({
+  token: Token,
+  input: Type.String({
+    maxLength: MIB,
+    description: "Text to send; control characters such as \\u0003 (Ctrl+C) pass as they are.",
+  }),
+  append_newline: Type.Optional(
+    Type.Boolean({ default: true, description: "Press Enter after the text." }),
+  ),
+  eof: Type.Optional(
+    Type.Boolean({
+      default: false,
+      description: "Then end the input (Ctrl+D on a terminal; closes the pipe otherwise).",
+    }),
+  ),
+}, { additionalProperties: false });
+
+const Outcome = Type.Object({
+  success: Type.Boolean(),
+  message: Type.String(),
+  token: Type.String(),
+});
+
+const VersionOutput = Type.Object({
+  name: Type.String(),
+  version: Type.String(),
+  service_status: Type.String(),
+  runtime_version: Type.Object({
+    deno: Type.String(),
+    v8: Type.String(),
+    typescript: Type.String(),
+  }),
+  platform: Type.String(),
+  arch: Type.String(),
+  shells: Type.Object({
+    powershell: Type.Union([Type.String(), Type.Null()]),
+    cmd: Type.Union([Type.String(), Type.Null()]),
+  }),
+  env: Type.Object({
+    WINTERM_POWERSHELL_PATH: Type.Union([Type.String(), Type.Null()]),
+    WINTERM_CMD_PATH: Type.Union([Type.String(), Type.Null()]),
+    WINTERM_LOG_LEVEL: Type.Union([Type.String(), Type.Null()]),
+  }),
+});
+
+function lookup(commands: CommandService, token: string): Command {
+  const command = commands.get(token);
+  if (!command) {
+    throw new EngineError(
+      "not_found",
+      `no command with token ${token} (finished commands expire)`,
+      "token",
+    );
+  }
+  return command;
+}
+
+interface StreamRead {
+  text: string;
+  next: number;
+  dropped: number;
+  truncated: boolean;
+}
+
+function readStream(
+  buffer: OutputBuffer,
+  from: number,
+  maxBytes: number,
+  final: boolean,
+  raw: boolean,
+): StreamRead {
+  const start = Math.max(from, buffer.start);
+  const range = buffer.readText(from, Math.min(buffer.end, start + maxBytes), final);
+  return {
+    text: raw ? range.text : cleanTerminalText(range.text),
+    next: range.end,
+    dropped: range.dropped,
+    truncated: range.dropped > 0 || range.end < buffer.end,
+  };
+}
+
+function describeState(command: Command): string {
+  if (command.running) return `running for ${Math.round(command.executionTimeMs / 1000)} s`;
+  if (command.status === "terminated") return "terminated";
+  if (command.timeoutOccurred) return "timed out and was killed";
+  if (command.signal) return `killed by ${command.signal}`;
+  return `completed with exit code ${command.exitCode}`;
+}
+
+function report(
+  command: Command,
+  offsets: Record<StreamName, number>,
+  maxBytes: number,
+  raw: boolean,
+): QueryOutput {
+  const final = !command.running;
+  const out = readStream(command.stdout, offsets.stdout, maxBytes, final, raw);
+  const err = readStream(command.stderr, offsets.stderr, maxBytes, final, raw);
+  const lastTimes = [command.stdout, command.stderr].filter((b) => b.end > 0).map((b) =>
+    b.timeAt(b.end - 1)
+  );
+  return {
+    token: command.token,
+    status: command.status,
+    exit_code: command.exitCode,
+    signal: command.signal,
+    stdout: out.text,
+    stderr: err.text,
+    stdout_length: command.stdout.end,
+    stderr_length: command.stderr.end,
+    stdout_next_offset: out.next,
+    stderr_next_offset: err.next,
+    stdout_truncated: out.truncated,
+    stderr_truncated: err.truncated,
+    stdout_dropped_bytes: out.dropped,
+    stderr_dropped_bytes: err.dropped,
+    execution_time: command.executionTimeMs,
+    timeout_occurred: command.timeoutOccurred,
+    last_output_timestamp: lastTimes.length ? Math.max(...lastTimes) : null,
+    message: describeState(command),
+  };
+}
+
+function notFound(token: string): QueryOutput {
+  return {
+    token,
+    status: "not_found",
+    exit_code: null,
+    signal: null,
+    stdout: "",
+    stderr: "",
+    stdout_length: 0,
+    stderr_length: 0,
+    stdout_next_offset: 0,
+    stderr_next_offset: 0,
+    stdout_truncated: false,
+    stderr_truncated: false,
+    stdout_dropped_bytes: 0,
+    stderr_dropped_bytes: 0,
+    execution_time: null,
+    timeout_occurred: false,
+    last_output_timestamp: null,
+    message: "Token not found (it never existed, or the finished command expired)",
+  };
+}
+
+/** Pushes a command's output to the client as MCP log notifications, a few times a second. */
+function streamOutput(command: Command, context: ToolContext): void {
+  const logger = `winterm:${command.token}`;
+  const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
+  const pending = { stdout: "", stderr: "" };
+  const limit = 64 * 1024;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const flush = () => {
+    timer = undefined;
+    for (const stream of ["stdout", "stderr"] as const) {
+      let text = pending[stream];
+      if (!text) continue;
+      pending[stream] = "";
+      if (text.length > limit) {
+        text = `[... ${text.length - limit} characters skipped ...]\n` + text.slice(-limit);
+      }
+      context.log({
+        level: "info",
+        logger,
+        data: { token: command.token, stream, text: cleanTerminalText(text) },
+      });
+    }
+  };
+  const stop = command.events.add((event) => {
+    if (event.type === "output") {
+      pending[event.stream] += decoders[event.stream].decode(event.data, { stream: true });
+      timer ??= setTimeout(flush, 200);
+      return;
+    }
+    clearTimeout(timer);
+    flush();
+    context.log({
+      level: "info",
+      logger,
+      data: {
+        token: command.token,
+        event: "exit",
+        status: command.status,
+        exit_code: command.exitCode,
+      },
+    });
+    stop();
+  });
+}
+
+/** The winterm tools over a command service. */
+export function wintermTools(commands: CommandService): ToolDefinition[] {
+  return [
+    defineTool({
+      name: "run_command",
+      title: "Run a command",
+      description:
+        "Start a command in a new pseudo-terminal (or with pipes) and return its token at once. " +
+        "Then call query_command_status with the token (wait_ms makes it wait for the end). The command " +
+        "and everything it starts are killed at the timeout. PAGER and GIT_PAGER are set to cat.",
+      input: RunCommandInput,
+      output: RunCommandOutput,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: true,
+      },
+      handler: (args, context) => {
+        const command = commands.run({
+          command: args.command,
+          executable: args.executable,
+          args: args.args,
+          shellType: args.shell_type ?? "default",
+          timeoutSeconds: args.timeout ?? 30,
+          cwd: args.working_directory,
+          usePty: args.use_pty ?? true,
+          maxBufferSize: args.max_buffer_size ?? 10 * MIB,
+          env: args.env,
+        });
+        if (args.enable_streaming) streamOutput(command, context);
+        return Promise.resolve({
+          token: command.token,
+          status: "pending" as const,
+          message: "submitted",
+          pid: command.pid,
+          command: command.invocation.display,
+        });
+      },
+    }),
+    defineTool({
+      name: "query_command_status",
+      title: "Query a command",
+      description:
+        "Status, exit code and output of a command. With stdout_offset/stderr_offset, only output " +
+        "after those byte offsets (use the previous answer's *_next_offset). With wait_ms, waits for the " +
+        "command to finish first. Output is cleaned of escape sequences unless raw is set.",
+      input: QueryInput,
+      output: QueryOutput,
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+      handler: async (args, context) => {
+        const command = commands.get(args.token);
+        if (!command) return notFound(args.token);
+        if (args.wait_ms && command.running) {
+          await waitWithProgress(command.done, args.wait_ms, context, "the command to finish");
+        }
+        const offsets = { stdout: args.stdout_offset ?? 0, stderr: args.stderr_offset ?? 0 };
+        return report(command, offsets, args.max_bytes ?? MIB, args.raw ?? false);
+      },
+    }),
+    defineTool({
+      name: "enhanced_query_command_status",
+      title: "Query a command's new output",
+      description:
+        "Like query_command_status, but returns only the output that arrived after since_timestamp " +
+        "(ms since the epoch). Pass the previous answer's last_output_timestamp to follow a running command.",
+      input: EnhancedQueryInput,
+      output: QueryOutput,
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+      handler: (args) => {
+        const command = commands.get(args.token);
+        if (!command) return Promise.resolve(notFound(args.token));
+        const since = args.since_timestamp;
+        const offsets = since === undefined ? { stdout: 0, stderr: 0 } : {
+          stdout: command.stdout.offsetAfter(since),
+          stderr: command.stderr.offsetAfter(since),
+        };
+        return Promise.resolve(report(command, offsets, args.max_bytes ?? MIB, args.raw ?? false));
+      },
+    }),
+    defineTool({
+      name: "send_command_input",
+      title: "Send input to a command",
+      description:
+        "Type text into a running command (answers to prompts, REPL lines). Enter is pressed after " +
+        "it unless append_newline is false. Send \\u0003 with append_newline false for Ctrl+C.",
+      input: InputInput,
+      output: Outcome,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+      handler: async (args) => {
+        const command = lookup(commands, args.token);
+        await command.write(args.input, args.append_newline ?? true);
+        if (args.eof) await command.closeInput();
+        return {
+          success: true,
+          message: args.eof ? "input sent, then end of input" : "input sent",
+          token: args.token,
+        };
+      },
+    }),
+    defineTool({
+      name: "terminate_command",
+      title: "Terminate a command",
+      description:
+        "Stop a running command and every process it started (SIGTERM, then SIGKILL after a grace " +
+        "period; the job object on Windows). Its output stays queryable; status becomes terminated.",
+      input: Type.Object({ token: Token }, { additionalProperties: false }),
+      output: Outcome,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+      handler: async (args) => {
+        const command = lookup(commands, args.token);
+        await command.terminate();
+        return {
+          success: true,
+          message: `terminated after ${command.executionTimeMs} ms`,
+          token: args.token,
+        };
+      },
+    }),
+    defineTool({
+      name: "get_version",
+      title: "Version and environment",
+      description:
+        "Server version, runtime, platform, the shells found, and the WINTERM_* settings.",
+      input: Type.Object({}, { additionalProperties: false }),
+      output: VersionOutput,
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+      handler: () => {
+        const env = Deno.env.toObject();
+        const context = { cwd: Deno.cwd(), env };
+        return Promise.resolve({
+          name: NAME,
+          version: VERSION,
+          service_status: "running",
+          runtime_version: {
+            deno: Deno.version.deno,
+            v8: Deno.version.v8,
+            typescript: Deno.version.typescript,
+          },
+          platform: Deno.build.os,
+          arch: Deno.build.arch,
+          shells: {
+            powershell: findPowerShell(context).path ?? null,
+            cmd: findCmd(context).path ?? null,
+          },
+          env: {
+            WINTERM_POWERSHELL_PATH: env.WINTERM_POWERSHELL_PATH ?? null,
+            WINTERM_CMD_PATH: env.WINTERM_CMD_PATH ?? null,
+            WINTERM_LOG_LEVEL: env.WINTERM_LOG_LEVEL ?? null,
+          },
+        });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,167 @@
+/**
+ * The POSIX event reactor: ONE pending `poll()` (run on Deno's blocking pool) over every fd of
+ * every child plus a wake-up pipe, and child exits through SIGCHLD + `waitpid(WNOHANG)`.
+ * A thread per terminal would exhaust the runtime's 32 blocking threads at ~15 terminals.
+ *
+ * The loop runs only while something is watched, and every change of the watched set wakes
+ * the pending `poll()`, so the call always ends on its own and never keeps the process alive
+ * after the last child is gone.
+ *
+ * @module
+ */
+import { log } from "../../log.ts";
+import { C, errno, fcntl, libc, POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT } from "./libc.ts";
+
+/** Something that wants to hear about an fd's readiness. */
+export interface FdWatcher {
+  /** The fd to poll. */
+  readonly fd: number;
+  /** The poll events wanted now (POLLIN and/or POLLOUT); 0 leaves the fd out of the poll. */
+  events(): number;
+  /** Called with the poll result bits for this fd. */
+  ready(revents: number): void;
+}
+
+const WAKE_BYTE = new Uint8Array([1]);
+
+/** Opens a pipe whose fds are close-on-exec; `nonBlocking` picks which ends are nonblocking. */
+export function openPipe(nonBlocking: { read: boolean; write: boolean }): [number, number] {
+  const fds = new Int32Array(2);
+  if (libc().pipe(new Uint8Array(fds.buffer)) !== 0) {
+    throw new Error(`pipe() failed: errno ${errno()}`);
+  }
+  for (const [i, fd] of [...fds].entries()) {
+    fcntl(fd, C.F_SETFD, C.FD_CLOEXEC);
+    if (i === 0 ? nonBlocking.read : nonBlocking.write) setNonBlocking(fd);
+  }
+  return [fds[0], fds[1]];
+}
+
+/** Sets O_NONBLOCK on an fd. */
+export function setNonBlocking(fd: number): void {
+  const flags = fcntl(fd, C.F_GETFL, 0);
+  fcntl(fd, C.F_SETFL, flags | C.O_NONBLOCK);
+}
+
+/** The reactor. Use {@link reactor} for the process-wide instance. */
+export class PosixReactor {
+  #watchers = new Set<FdWatcher>();
+  #children = new Map<number, (status: number) => void>();
+  #wakeRead: number;
+  #wakeWrite: number;
+  #running = false;
+  #woken = false;
+  #statusBuf = new Int32Array(1);
+  /** One read buffer for all fds: reads are synchronous on the single JS thread. */
+  readonly readBuffer = new Uint8Array(64 * 1024);
+
+  constructor() {
+    [this.#wakeRead, this.#wakeWrite] = openPipe({ read: true, write: true });
+    Deno.addSignalListener("SIGCHLD", () => this.reap());
+  }
+
+  /** Starts watching an fd. */
+  add(watcher: FdWatcher): void {
+    this.#watchers.add(watcher);
+    this.update();
+  }
+
+  /** Stops watching an fd. Call before closing it. */
+  remove(watcher: FdWatcher): void {
+    if (this.#watchers.delete(watcher)) this.update();
+  }
+
+  /** Tells the loop that some watcher's {@link FdWatcher.events} changed. */
+  update(): void {
+    if (!this.#running) {
+      if (this.#watchers.size > 0) this.#loop();
+      return;
+    }
+    if (this.#woken) return;
+    this.#woken = true;
+    libc().write(this.#wakeWrite, WAKE_BYTE, 1n);
+  }
+
+  /**
+   * Calls `onExit` with the raw wait status once `pid` has exited and been reaped. Register
+   * right after spawning: SIGCHLD handlers run on the event loop, so none can run in between.
+   */
+  watchChild(pid: number, onExit: (status: number) => void): void {
+    this.#children.set(pid, onExit);
+  }
+
+  /** Reaps every watched child that has exited. */
+  reap(): void {
+    const lib = libc();
+    const statusBytes = new Uint8Array(this.#statusBuf.buffer);
+    for (const [pid, onExit] of [...this.#children]) {
+      const result = lib.waitpid(pid, statusBytes, 1 /* WNOHANG */);
+      if (result === 0) continue;
+      this.#children.delete(pid);
+      // result < 0 is ECHILD: someone else reaped it; report a plain exit rather than hang.
+      onExit(result === pid ? this.#statusBuf[0] : 0);
+    }
+  }
+
+  async #loop(): Promise<void> {
+    this.#running = true;
+    const lib = libc();
+    let failures = 0;
+    try {
+      while (this.#watchers.size > 0) {
+        const active = [...this.#watchers].filter((w) => w.events() !== 0);
+        const fds = new Uint8Array(8 * (active.length + 1));
+        const view = new DataView(fds.buffer);
+        view.setInt32(0, this.#wakeRead, true);
+        view.setInt16(4, POLLIN, true);
+        active.forEach((w, i) => {
+          view.setInt32(8 * (i + 1), w.fd, true);
+          view.setInt16(8 * (i + 1) + 4, w.events(), true);
+        });
+        this.#woken = false;
+        const n = await lib.poll(fds, BigInt(active.length + 1), -1);
+        if (n < 0) {
+          // EINTR from a signal landing on the polling thread; errno is not readable here.
+          if (++failures % 1000 === 0) log.error("poll keeps failing", { failures });
+          continue;
+        }
+        failures = 0;
+        if (view.getInt16(6, true) !== 0) this.#drainWake();
+        active.forEach((w, i) => {
+          const revents = view.getInt16(8 * (i + 1) + 6, true);
+          if (revents !== 0 && this.#watchers.has(w)) this.#dispatch(w, revents);
+        });
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  #dispatch(watcher: FdWatcher, revents: number): void {
+    try {
+      watcher.ready(revents);
+    } catch (error) {
+      log.error("fd handler failed", { fd: watcher.fd, error });
+    }
+  }
+
+  #drainWake(): void {
+    const lib = libc();
+    while (lib.read(this.#wakeRead, this.readBuffer, BigInt(this.readBuffer.length)) > 0) {
+      // keep draining
+    }
+  }
+}
+
+/** Poll bits that mean "read now": data, hang-up, error or a closed fd. */
+export const READ_READY = POLLIN | POLLHUP | POLLERR | POLLNVAL;
+/** Poll bits that mean "write now" (errors surface from the write itself). */
+export const WRITE_READY = POLLOUT | POLLHUP | POLLERR | POLLNVAL;
+
+let instance: PosixReactor | undefined;
+
+/** The process-wide reactor, created on first use. */
+export function reactor(): PosixReactor {
+  instance ??= new PosixReactor();
+  return instance;
+}

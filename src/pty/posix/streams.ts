@@ -1,0 +1,171 @@
+/**
+ * Nonblocking fd readers and writers driven by the reactor, and a reference-counted fd so a
+ * PTY master shared by the reader and the writer is closed exactly once, by the last user.
+ *
+ * @module
+ */
+import { log } from "../../log.ts";
+import { C, errno, errnoName, libc, POLLIN, POLLOUT } from "./libc.ts";
+import { type FdWatcher, type PosixReactor, READ_READY, WRITE_READY } from "./reactor.ts";
+
+/** An fd closed when its last user releases it. */
+export class SharedFd {
+  #users: number;
+  constructor(readonly fd: number, users: number) {
+    this.#users = users;
+  }
+  /** Gives up one use; the last one closes the fd. */
+  release(): void {
+    if (--this.#users === 0) libc().close(this.fd);
+  }
+}
+
+/** At most this many reads per readiness, so one flooding child cannot starve the others. */
+const READS_PER_TURN = 32;
+
+/** Reads an fd until end of file (0, or EIO on a Linux PTY master) and hands on the bytes. */
+export class FdReader implements FdWatcher {
+  #ended = false;
+  constructor(
+    private readonly reactor: PosixReactor,
+    private readonly shared: SharedFd,
+    private readonly onData: (data: Uint8Array) => void,
+    private readonly onEnd: () => void,
+  ) {
+    reactor.add(this);
+  }
+
+  get fd(): number {
+    return this.shared.fd;
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  events(): number {
+    return this.#ended ? 0 : POLLIN;
+  }
+
+  ready(revents: number): void {
+    if (revents & READ_READY) this.drain();
+  }
+
+  /** Reads whatever is available now. */
+  drain(): void {
+    const lib = libc();
+    const buffer = this.reactor.readBuffer;
+    for (let turn = 0; turn < READS_PER_TURN && !this.#ended; turn++) {
+      const n = Number(lib.read(this.fd, buffer, BigInt(buffer.length)));
+      if (n > 0) {
+        this.onData(buffer.slice(0, n));
+        continue;
+      }
+      if (n === 0) return this.end();
+      const code = errno();
+      if (code === C.EAGAIN) return;
+      if (code === C.EINTR) continue;
+      // EIO is how a Linux PTY master says "the last slave fd is closed and all data read".
+      if (code !== C.EIO) log.debug("read ended", { fd: this.fd, error: errnoName(code) });
+      return this.end();
+    }
+  }
+
+  /** Stops reading (end of data, or the owner gave up waiting for it). */
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.reactor.remove(this);
+    this.shared.release();
+    this.onEnd();
+  }
+}
+
+interface PendingWrite {
+  data: Uint8Array;
+  done: number;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+/** Queues bytes for an fd and writes them as the fd accepts them. */
+export class FdWriter implements FdWatcher {
+  #queue: PendingWrite[] = [];
+  #closed = false;
+  #closeWhenDrained = false;
+  #drained: (() => void)[] = [];
+
+  constructor(private readonly reactor: PosixReactor, private readonly shared: SharedFd) {}
+
+  get fd(): number {
+    return this.shared.fd;
+  }
+
+  events(): number {
+    return this.#queue.length > 0 && !this.#closed ? POLLOUT : 0;
+  }
+
+  ready(revents: number): void {
+    if (revents & WRITE_READY) this.#flush();
+  }
+
+  /** Queues bytes; settles when the OS has accepted all of them. */
+  write(data: Uint8Array): Promise<void> {
+    if (this.#closed || this.#closeWhenDrained) {
+      return Promise.reject(new Error("the program's input is closed"));
+    }
+    if (data.length === 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const wasIdle = this.#queue.length === 0;
+      this.#queue.push({ data, done: 0, resolve, reject });
+      if (wasIdle) {
+        this.#flush();
+        if (this.#queue.length > 0) this.reactor.add(this);
+      }
+    });
+  }
+
+  /** Closes the fd once everything queued is written. */
+  closeWhenDrained(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#closeWhenDrained = true;
+    if (this.#queue.length === 0) {
+      this.close();
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#drained.push(resolve));
+  }
+
+  /** Closes now; queued bytes are dropped and their writers told why. */
+  close(reason = "the program exited before reading its input"): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const pending of this.#queue.splice(0)) pending.reject(new Error(reason));
+    this.reactor.remove(this);
+    this.shared.release();
+    for (const resolve of this.#drained.splice(0)) resolve();
+  }
+
+  #flush(): void {
+    const lib = libc();
+    while (this.#queue.length > 0) {
+      const head = this.#queue[0];
+      const rest = head.data.subarray(head.done);
+      const n = Number(lib.write(this.fd, rest, BigInt(rest.length)));
+      if (n >= 0) {
+        head.done += n;
+        if (head.done === head.data.length) {
+          this.#queue.shift();
+          head.resolve();
+        }
+        continue;
+      }
+      const code = errno();
+      if (code === C.EAGAIN) return this.reactor.update();
+      if (code === C.EINTR) continue;
+      return this.close(`write failed: ${errnoName(code)}`);
+    }
+    this.reactor.remove(this);
+    if (this.#closeWhenDrained) this.close();
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * Program lookup against the CHILD's environment: its PATH (and PATHEXT on Windows) and its
+ * working directory, not the server's. Both spawners use it, and so does shell discovery.
+ *
+ * @example
+ * ```ts
+ * import { resolveProgram } from "./resolve.ts";
+ * resolveProgram("python3", { cwd: "/tmp", env: { PATH: "/usr/bin:/bin" } }); // "/usr/bin/python3"
+ * ```
+ * @module
+ */
+import { posix, win32 } from "node:path";
+import { SpawnError } from "./types.ts";
+
+/** Which rules to resolve by. */
+export type PathFlavor = "posix" | "windows";
+
+/** The flavor of the running OS. */
+export const HOST_FLAVOR: PathFlavor = Deno.build.os === "windows" ? "windows" : "posix";
+
+/** Where to look. */
+export interface ResolveOptions {
+  /** The child's working directory (relative names and PATH entries resolve against it). */
+  cwd: string;
+  /** The child's environment. */
+  env: Record<string, string>;
+  /** Rules to use; defaults to the host's. */
+  flavor?: PathFlavor;
+}
+
+const DEFAULT_PATHEXT = ".COM;.EXE;.BAT;.CMD";
+
+/** Reads an environment variable, ignoring case on Windows as Windows does. */
+export function envValue(
+  env: Record<string, string>,
+  name: string,
+  flavor: PathFlavor = HOST_FLAVOR,
+): string | undefined {
+  if (flavor === "posix") return env[name];
+  const upper = name.toUpperCase();
+  for (const [key, value] of Object.entries(env)) {
+    if (key.toUpperCase() === upper) return value;
+  }
+  return undefined;
+}
+
+/**
+ * Finds the file that would run for `file`, or throws a {@link SpawnError} (`ENOENT`, or
+ * `EACCES` for a file that exists but may not be executed) that says where it looked.
+ */
+export function resolveProgram(file: string, options: ResolveOptions): string {
+  const flavor = options.flavor ?? HOST_FLAVOR;
+  const path = flavor === "windows" ? win32 : posix;
+  const found = flavor === "windows" ? findWindows(file, options) : findPosix(file, options);
+  if (found.path) return found.path;
+  if (found.notExecutable) {
+    throw new SpawnError("EACCES", `'${found.notExecutable}' is not executable`);
+  }
+  const hasDirectory = flavor === "windows" ? /[\\/]/.test(file) : file.includes("/");
+  const where = hasDirectory
+    ? `at ${path.resolve(options.cwd, file)}`
+    : `on PATH (${envValue(options.env, "PATH", flavor) ?? "PATH is not set"})`;
+  throw new SpawnError("ENOENT", `program '${file}' not found ${where}`);
+}
+
+interface Found {
+  path?: string;
+  notExecutable?: string;
+}
+
+function findPosix(file: string, { cwd, env }: ResolveOptions): Found {
+  if (file.includes("/")) return probePosix(posix.resolve(cwd, file));
+  let notExecutable: string | undefined;
+  for (const dir of (env.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(":")) {
+    // An empty PATH entry means the working directory, as in every POSIX shell.
+    const found = probePosix(posix.resolve(cwd, dir || ".", file));
+    if (found.path) return found;
+    notExecutable ??= found.notExecutable;
+  }
+  return { notExecutable };
+}
+
+function probePosix(candidate: string): Found {
+  try {
+    const info = Deno.statSync(candidate);
+    if (!info.isFile) return {};
+    return ((info.mode ?? 0) & 0o111) ? { path: candidate } : { notExecutable: candidate };
+  } catch {
+    return {};
+  }
+}
+
+/** The extensions tried on Windows: PATHEXT, then `.PS1` (run through PowerShell). */
+export function windowsExtensions(env: Record<string, string>): string[] {
+  const list = (envValue(env, "PATHEXT", "windows") ?? DEFAULT_PATHEXT)
+    .split(";")
+    .map((ext) => ext.trim().toUpperCase())
+    .filter((ext) => ext.startsWith("."));
+  if (!list.includes(".PS1")) list.push(".PS1");
+  return list;
+}
+
+function findWindows(file: string, { cwd, env }: ResolveOptions): Found {
+  const extensions = windowsExtensions(env);
+  const hasExtension = extensions.includes(win32.extname(file).toUpperCase());
+  const candidates = (base: string) =>
+    hasExtension ? [base] : extensions.map((ext) => base + ext.toLowerCase());
+  if (/[\\/]/.test(file) || win32.isAbsolute(file)) {
+    return firstFile(candidates(win32.resolve(cwd, file)));
+  }
+  // Windows searches the working directory before PATH.
+  const dirs = [cwd, ...(envValue(env, "PATH", "windows") ?? "").split(";").filter(Boolean)];
+  for (const dir of dirs) {
+    const found = firstFile(candidates(win32.resolve(cwd, dir, file)));
+    if (found.path) return found;
+  }
+  return {};
+}
+
+function firstFile(candidates: string[]): Found {
+  for (const candidate of candidates) {
+    try {
+      if (Deno.statSync(candidate).isFile) return { path: candidate };
+    } catch {
+      // not there: try the next one
+    }
+  }
+  return {};
+}

@@ -1,0 +1,243 @@
+/**
+ * The POSIX platform layer against real pseudo-terminals, shells and python3.
+ */
+import { deepStrictEqual as assertEquals, ok, rejects, throws } from "node:assert/strict";
+import { SpawnError } from "../../src/pty/mod.ts";
+import { childrenOf, eventually, processState, sessionMembers, start } from "../helpers/process.ts";
+
+const posix = Deno.build.os !== "windows";
+const linux = Deno.build.os === "linux";
+const encoder = new TextEncoder();
+const PY = "python3";
+
+Deno.test({
+  name: "the child leads its own session with the PTY as controlling terminal, IUTF8 set",
+  ignore: !posix,
+  async fn() {
+    const script = [
+      "import os, sys, termios",
+      "print('session-leader', os.getsid(0) == os.getpid())",
+      "print('tty', os.isatty(0), os.ttyname(0) == os.ttyname(1) == os.ttyname(2))",
+      "print('foreground', os.tcgetpgrp(0) == os.getpgrp())",
+      "print('ctty', os.open('/dev/tty', os.O_RDWR) >= 0)",
+      // IUTF8 is 0x4000 on Linux and macOS (not every python exports the name).
+      "print('iutf8', bool(termios.tcgetattr(0)[0] & getattr(termios, 'IUTF8', 0x4000)))",
+    ].join("\n");
+    const run = start(PY, ["-c", script]);
+    assertEquals(await run.exited, { exitCode: 0, signal: null });
+    const out = run.stdout();
+    for (
+      const line of [
+        "session-leader True",
+        "tty True True",
+        "foreground True",
+        "ctty True",
+        "iutf8 True",
+      ]
+    ) {
+      ok(out.includes(line), `missing '${line}' in ${JSON.stringify(out)}`);
+    }
+  },
+});
+
+Deno.test({
+  name: "signals are at their defaults and unblocked; no server fd reaches the child",
+  ignore: !linux,
+  async fn() {
+    for (const mode of ["pty", "pipe"] as const) {
+      // cat keeps the dispositions it was given (python would ignore SIGPIPE itself).
+      const status = start("cat", ["/proc/self/status"], { mode });
+      await status.exited;
+      const mask = (name: string) =>
+        BigInt("0x" + status.stdout().match(new RegExp(`${name}:\\s+([0-9a-f]+)`))![1]);
+      assertEquals(mask("SigBlk"), 0n);
+      // Signals 1-31; glibc itself ignores its internal ones (32, 33) in every spawned child.
+      assertEquals(mask("SigIgn") & 0x7fffffffn, 0n);
+      // 0-2 and the fd that listdir itself opened (3): nothing else.
+      const fds = start(PY, [
+        "-c",
+        "import os; print(sorted(int(f) for f in os.listdir('/proc/self/fd')))",
+      ], { mode });
+      await fds.exited;
+      ok(fds.stdout().includes("[0, 1, 2, 3]"), `${mode}: ${fds.stdout()}`);
+    }
+  },
+});
+
+Deno.test({
+  name: "Ctrl+C written to the terminal interrupts the foreground program",
+  ignore: !posix,
+  async fn() {
+    const run = start("sleep", ["30"]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await run.child.write(encoder.encode("\x03"));
+    assertEquals(await run.exited, { exitCode: null, signal: "SIGINT" });
+  },
+});
+
+Deno.test({
+  name: "resize changes the size and delivers SIGWINCH",
+  ignore: !posix,
+  async fn() {
+    const script = [
+      "import os, signal, sys, time",
+      "signal.signal(signal.SIGWINCH, lambda *a: (print('winch', *os.get_terminal_size()), sys.stdout.flush()))",
+      "print('size', *os.get_terminal_size(), flush=True)",
+      "time.sleep(10)",
+    ].join("\n");
+    const run = start(PY, ["-c", script], { cols: 90, rows: 30 });
+    await run.waitFor("size 90 30");
+    run.child.resize(132, 43);
+    await run.waitFor("winch 132 43");
+    run.child.kill("SIGKILL");
+    await run.exited;
+  },
+});
+
+Deno.test({
+  name: "no output is lost when a child writes a lot and exits at once",
+  ignore: !posix,
+  async fn() {
+    for (let round = 0; round < 10; round++) {
+      for (const mode of ["pty", "pipe"] as const) {
+        const run = start("sh", ["-c", "head -c 1000000 /dev/zero | tr '\\0' x; exit 7"], { mode });
+        assertEquals(await run.exited, { exitCode: 7, signal: null });
+        assertEquals(run.stdout().length, 1_000_000, `${mode} round ${round}`);
+      }
+    }
+  },
+});
+
+Deno.test({
+  name: "pipe mode keeps stderr apart and takes input until end of file",
+  ignore: !posix,
+  async fn() {
+    const run = start("sh", ["-c", "echo out; echo err >&2; cat; echo after-eof"], {
+      mode: "pipe",
+    });
+    await run.child.write(encoder.encode("typed\n"));
+    await run.child.closeInput();
+    assertEquals(await run.exited, { exitCode: 0, signal: null });
+    assertEquals(run.stdout(), "out\ntyped\nafter-eof\n");
+    assertEquals(run.stderr(), "err\n");
+    throws(() => run.child.resize(10, 10), /PTY mode/);
+  },
+});
+
+Deno.test({
+  name: "end of input on a terminal is Ctrl+D",
+  ignore: !posix,
+  async fn() {
+    const run = start("sh", ["-c", "cat; echo done"]);
+    await run.child.write(encoder.encode("line\r"));
+    await run.child.closeInput();
+    assertEquals(await run.exited, { exitCode: 0, signal: null });
+    ok(run.stdout().includes("done"));
+    await rejects(run.child.write(encoder.encode("late")), /exited/);
+  },
+});
+
+Deno.test({
+  name: "kill reaches every process of the session, background jobs of an interactive shell too",
+  ignore: !linux,
+  async fn() {
+    const run = start("bash", ["--norc", "--noprofile", "-i"], {
+      env: { ...Deno.env.toObject(), PS1: "$ " },
+    });
+    await run.waitFor("$ ");
+    // Jobs of an interactive shell get process groups of their own.
+    await run.child.write(
+      encoder.encode("sleep 300 & sleep 301 & (sleep 302; true) & echo jobs-started\r"),
+    );
+    await run.waitFor(/jobs-started\r?\n/);
+    ok(await eventually(() => sessionMembers(run.child.pid).length >= 4), "jobs did not start");
+    run.child.kill("SIGKILL");
+    await run.exited;
+    ok(
+      await eventually(() => sessionMembers(run.child.pid).length === 0),
+      "session members survived",
+    );
+  },
+});
+
+Deno.test({
+  name: "what a child leaves running in its session is killed when it exits; no zombies",
+  ignore: !linux,
+  async fn() {
+    const run = start("sh", ["-c", "sleep 300 & sleep 301 & echo started"]);
+    assertEquals(await run.exited, { exitCode: 0, signal: null });
+    ok(
+      await eventually(() => sessionMembers(run.child.pid).length === 0),
+      "background jobs survived",
+    );
+    assertEquals(processState(run.child.pid), undefined);
+    assertEquals(childrenOf(Deno.pid).filter((pid) => processState(pid) === "Z"), []);
+  },
+});
+
+Deno.test({
+  name: "100 terminals at once, and the runtime's blocking pool stays free for other work",
+  ignore: !posix,
+  async fn() {
+    const runs = Array.from(
+      { length: 100 },
+      (_, i) => start("sh", ["-c", `echo ready ${i}; read line; echo got $line`]),
+    );
+    await Promise.all(runs.map((run, i) => run.waitFor(`ready ${i}`)));
+    // File reads use the same blocking pool that a thread-per-terminal design would exhaust.
+    const reads = await Promise.all(
+      Array.from({ length: 64 }, () => Deno.readTextFile("/proc/self/status")),
+    );
+    ok(reads.every((text) => text.includes("Pid:")));
+    let settled = 0;
+    for (const run of runs) run.exited.then(() => settled++);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assertEquals(settled, 0, "terminals ended before the reads");
+    await Promise.all(runs.map((run, i) => run.child.write(encoder.encode(`line${i}\r`))));
+    const statuses = await Promise.all(runs.map((run) => run.exited));
+    ok(statuses.every((status) => status.exitCode === 0));
+    runs.forEach((run, i) => ok(run.stdout().includes(`got line${i}`), run.stdout()));
+  },
+});
+
+Deno.test({
+  name: "spawn failures name the cause",
+  ignore: !posix,
+  fn() {
+    throws(
+      () => start("no-such-program-xyz", []),
+      (error: unknown) => error instanceof SpawnError && error.code === "ENOENT",
+    );
+    throws(
+      () => start("sh", [], { cwd: "/no/such/dir" }),
+      (error: unknown) => error instanceof SpawnError && /working directory/.test(error.message),
+    );
+    const dir = Deno.makeTempDirSync();
+    Deno.writeTextFileSync(`${dir}/not-executable`, "echo hi\n", { mode: 0o644 });
+    throws(
+      () => start(`${dir}/not-executable`, []),
+      (error: unknown) => error instanceof SpawnError && error.code === "EACCES",
+    );
+    Deno.removeSync(dir, { recursive: true });
+    throws(
+      () => start("sh", ["a\0b"]),
+      (error: unknown) => error instanceof SpawnError && error.code === "EINVAL",
+    );
+  },
+});
+
+Deno.test({
+  name: "the program is found on the child's PATH, not the server's",
+  ignore: !posix,
+  async fn() {
+    const dir = Deno.makeTempDirSync();
+    try {
+      Deno.writeTextFileSync(`${dir}/only-here`, "#!/bin/sh\necho found-it\n", { mode: 0o755 });
+      const run = start("only-here", [], { env: { PATH: `${dir}:/usr/bin:/bin` } });
+      await run.exited;
+      ok(run.stdout().includes("found-it"));
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+});

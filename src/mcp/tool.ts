@@ -149,7 +149,7 @@ function describeKeyRule(schema: Record<string, unknown>): string {
 }
 
 /** How often a long wait tells the client it is still alive. */
-const PROGRESS_INTERVAL_MS = 5000;
+const PROGRESS_INTERVAL_MS = 2000;
 
 /**
  * Waits for `promise` at most `ms`, sending progress every few seconds (so clients that reset

@@ -98,12 +98,37 @@ export function childrenOf(ppid: number): number[] {
   return result;
 }
 
-/** Polls until `check` is true or `timeoutMs` passes; returns whether it became true. */
-export async function eventually(check: () => boolean, timeoutMs = 5000): Promise<boolean> {
+/**
+ * Polls until `check` is true or `timeoutMs` passes; returns whether it became true. `step`, if
+ * given, runs before each check (to fetch fresh state).
+ */
+export async function eventually(
+  check: () => boolean,
+  timeoutMs = 5000,
+  step?: () => Promise<unknown>,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  for (;;) {
+    if (step) await step();
+    if (check()) return true;
     if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 25));
   }
-  return true;
+}
+
+/** Pids of processes whose command line contains (or, with `prefix`, starts with) `marker`. */
+export function processesWith(marker: string, prefix = false): number[] {
+  const result: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    const pid = Number(entry.name);
+    if (!Number.isInteger(pid) || pid === Deno.pid) continue;
+    try {
+      const cmdline = Deno.readTextFileSync(`/proc/${pid}/cmdline`).replaceAll("\0", " ");
+      const found = prefix ? cmdline.startsWith(marker) : cmdline.includes(marker);
+      if (found && processState(pid) !== "Z") result.push(pid);
+    } catch {
+      // gone
+    }
+  }
+  return result;
 }

@@ -23,6 +23,8 @@ export interface FdWatcher {
 }
 
 const WAKE_BYTE = new Uint8Array([1]);
+/** How often children are reaped without waiting for SIGCHLD. */
+const REAP_FALLBACK_MS = 200;
 
 /** Opens a pipe whose fds are close-on-exec; `nonBlocking` picks which ends are nonblocking. */
 export function openPipe(nonBlocking: { read: boolean; write: boolean }): [number, number] {
@@ -52,6 +54,7 @@ export class PosixReactor {
   #running = false;
   #woken = false;
   #statusBuf = new Int32Array(1);
+  #reapTimer: ReturnType<typeof setInterval> | undefined;
   /** One read buffer for all fds: reads are synchronous on the single JS thread. */
   readonly readBuffer = new Uint8Array(64 * 1024);
 
@@ -88,6 +91,10 @@ export class PosixReactor {
    */
   watchChild(pid: number, onExit: (status: number) => void): void {
     this.#children.set(pid, onExit);
+    // Signal listeners do not keep Deno's event loop alive, so a child whose output has ended
+    // but which is not reaped yet would let the loop finish under a pending wait. This timer
+    // holds the loop open while children remain, and reaps should a SIGCHLD ever be missed.
+    this.#reapTimer ??= setInterval(() => this.reap(), REAP_FALLBACK_MS);
   }
 
   /** Reaps every watched child that has exited. */
@@ -100,6 +107,10 @@ export class PosixReactor {
       this.#children.delete(pid);
       // result < 0 is ECHILD: someone else reaped it; report a plain exit rather than hang.
       onExit(result === pid ? this.#statusBuf[0] : 0);
+    }
+    if (this.#children.size === 0 && this.#reapTimer !== undefined) {
+      clearInterval(this.#reapTimer);
+      this.#reapTimer = undefined;
     }
   }
 

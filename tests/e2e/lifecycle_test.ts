@@ -1,0 +1,126 @@
+/**
+ * The server's life: it ends cleanly when its client goes away (stdin closed) or it is told to
+ * (SIGTERM, SIGINT), takes every process it started with it, and writes nothing but JSON-RPC
+ * to stdout. Driven with raw JSON-RPC lines so that nothing but stdin's end can stop it.
+ */
+import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
+import { MAIN, START_FLAGS } from "../helpers/mcp.ts";
+import { eventually, processesWith } from "../helpers/process.ts";
+
+const linux = Deno.build.os === "linux";
+
+interface RawServer {
+  process: Deno.ChildProcess;
+  send(message: object): Promise<void>;
+  /** Waits for the response with this id. */
+  response(id: number): Promise<Record<string, unknown>>;
+  /** Every stdout line so far. */
+  lines: string[];
+  closeStdin(): Promise<void>;
+}
+
+function startRaw(): RawServer {
+  const process = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...START_FLAGS, MAIN],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+    env: { WINTERM_LOG_LEVEL: "debug" },
+  }).spawn();
+  const writer = process.stdin.getWriter();
+  const lines: string[] = [];
+  const waiting = new Map<number, (message: Record<string, unknown>) => void>();
+  (async () => {
+    let pending = "";
+    for await (const chunk of process.stdout.pipeThrough(new TextDecoderStream())) {
+      pending += chunk;
+      let newline;
+      while ((newline = pending.indexOf("\n")) >= 0) {
+        const line = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        lines.push(line);
+        const message = JSON.parse(line);
+        waiting.get(message.id)?.(message);
+      }
+    }
+  })();
+  return {
+    process,
+    lines,
+    send: (message) => writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n")),
+    response: (id) => new Promise((resolve) => waiting.set(id, resolve)),
+    closeStdin: () => writer.close(),
+  };
+}
+
+async function startWithChildren(marker: string): Promise<RawServer> {
+  const server = startRaw();
+  await server.send({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "1" },
+    },
+  });
+  await server.response(1);
+  await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  const commands = [
+    { command: `sleep ${marker}1` },
+    { command: `sleep ${marker}2 & sleep ${marker}3; wait`, use_pty: false },
+    { command: `sh -c 'trap "" TERM; sleep ${marker}4'` },
+  ];
+  for (const [index, args] of commands.entries()) {
+    await server.send({
+      jsonrpc: "2.0",
+      id: 10 + index,
+      method: "tools/call",
+      params: { name: "run_command", arguments: args },
+    });
+    const answer = await server.response(10 + index);
+    ok(!(answer.result as { isError?: boolean }).isError, JSON.stringify(answer));
+  }
+  ok(
+    await eventually(() => processesWith(`sleep ${marker}`, true).length === 4),
+    "children did not start",
+  );
+  return server;
+}
+
+Deno.test({
+  name: "closing stdin ends the server (exit 0) and every process it started",
+  ignore: !linux,
+  async fn() {
+    const server = await startWithChildren("444");
+    await server.closeStdin();
+    const status = await server.process.status;
+    assertEquals(status.code, 0);
+    ok(
+      await eventually(() => processesWith("sleep 444").length === 0),
+      "children outlived the server",
+    );
+    // stdout carried JSON-RPC and nothing else.
+    for (const line of server.lines) assertEquals(JSON.parse(line).jsonrpc, "2.0");
+  },
+});
+
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  Deno.test({
+    name: `${signal} ends the server (exit 0) and every process it started`,
+    ignore: !linux,
+    async fn() {
+      const marker = signal === "SIGTERM" ? "555" : "666";
+      const server = await startWithChildren(marker);
+      server.process.kill(signal);
+      const status = await server.process.status;
+      assertEquals(status.code, 0);
+      ok(
+        await eventually(() => processesWith(`sleep ${marker}`).length === 0),
+        "children outlived the server",
+      );
+      await server.closeStdin().catch(() => {});
+    },
+  });
+}

@@ -1,0 +1,434 @@
+/**
+ * The winterm tool set through the real server over stdio, driven by the SDK client.
+ */
+import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
+import { connect, type Connection, text } from "../helpers/mcp.ts";
+import { eventually, processesWith } from "../helpers/process.ts";
+
+const posix = Deno.build.os !== "windows";
+const linux = Deno.build.os === "linux";
+
+interface Query {
+  status: string;
+  exit_code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  stdout_length: number;
+  stdout_next_offset: number;
+  stdout_truncated: boolean;
+  stdout_dropped_bytes: number;
+  timeout_occurred: boolean;
+  execution_time: number | null;
+  last_output_timestamp: number | null;
+  message: string;
+}
+
+async function run(mcp: Connection, args: Record<string, unknown>): Promise<string> {
+  const started = await mcp.callOk<{ token: string; status: string }>("run_command", args);
+  assertEquals(started.status, "pending");
+  return started.token;
+}
+
+async function finish(
+  mcp: Connection,
+  token: string,
+  extra: Record<string, unknown> = {},
+): Promise<Query> {
+  const result = await mcp.callOk<Query>("query_command_status", {
+    token,
+    wait_ms: 30_000,
+    ...extra,
+  });
+  ok(result.status !== "running", `still running: ${JSON.stringify(result)}`);
+  return result;
+}
+
+/** Polls until stdout contains `needle`. */
+async function untilOutput(mcp: Connection, token: string, needle: string): Promise<Query> {
+  let last: Query | undefined;
+  const seen = await eventually(() => last?.stdout.includes(needle) ?? false, 10_000, async () => {
+    last = await mcp.callOk<Query>("query_command_status", { token });
+  });
+  ok(seen, `never saw ${JSON.stringify(needle)}: ${JSON.stringify(last?.stdout)}`);
+  return last!;
+}
+
+function withServer(name: string, fn: (mcp: Connection) => Promise<void>, ignore = !posix) {
+  Deno.test({
+    name,
+    ignore,
+    async fn() {
+      const mcp = await connect();
+      try {
+        await fn(mcp);
+      } finally {
+        await mcp.close();
+      }
+    },
+  });
+}
+
+withServer("echo and exit codes, in PTY and pipe mode", async (mcp) => {
+  for (const use_pty of [true, false]) {
+    const result = await finish(mcp, await run(mcp, { command: "echo hello; exit 3", use_pty }));
+    assertEquals(result.status, "completed");
+    assertEquals(result.exit_code, 3);
+    assertEquals(result.stdout, "hello\n");
+    assertEquals(result.message, "completed with exit code 3");
+    ok(typeof result.execution_time === "number");
+  }
+  const ok0 = await finish(mcp, await run(mcp, { command: "true", shell_type: "executable" }));
+  assertEquals(ok0.exit_code, 0);
+});
+
+withServer("stderr is kept apart in pipe mode, merged on a terminal", async (mcp) => {
+  const piped = await finish(
+    mcp,
+    await run(mcp, { command: "echo out; echo err >&2", use_pty: false }),
+  );
+  assertEquals([piped.stdout, piped.stderr], ["out\n", "err\n"]);
+  const tty = await finish(mcp, await run(mcp, { command: "echo out; echo err >&2" }));
+  assertEquals([tty.stdout, tty.stderr], ["out\nerr\n", ""]);
+});
+
+withServer("CJK and emoji output arrive intact", async (mcp) => {
+  const line = "中文 日本語 한국어 😀🎉 ñé";
+  for (const use_pty of [true, false]) {
+    const result = await finish(
+      mcp,
+      await run(mcp, { command: `printf '%s\\n' '${line}'`, use_pty }),
+    );
+    assertEquals(result.stdout, line + "\n");
+    assertEquals(result.stdout_length, new TextEncoder().encode(line).length + (use_pty ? 2 : 1));
+  }
+});
+
+withServer("escape sequences are cleaned, and kept with raw", async (mcp) => {
+  const command =
+    `printf '\\033[1;31mred\\033[0m \\033]0;title\\007done\\n'; printf 'progress 10%%\\rprogress 100%%\\n'`;
+  const token = await run(mcp, { command });
+  const clean = await finish(mcp, token);
+  assertEquals(clean.stdout, "red done\nprogress 100%\n");
+  const raw = await mcp.callOk<Query>("query_command_status", { token, raw: true });
+  ok(raw.stdout.includes("\x1b[1;31mred\x1b[0m") && raw.stdout.includes("\r\n"), raw.stdout);
+});
+
+withServer("the working directory, with spaces and non-ASCII in its name", async (mcp) => {
+  const dir = Deno.makeTempDirSync({ prefix: "dir with space 中文 " });
+  try {
+    const result = await finish(mcp, await run(mcp, { command: "pwd", working_directory: dir }));
+    assertEquals(result.stdout, Deno.realPathSync(dir) + "\n");
+    const missing = await mcp.call("run_command", {
+      command: "pwd",
+      working_directory: dir + "/nope",
+    });
+    ok(missing.isError);
+    match(text(missing), /'working_directory':.*does not exist/);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+withServer("environment variables reach the command; the server's token does not", async (mcp) => {
+  const result = await finish(
+    mcp,
+    await run(mcp, {
+      command: 'echo "$GREETING|${WINTERM_TOKEN:-unset}|$PAGER"',
+      env: { GREETING: "hi there" },
+    }),
+  );
+  assertEquals(result.stdout, "hi there|unset|cat\n");
+});
+
+withServer("python3 -i driven by send_command_input", async (mcp) => {
+  const token = await run(mcp, { command: "python3 -i -q", shell_type: "executable", timeout: 60 });
+  await untilOutput(mcp, token, ">>> ");
+  await mcp.callOk("send_command_input", { token, input: "x = 21" });
+  await mcp.callOk("send_command_input", { token, input: "print('answer', x * 2)" });
+  await untilOutput(mcp, token, "answer 42");
+  await mcp.callOk("send_command_input", { token, input: "exit()" });
+  const result = await finish(mcp, token);
+  assertEquals(result.exit_code, 0);
+});
+
+withServer("Ctrl+C sent as input interrupts sleep", async (mcp) => {
+  const token = await run(mcp, { command: "sleep 30", shell_type: "executable" });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const sent = await mcp.callOk<{ success: boolean }>("send_command_input", {
+    token,
+    input: "\u0003",
+    append_newline: false,
+  });
+  ok(sent.success);
+  const result = await finish(mcp, token);
+  assertEquals([result.status, result.signal], ["completed", "SIGINT"]);
+});
+
+withServer("end of input with eof", async (mcp) => {
+  for (const use_pty of [true, false]) {
+    const token = await run(mcp, { command: "sort", shell_type: "executable", use_pty });
+    await mcp.callOk("send_command_input", { token, input: "b\na", eof: true });
+    const result = await finish(mcp, token);
+    assertEquals(result.exit_code, 0);
+    ok(result.stdout.endsWith("a\nb\n"), JSON.stringify(result.stdout));
+  }
+});
+
+withServer("a timeout kills grandchildren and keeps the output", async (mcp) => {
+  const token = await run(mcp, {
+    command: "echo before; sh -c 'sleep 7771' & sleep 7772 & wait",
+    timeout: 1,
+  });
+  const result = await finish(mcp, token);
+  assertEquals([result.status, result.exit_code, result.timeout_occurred], ["completed", -1, true]);
+  assertEquals(result.stdout, "before\n");
+  ok(
+    await eventually(() => processesWith("sleep 777").length === 0),
+    "grandchildren survived the timeout",
+  );
+}, !linux);
+
+withServer("terminate_command ends the whole tree", async (mcp) => {
+  const token = await run(mcp, {
+    command: "sleep 8881 & sleep 8882 & echo started; wait",
+    use_pty: false,
+  });
+  await untilOutput(mcp, token, "started");
+  assertEquals(processesWith("sleep 888", true).length, 2);
+  const done = await mcp.callOk<{ success: boolean; message: string }>("terminate_command", {
+    token,
+  });
+  ok(done.success);
+  const result = await mcp.callOk<Query>("query_command_status", { token });
+  assertEquals([result.status, result.exit_code], ["terminated", -1]);
+  ok(
+    await eventually(() => processesWith("sleep 888").length === 0),
+    "processes survived terminate",
+  );
+  const again = await mcp.call("terminate_command", { token });
+  ok(again.isError);
+  match(text(again), /no longer running \(terminated\)/);
+}, !linux);
+
+withServer(
+  "10 MB of output captured byte-exact, read in pieces with consistent offsets",
+  async (mcp) => {
+    const lines = 1_000_000; // "%09d\n": 10 bytes each
+    let expected = "";
+    for (let i = 0; i < lines; i++) expected += String(i).padStart(9, "0") + "\n";
+    const script = `import sys; sys.stdout.write(''.join('%09d\\n' % i for i in range(${lines})))`;
+    for (const use_pty of [false, true]) {
+      const token = await run(mcp, {
+        command: "python3",
+        shell_type: "executable",
+        args: ["-c", script],
+        use_pty,
+        max_buffer_size: 16 * 1024 * 1024,
+        timeout: 120,
+      });
+      await finish(mcp, token);
+      let offset = 0;
+      let received = "";
+      for (;;) {
+        const part = await mcp.callOk<Query>("query_command_status", {
+          token,
+          stdout_offset: offset,
+          raw: true,
+        });
+        assertEquals(part.stdout_dropped_bytes, 0);
+        assertEquals(
+          part.stdout_next_offset - offset,
+          new TextEncoder().encode(part.stdout).length,
+        );
+        received += part.stdout;
+        offset = part.stdout_next_offset;
+        if (!part.stdout_truncated) {
+          assertEquals(offset, part.stdout_length);
+          break;
+        }
+      }
+      // A terminal turns \n into \r\n (ONLCR); pipes pass bytes as they are.
+      assertEquals(offset, use_pty ? 11 * lines : 10 * lines);
+      ok((use_pty ? received.replaceAll("\r\n", "\n") : received) === expected, "content differs");
+    }
+  },
+);
+
+withServer(
+  "past max_buffer_size the oldest output is dropped and readers are told",
+  async (mcp) => {
+    const token = await run(mcp, {
+      command: "python3",
+      shell_type: "executable",
+      args: ["-c", "import sys; sys.stdout.write(''.join('%09d\\n' % i for i in range(200000)))"],
+      use_pty: false,
+      max_buffer_size: 1024 * 1024,
+    });
+    const result = await finish(mcp, token, { max_bytes: 16 * 1024 * 1024 });
+    const total = 2_000_000, kept = 1024 * 1024;
+    assertEquals(result.stdout_length, total);
+    assertEquals(result.stdout_dropped_bytes, total - kept);
+    assertEquals(result.stdout.length, kept);
+    ok(result.stdout.endsWith("000199999\n"));
+    ok(result.stdout_truncated);
+  },
+);
+
+withServer("100 concurrent commands", async (mcp) => {
+  const tokens = await Promise.all(
+    Array.from(
+      { length: 100 },
+      (_, i) => run(mcp, { command: `echo start-${i}; sleep 0.5; echo end-${i}` }),
+    ),
+  );
+  const results = await Promise.all(tokens.map((token) => finish(mcp, token)));
+  results.forEach((result, i) =>
+    assertEquals([result.exit_code, result.stdout], [0, `start-${i}\nend-${i}\n`])
+  );
+});
+
+withServer(
+  "enhanced_query_command_status returns only output after since_timestamp",
+  async (mcp) => {
+    const token = await run(mcp, { command: "echo first; read go; echo second" });
+    const first = await untilOutput(mcp, token, "first");
+    ok(first.last_output_timestamp !== null);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await mcp.callOk("send_command_input", { token, input: "go" });
+    await finish(mcp, token);
+    const later = await mcp.callOk<Query>("enhanced_query_command_status", {
+      token,
+      since_timestamp: first.last_output_timestamp,
+    });
+    ok(
+      !later.stdout.includes("first") && later.stdout.includes("second"),
+      JSON.stringify(later.stdout),
+    );
+  },
+);
+
+withServer("enable_streaming pushes output and the exit as log notifications", async (mcp) => {
+  // deno-lint-ignore no-explicit-any
+  const messages: any[] = [];
+  mcp.client.fallbackNotificationHandler = (notification) => {
+    if (notification.method === "notifications/message") messages.push(notification.params?.data);
+    return Promise.resolve();
+  };
+  const token = await run(mcp, {
+    command: "echo streamed-1; sleep 0.3; echo streamed-2",
+    enable_streaming: true,
+  });
+  await finish(mcp, token);
+  ok(await eventually(() => messages.some((m) => m?.event === "exit")), JSON.stringify(messages));
+  const streamed = messages.filter((m) => m.token === token && m.stream === "stdout").map((m) =>
+    m.text
+  ).join("");
+  assertEquals(streamed, "streamed-1\nstreamed-2\n");
+});
+
+withServer("a long wait reports progress", async (mcp) => {
+  const token = await run(mcp, { command: "sleep 2.5" });
+  const progress: number[] = [];
+  const result = await mcp.client.callTool(
+    { name: "query_command_status", arguments: { token, wait_ms: 20_000 } },
+    undefined,
+    { onprogress: (p) => progress.push(p.progress) },
+  );
+  assertEquals((result.structuredContent as unknown as Query).status, "completed");
+  ok(progress.length >= 1, "no progress notifications");
+});
+
+withServer("get_version describes the server", async (mcp) => {
+  const version = await mcp.callOk<Record<string, unknown>>("get_version");
+  assertEquals(version.name, "winterm-mcp");
+  assertEquals(version.platform, Deno.build.os);
+  assertEquals((version.runtime_version as Record<string, string>).deno, Deno.version.deno);
+  ok("WINTERM_LOG_LEVEL" in (version.env as object));
+});
+
+withServer("every bad input is refused clearly and the server keeps serving", async (mcp) => {
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    ["run_command", {}, /'command' is required/],
+    ["run_command", { command: "" }, /'command' must be a string of 1 to 1000 characters/],
+    ["run_command", { command: "x".repeat(1001) }, /'command' must be a string of 1 to 1000/],
+    ["run_command", { command: 42 }, /'command' must be a string/],
+    [
+      "run_command",
+      { command: "ls", timeout: 0 },
+      /'timeout' must be an integer from 1 to 3600 \(got 0\)/,
+    ],
+    [
+      "run_command",
+      { command: "ls", timeout: 3601 },
+      /'timeout' must be an integer from 1 to 3600/,
+    ],
+    ["run_command", { command: "ls", timeout: 1.5 }, /'timeout' must be an integer/],
+    [
+      "run_command",
+      { command: "ls", shell_type: "fish" },
+      /'shell_type' must be one of "default", "powershell"/,
+    ],
+    ["run_command", { command: "ls", colour: true }, /'colour' is not a known argument/],
+    ["run_command", { command: "ls", env: { "A=B": "x" } }, /'env.A=B' is not allowed here/],
+    ["run_command", { command: "ls", env: { A: 1 } }, /'env.A' must be a string/],
+    [
+      "run_command",
+      { command: "ls", max_buffer_size: 10 },
+      /'max_buffer_size' must be an integer from 1024/,
+    ],
+    [
+      "run_command",
+      { command: "no-such-program-xyz", shell_type: "executable" },
+      /'command':.*not found on PATH/,
+    ],
+    [
+      "run_command",
+      { command: "ls", shell_type: "executable", executable: "/no/such" },
+      /'executable':.*not found/,
+    ],
+    [
+      "run_command",
+      { command: 'echo "unclosed', shell_type: "executable" },
+      /'command': unterminated " quote/,
+    ],
+    ["run_command", { command: "ls", shell_type: "cmd" }, /'shell_type': no cmd shell found/],
+    [
+      "run_command",
+      { command: "ls", args: ["-l"] },
+      /'args': args can only be used with shell_type 'executable'/,
+    ],
+    [
+      "query_command_status",
+      { token: "t", stdout_offset: -1 },
+      /'stdout_offset' must be an integer >= 0/,
+    ],
+    ["query_command_status", {}, /'token' is required/],
+    ["send_command_input", { token: "nope", input: "x" }, /'token': no command with token nope/],
+    ["send_command_input", { token: "nope" }, /'input' is required/],
+    ["terminate_command", { token: "nope" }, /'token': no command with token nope/],
+    ["get_version", { extra: 1 }, /'extra' is not a known argument/],
+  ];
+  for (const [tool, args, expected] of cases) {
+    const result = await mcp.call(tool, args);
+    ok(result.isError, `${tool} ${JSON.stringify(args)} was accepted`);
+    match(text(result), expected);
+    assertEquals(
+      (await mcp.callOk<{ service_status: string }>("get_version")).service_status,
+      "running",
+    );
+  }
+  const unknown = await mcp.call("query_command_status", { token: "never-issued" });
+  assertEquals((unknown.structuredContent as unknown as Query).status, "not_found");
+  // An unknown tool is a protocol error, and the server still answers afterwards.
+  let protocolError = "";
+  await mcp.client.callTool({ name: "no_such_tool", arguments: {} }).catch((e) =>
+    protocolError = String(e)
+  );
+  match(protocolError, /Unknown tool: no_such_tool/);
+  // Input to a finished command is refused with the reason.
+  const token = await run(mcp, { command: "true" });
+  await finish(mcp, token);
+  const late = await mcp.call("send_command_input", { token, input: "x" });
+  match(text(late), /no longer running \(completed\)/);
+});

@@ -1,0 +1,76 @@
+/**
+ * Starts the real server (main.ts, with the permissions `deno task start` grants) and drives
+ * it over stdio with the MCP SDK's Client.
+ *
+ * @module
+ */
+import { ok } from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import config from "../../deno.json" with { type: "json" };
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+export { Client };
+
+/** The entry point. */
+export const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
+/** The permission flags of `deno task start`, so tests run the server exactly as users do. */
+export const START_FLAGS = config.tasks.start.split(" ").filter((word) =>
+  word.startsWith("--allow")
+);
+
+/** A connected client and the server process it talks to. */
+export interface Connection {
+  client: Client;
+  /** The server's process id. */
+  pid: number;
+  /** Calls a tool; returns the raw result. */
+  call(name: string, args?: Record<string, unknown>, timeoutMs?: number): Promise<CallToolResult>;
+  /** Calls a tool that must succeed; returns its structured content. */
+  callOk<T = Record<string, unknown>>(
+    name: string,
+    args?: Record<string, unknown>,
+    timeoutMs?: number,
+  ): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** Starts a server with extra flags and environment variables. */
+export async function connect(
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Connection> {
+  const transport = new StdioClientTransport({
+    command: Deno.execPath(),
+    args: ["run", ...START_FLAGS, MAIN, ...args],
+    env: { ...Deno.env.toObject(), WINTERM_LOG_LEVEL: "warn", ...env },
+    stderr: "inherit",
+  });
+  const client = new Client({ name: "winterm-tests", version: "1.0.0" });
+  await client.connect(transport);
+  const call = async (name: string, args: Record<string, unknown> = {}, timeoutMs = 60_000) =>
+    await client.callTool({ name, arguments: args }, undefined, {
+      timeout: timeoutMs,
+    }) as CallToolResult;
+  return {
+    client,
+    pid: transport.pid!,
+    call,
+    async callOk<T>(name: string, args: Record<string, unknown> = {}, timeoutMs?: number) {
+      const result = await call(name, args, timeoutMs);
+      ok(!result.isError, `${name} failed: ${JSON.stringify(result.content)}`);
+      return result.structuredContent as T;
+    },
+    close: () => client.close(),
+  };
+}
+
+/** The text of a result's first content block. */
+export function text(result: CallToolResult): string {
+  const first = result.content[0];
+  return first?.type === "text" ? first.text : "";
+}

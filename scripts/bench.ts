@@ -1,0 +1,219 @@
+/**
+ * `deno task bench`: measures winterm-mcp on this machine and writes docs/benchmarks.md.
+ *
+ * - PTY throughput of the platform layer and of the engine, against the machine's raw PTY path
+ *   measured in the same run (`script -qc CMD /dev/null > /dev/null`, the same producer);
+ * - `run_command` of `echo` until completed, through the real server and the SDK client;
+ * - server start until `initialize` is answered;
+ * - server memory with 50 live terminals, and the time to shut down with them.
+ *
+ * Medians of repeated runs. Linux/macOS only (the Windows figures need a Windows machine).
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { spawn } from "../src/pty/mod.ts";
+import { CommandService } from "../src/engine/commands.ts";
+import { connect, type Connection, MAIN } from "../tests/helpers/mcp.ts";
+import { bundle } from "./compile.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const MB = 1_000_000;
+const PAYLOAD_MB = 40;
+/** 40 MB of 64-byte text lines: what a build log or `cat` of a big file looks like. */
+const PRODUCER = `yes 'the quick brown fox jumps over the lazy dog 0123456789 abcd' | head -c ${
+  PAYLOAD_MB * MB
+}`;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+async function repeat(times: number, fn: () => Promise<unknown>): Promise<number[]> {
+  const results: number[] = [];
+  for (let i = 0; i < times; i++) results.push(await timed(fn));
+  return results;
+}
+
+async function rawPty(): Promise<number> {
+  const status = await new Deno.Command("script", {
+    args: ["-qc", PRODUCER, "/dev/null"],
+    stdout: "null",
+    stderr: "null",
+    stdin: "null",
+  }).output();
+  if (!status.success) throw new Error("script(1) failed");
+  return 0;
+}
+
+async function ourPty(): Promise<number> {
+  const child = spawn({ file: "sh", args: ["-c", PRODUCER], cwd: ROOT, env: Deno.env.toObject() });
+  let bytes = 0;
+  child.onData((data) => bytes += data.length);
+  await child.exited;
+  return bytes;
+}
+
+async function engine(service: CommandService): Promise<number> {
+  const command = service.run({
+    command: PRODUCER,
+    shellType: "sh",
+    maxBufferSize: 64 * 1024 * 1024,
+  });
+  await command.done;
+  return command.stdout.end;
+}
+
+function rssKiB(pid: number): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  return Number(status.match(/VmRSS:\s+(\d+)/)![1]);
+}
+
+interface Row {
+  what: string;
+  figure: string;
+  note?: string;
+}
+
+async function throughput(rows: Row[]): Promise<void> {
+  const runs = 5;
+  const raw = await repeat(runs, rawPty);
+  const layer = await repeat(runs, ourPty);
+  const service = new CommandService();
+  const withEngine = await repeat(runs, () => engine(service));
+  const rate = (ms: number) => (PAYLOAD_MB / (ms / 1000)).toFixed(1);
+  const rawMs = median(raw);
+  rows.push(
+    {
+      what: "raw PTY path: `script -qc CMD /dev/null > /dev/null`",
+      figure: `${rawMs.toFixed(0)} ms (${rate(rawMs)} MB/s)`,
+    },
+    {
+      what: "winterm PTY layer (src/pty): spawn to exit, every byte delivered",
+      figure: `${median(layer).toFixed(0)} ms (${rate(median(layer))} MB/s)`,
+      note: `${(100 * rawMs / median(layer)).toFixed(0)}% of raw`,
+    },
+    {
+      what: "winterm engine (PTY layer + output buffer, run_command's path)",
+      figure: `${median(withEngine).toFixed(0)} ms (${rate(median(withEngine))} MB/s)`,
+      note: `${(100 * rawMs / median(withEngine)).toFixed(0)}% of raw (goal: at least 60%)`,
+    },
+  );
+}
+
+async function echoLatency(rows: Row[]): Promise<void> {
+  const mcp = await connect();
+  try {
+    const once = async () => {
+      const started = await mcp.callOk<{ token: string }>("run_command", {
+        command: "echo hi",
+        shell_type: "executable",
+      });
+      const done = await mcp.callOk<{ status: string }>("query_command_status", {
+        token: started.token,
+        wait_ms: 10_000,
+      });
+      if (done.status !== "completed") throw new Error(`echo did not complete: ${done.status}`);
+    };
+    await repeat(5, once); // warm-up
+    const times = await repeat(50, once);
+    rows.push({
+      what:
+        "`run_command` `echo hi` until completed (run_command + query with wait_ms, SDK client over stdio)",
+      figure: `median ${median(times).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`,
+      note: "goal: within 10 ms",
+    });
+  } finally {
+    await mcp.close();
+  }
+}
+
+async function startup(rows: Row[]): Promise<void> {
+  const bundled = await Deno.makeTempFile({ suffix: ".js" });
+  await bundle(bundled);
+  for (
+    const [label, entry, note] of [
+      ["`deno run main.ts`", MAIN, ""],
+      ["the bundle `deno task compile` ships", bundled, "goal: within 150 ms"],
+    ]
+  ) {
+    const connections: Connection[] = [];
+    const times = await repeat(10, async () => connections.push(await connect([], {}, entry)));
+    await Promise.all(connections.map((c) => c.close()));
+    rows.push({
+      what: `server start to \`initialize\` answered: ${label} (SDK client over stdio)`,
+      figure: `median ${median(times).toFixed(0)} ms`,
+      note,
+    });
+  }
+  await Deno.remove(bundled);
+}
+
+async function memoryAndShutdown(rows: Row[]): Promise<void> {
+  const mcp = await connect();
+  const idle = rssKiB(mcp.pid);
+  for (let i = 0; i < 50; i++) {
+    await mcp.callOk("run_command", {
+      command: "bash --norc --noprofile -i",
+      shell_type: "executable",
+      timeout: 3600,
+    });
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const busy = rssKiB(mcp.pid);
+  rows.push({
+    what: "server memory (RSS), idle / with 50 live terminals (interactive bash on a PTY each)",
+    figure: `${(idle / 1024).toFixed(1)} MiB / ${(busy / 1024).toFixed(1)} MiB`,
+    note: "goal: under 100 MB with 50",
+  });
+  const shutdown = await timed(() => mcp.close());
+  rows.push({
+    what:
+      "shutdown with 50 live terminals: stdin closed until the server has exited, children killed",
+    figure: `${shutdown.toFixed(0)} ms`,
+    note: "requirement: under 2 s",
+  });
+}
+
+const rows: Row[] = [];
+const started = new Date();
+console.error("PTY throughput...");
+await throughput(rows);
+console.error("echo latency...");
+await echoLatency(rows);
+console.error("startup...");
+await startup(rows);
+console.error("memory and shutdown...");
+await memoryAndShutdown(rows);
+
+const cpu = Deno.readTextFileSync("/proc/cpuinfo").match(/model name\s*:\s*(.*)/)?.[1] ??
+  "unknown CPU";
+const lines = [
+  "# Benchmarks",
+  "",
+  `Measured by \`deno task bench\` on ${
+    started.toISOString().slice(0, 10)
+  }: ${Deno.build.os} ${Deno.build.arch}, ` +
+  `${navigator.hardwareConcurrency} cores (${cpu}), Deno ${Deno.version.deno}. Medians of repeated runs; ` +
+  `throughput moves ${PAYLOAD_MB} MB of 64-byte text lines through a PTY.`,
+  "",
+  "| what | figure | note |",
+  "|---|---|---|",
+  ...rows.map((row) => `| ${row.what} | ${row.figure} | ${row.note ?? ""} |`),
+  "",
+];
+Deno.writeTextFileSync(`${ROOT}/docs/benchmarks.md`, lines.join("\n"));
+console.log(lines.join("\n"));

@@ -18,11 +18,10 @@ import { envValue, HOST_FLAVOR, type PathFlavor, resolveProgram } from "../pty/r
 import { SpawnError } from "../pty/types.ts";
 import {
   CommandLineError,
-  quotePosix,
   quoteWindowsCommandLine,
-  splitPosix,
   splitWindows,
-} from "./argv.ts";
+} from "../pty/windows/command_line.ts";
+import { quotePosix, splitPosix } from "./argv.ts";
 import { EngineError } from "./errors.ts";
 
 /** The ways a command can be run. `default` is PowerShell on Windows, $SHELL or sh elsewhere. */

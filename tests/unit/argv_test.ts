@@ -1,12 +1,10 @@
 import { deepStrictEqual as assertEquals, throws } from "node:assert/strict";
+import { CommandLineError, quotePosix, splitPosix } from "../../src/engine/argv.ts";
 import {
-  CommandLineError,
-  quotePosix,
   quoteWindowsArg,
   quoteWindowsCommandLine,
-  splitPosix,
   splitWindows,
-} from "../../src/engine/argv.ts";
+} from "../../src/pty/windows/command_line.ts";
 import { forAll, type Random } from "../helpers/random.ts";
 
 const NASTY = [

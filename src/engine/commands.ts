@@ -28,6 +28,7 @@ import { childEnvironment } from "./environment.ts";
 import { Listeners } from "./events.ts";
 import { stopProcess } from "./lifecycle.ts";
 import { DEFAULT_MAX_BYTES, OutputBuffer } from "./output_buffer.ts";
+import { utf8Transcoder } from "./utf8.ts";
 import { buildInvocation, type Invocation, type InvocationRequest } from "./shells.ts";
 
 /** What {@link CommandService.run} needs. */
@@ -106,7 +107,11 @@ export class Command {
     this.#child = child;
     this.stdout = new OutputBuffer({ maxBytes: maxBufferSize });
     this.stderr = new OutputBuffer({ maxBytes: maxBufferSize });
-    child.onData((data, stream) => {
+    // Output is kept as UTF-8: legacy code pages (Windows pipes) are converted on arrival.
+    const encoding = invocation.utf8Output ? "utf-8" : child.outputEncoding;
+    const convert = { stdout: utf8Transcoder(encoding), stderr: utf8Transcoder(encoding) };
+    child.onData((raw, stream) => {
+      const data = convert[stream]?.(raw) ?? raw;
       (stream === "stdout" ? this.stdout : this.stderr).append(data);
       this.events.emit({ type: "output", stream, data });
     });

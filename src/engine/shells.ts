@@ -15,7 +15,7 @@
  */
 import { win32 } from "node:path";
 import { envValue, HOST_FLAVOR, type PathFlavor, resolveProgram } from "../pty/resolve.ts";
-import { SpawnError } from "../pty/types.ts";
+import { runningUnderWine, SpawnError } from "../pty/mod.ts";
 import {
   CommandLineError,
   quoteWindowsCommandLine,
@@ -36,6 +36,8 @@ export interface Invocation {
   args: string[];
   /** Pass `args` to Windows unquoted (cmd.exe's own quoting is in them already). */
   verbatimArguments?: boolean;
+  /** The shell was told to write UTF-8 (cmd's chcp 65001, PowerShell's output encodings). */
+  utf8Output?: boolean;
   /** What actually runs it, `default` resolved. */
   shell: Exclude<ShellType, "default">;
   /** The command as a person would type it. */
@@ -107,13 +109,27 @@ export function findPowerShell(ctx: ShellContext): ShellSearch {
   const override = envValue(ctx.env, "WINTERM_POWERSHELL_PATH", flavor);
   if (flavor !== "windows") return firstFound([...(override ? [override] : []), "pwsh"], ctx);
   const programFiles = envValue(ctx.env, "ProgramFiles", flavor) ?? "C:\\Program Files";
-  return firstFound([
+  const windowsPowerShell = win32.join(
+    systemRoot(ctx),
+    "System32",
+    "WindowsPowerShell",
+    "v1.0",
+    "powershell.exe",
+  );
+  const found = firstFound([
     ...(override ? [override] : []),
     "pwsh.exe",
     win32.join(programFiles, "PowerShell", "7", "pwsh.exe"),
-    win32.join(systemRoot(ctx), "System32", "WindowsPowerShell", "v1.0", "powershell.exe"),
+    windowsPowerShell,
     "powershell.exe",
   ], ctx);
+  // Wine ships a powershell.exe that runs nothing and exits 0: not a PowerShell at all.
+  if (
+    found.path && runningUnderWine() && found.path.toLowerCase() === windowsPowerShell.toLowerCase()
+  ) {
+    return { searched: [...found.searched, `${found.path} (Wine's stub, not a PowerShell)`] };
+  }
+  return found;
 }
 
 /** cmd.exe: WINTERM_CMD_PATH, %ComSpec%, System32\cmd.exe, then PATH. Windows only. */
@@ -173,16 +189,21 @@ export function encodePowerShell(script: string): string {
 function shellArgs(
   type: "powershell" | "cmd" | "bash" | "sh",
   command: string,
-): { args: string[]; verbatimArguments?: boolean } {
+): { args: string[]; verbatimArguments?: boolean; utf8Output?: boolean } {
   switch (type) {
     case "powershell":
       return {
         args: [...POWERSHELL_FLAGS, "-EncodedCommand", encodePowerShell(POWERSHELL_UTF8 + command)],
+        utf8Output: true,
       };
     case "cmd":
       // /s: cmd strips the outer quotes and runs the rest verbatim, so the user's own quoting
       // reaches cmd untouched; chcp 65001 makes cmd's output UTF-8.
-      return { args: ["/d", "/s", "/c", `"chcp 65001>nul & ${command}"`], verbatimArguments: true };
+      return {
+        args: ["/d", "/s", "/c", `"chcp 65001>nul & ${command}"`],
+        verbatimArguments: true,
+        utf8Output: true,
+      };
     default:
       return { args: ["-c", command] };
   }

@@ -1,5 +1,6 @@
 /**
- * The platform layer: start a child on a pseudo-terminal or pipes, the same way on every OS.
+ * The platform layer: start a child on a pseudo-terminal or pipes, the same way on every OS
+ * (libc on Linux and macOS, kernel32 ConPTY on Windows).
  *
  * @example
  * ```ts
@@ -11,12 +12,14 @@
  * @module
  */
 import { spawnPosix } from "./posix/process.ts";
+import { spawnWindows } from "./windows/process.ts";
 import type { ChildProcess, SpawnOptions } from "./types.ts";
 
 export * from "./types.ts";
 export { envValue, HOST_FLAVOR, resolveProgram } from "./resolve.ts";
+export { runningUnderWine } from "./windows/kernel32.ts";
 
 /** Starts a child. Throws {@link SpawnError} when it cannot start. */
 export function spawn(options: SpawnOptions): ChildProcess {
-  return spawnPosix(options);
+  return Deno.build.os === "windows" ? spawnWindows(options) : spawnPosix(options);
 }

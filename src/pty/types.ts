@@ -85,6 +85,11 @@ export interface ChildProcess {
   readonly pid: number;
   /** How the standard streams are connected. */
   readonly mode: StdioMode;
+  /**
+   * The character encoding of the output bytes (a TextDecoder label): UTF-8, except for
+   * pipe-mode children on Windows, which write in the OEM code page unless told otherwise.
+   */
+  readonly outputEncoding: string;
   /** Settles once the child has exited, been reaped, and its output is drained. */
   readonly exited: Promise<ExitStatus>;
   /** Adds an output listener. */

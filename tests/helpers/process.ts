@@ -12,6 +12,8 @@ export interface Collected {
   child: ChildProcess;
   stdout: () => string;
   stderr: () => string;
+  /** The raw bytes of a stream so far. */
+  bytes: (stream: "stdout" | "stderr") => Uint8Array;
   /** Resolves when `pattern` has appeared in stdout. */
   waitFor: (pattern: string | RegExp, timeoutMs?: number) => Promise<void>;
   exited: Promise<ExitStatus>;
@@ -51,9 +53,28 @@ export function start(
     child,
     stdout: () => text("stdout"),
     stderr: () => text("stderr"),
+    bytes: (stream) => concat(chunks[stream]),
     waitFor,
     exited: child.exited,
   };
+}
+
+/** Resolves with `promise`, or rejects with `message` if it takes longer than `ms`. */
+export function within<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) =>
+    timer = setTimeout(() => reject(new Error(message)), ms)
+  );
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** A new temporary directory: in the system's temp folder, or the working directory if it has none. */
+export function tempDir(prefix: string): string {
+  try {
+    return Deno.makeTempDirSync({ prefix });
+  } catch {
+    return Deno.makeTempDirSync({ prefix, dir: Deno.cwd() });
+  }
 }
 
 /** Concatenates byte chunks. */

@@ -244,6 +244,7 @@ function posixSpawn(path: string, argv: string[], options: SpawnOptions, stdio: 
 /** A running child and its streams. */
 class PosixChild implements ChildProcess {
   readonly exited: Promise<ExitStatus>;
+  readonly outputEncoding = "utf-8";
   #resolveExited!: (status: ExitStatus) => void;
   #listeners: DataListener[] = [];
   #readers: FdReader[];
@@ -316,7 +317,7 @@ class PosixChild implements ChildProcess {
   }
 
   #onReaderEnd(): void {
-    if (!this.#readers?.every((reader) => reader.ended)) return;
+    if (!this.#readers.every((reader) => reader.ended)) return;
     if (this.#status) this.#finish();
     else this.loop.reap();
   }

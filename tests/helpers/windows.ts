@@ -1,0 +1,79 @@
+/**
+ * Windows-only test helpers through FFI: the process list (Toolhelp32) and the real
+ * CommandLineToArgvW (shell32), to check our quoting against the parser programs use.
+ *
+ * @module
+ */
+
+const PROCESSENTRY32W_SIZE = 568;
+let kernel: ReturnType<typeof openKernel> | undefined;
+let shell: ReturnType<typeof openShell> | undefined;
+
+function openKernel() {
+  return Deno.dlopen("kernel32.dll", {
+    CreateToolhelp32Snapshot: { parameters: ["u32", "u32"], result: "pointer" },
+    Process32FirstW: { parameters: ["pointer", "buffer"], result: "i32" },
+    Process32NextW: { parameters: ["pointer", "buffer"], result: "i32" },
+    CloseHandle: { parameters: ["pointer"], result: "i32" },
+    LocalFree: { parameters: ["pointer"], result: "pointer" },
+  }).symbols;
+}
+
+function openShell() {
+  return Deno.dlopen("shell32.dll", {
+    CommandLineToArgvW: { parameters: ["buffer", "buffer"], result: "pointer" },
+  }).symbols;
+}
+
+/** A running process. */
+export interface ProcessEntry {
+  pid: number;
+  ppid: number;
+  exe: string;
+}
+
+/** Every process on the machine. */
+export function listProcesses(): ProcessEntry[] {
+  kernel ??= openKernel();
+  const snapshot = kernel.CreateToolhelp32Snapshot(0x2, /* TH32CS_SNAPPROCESS */ 0);
+  const entry = new Uint8Array(PROCESSENTRY32W_SIZE);
+  const view = new DataView(entry.buffer);
+  view.setUint32(0, PROCESSENTRY32W_SIZE, true);
+  const result: ProcessEntry[] = [];
+  for (
+    let ok = kernel.Process32FirstW(snapshot, entry);
+    ok;
+    ok = kernel.Process32NextW(snapshot, entry)
+  ) {
+    const exe = String.fromCharCode(...new Uint16Array(entry.buffer, 44, 260)).split("\0")[0];
+    result.push({ pid: view.getUint32(8, true), ppid: view.getUint32(32, true), exe });
+  }
+  kernel.CloseHandle(snapshot);
+  return result;
+}
+
+/** Splits a command line with shell32's CommandLineToArgvW. */
+export function commandLineToArgv(commandLine: string): string[] {
+  kernel ??= openKernel();
+  shell ??= openShell();
+  const units = new Uint16Array(commandLine.length + 1);
+  for (let i = 0; i < commandLine.length; i++) units[i] = commandLine.charCodeAt(i);
+  const count = new Int32Array(1);
+  const argv = shell.CommandLineToArgvW(new Uint8Array(units.buffer), new Uint8Array(count.buffer));
+  if (!argv) throw new Error("CommandLineToArgvW failed");
+  const view = new Deno.UnsafePointerView(argv);
+  const args: string[] = [];
+  for (let i = 0; i < count[0]; i++) {
+    const pointer = Deno.UnsafePointer.create(view.getBigUint64(i * 8));
+    const chars = new Deno.UnsafePointerView(pointer!);
+    let text = "";
+    for (let at = 0;; at += 2) {
+      const unit = chars.getUint16(at);
+      if (unit === 0) break;
+      text += String.fromCharCode(unit);
+    }
+    args.push(text);
+  }
+  kernel.LocalFree(argv);
+  return args;
+}

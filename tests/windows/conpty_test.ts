@@ -1,0 +1,219 @@
+/**
+ * The Windows platform layer (ConPTY through kernel32, job objects, one completion port)
+ * against cmd.exe and friends. Runs on Windows, and on Linux under Wine through the test bed
+ * (`deno task test:windows`). Under Wine a child on a pseudoconsole has no console standard
+ * handles, so output meant for the terminal is written to CON explicitly.
+ */
+import { deepStrictEqual as assertEquals, match, ok, throws } from "node:assert/strict";
+import { cleanTerminalText } from "../../src/engine/ansi.ts";
+import { utf8Transcoder } from "../../src/engine/utf8.ts";
+import { runningUnderWine, SpawnError } from "../../src/pty/mod.ts";
+import { eventually, start, tempDir, within } from "../helpers/process.ts";
+import { listProcesses } from "../helpers/windows.ts";
+
+const windows = Deno.build.os === "windows";
+const encoder = new TextEncoder();
+
+function screenText(raw: string): string {
+  return cleanTerminalText(raw);
+}
+
+Deno.test({
+  name: "cmd.exe runs on a pseudoconsole; output and exit codes come back",
+  ignore: !windows,
+  async fn() {
+    const run = start("cmd.exe", ["/d", "/c", "echo hello from conpty>CON & exit 7"]);
+    assertEquals(await run.exited, { exitCode: 7, signal: null });
+    match(screenText(run.stdout()), /hello from conpty/);
+    const zero = start("cmd.exe", ["/d", "/c", "exit 0"]);
+    assertEquals((await zero.exited).exitCode, 0);
+    const negative = start("cmd.exe", ["/d", "/c", "exit -1"]);
+    assertEquals((await negative.exited).exitCode, -1);
+  },
+});
+
+Deno.test({
+  name: "input typed into the terminal reaches the program (set /p from CON)",
+  ignore: !windows,
+  async fn() {
+    const run = start("cmd.exe", ["/d", "/v:on", "/c", "set /p LINE=<CON & echo got [!LINE!]>CON"]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await run.child.write(encoder.encode("hello 世界\r"));
+    assertEquals((await run.exited).exitCode, 0);
+    match(screenText(run.stdout()), /got \[hello 世界\]/);
+  },
+});
+
+Deno.test({
+  name: "kill ends the whole tree (cmd running ping)",
+  ignore: !windows,
+  async fn() {
+    const run = start("cmd.exe", ["/d", "/c", "ping -n 100 127.0.0.1 >CON"]);
+    const pingOf = () =>
+      listProcesses().filter((p) => p.ppid === run.child.pid && /ping/i.test(p.exe));
+    ok(await eventually(() => pingOf().length === 1), "ping did not start");
+    const ping = pingOf()[0].pid;
+    run.child.kill();
+    const status = await run.exited;
+    assertEquals(status.signal, "SIGTERM");
+    ok(
+      await eventually(() =>
+        !listProcesses().some((p) => p.pid === ping || p.pid === run.child.pid)
+      ),
+      "tree survived",
+    );
+  },
+});
+
+Deno.test({
+  name: "Ctrl+C written to the terminal interrupts the program",
+  ignore: !windows,
+  async fn() {
+    const run = start("cmd.exe", ["/d", "/c", "ping -n 100 127.0.0.1 >CON"]);
+    await run.waitFor("Reply from");
+    await run.child.write(new Uint8Array([0x03]));
+    // ping -n 100 runs for 99 s unless the Ctrl+C reached it.
+    await within(run.exited, 15_000, "Ctrl+C did not interrupt ping");
+  },
+});
+
+Deno.test({
+  name: "what a child leaves running is ended when it exits",
+  ignore: !windows,
+  async fn() {
+    const run = start("cmd.exe", [
+      "/d",
+      "/c",
+      "start /b ping -n 100 127.0.0.1 >NUL & echo started>CON",
+    ]);
+    await run.exited;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    ok(
+      !listProcesses().some((p) => p.ppid === run.child.pid && /ping/i.test(p.exe)),
+      "background ping survived",
+    );
+  },
+});
+
+Deno.test({
+  name: "20 terminals at once",
+  ignore: !windows,
+  async fn() {
+    const runs = Array.from(
+      { length: 20 },
+      (_, i) => start("cmd.exe", ["/d", "/c", `echo terminal-${i}>CON & exit ${i}`]),
+    );
+    const statuses = await Promise.all(runs.map((run) => run.exited));
+    statuses.forEach((status, i) => assertEquals(status.exitCode, i));
+    runs.forEach((run, i) => match(screenText(run.stdout()), new RegExp(`terminal-${i}\\b`)));
+  },
+});
+
+Deno.test({
+  name: "working directory and environment with spaces and non-ASCII",
+  ignore: !windows,
+  async fn() {
+    let dir: string;
+    try {
+      dir = tempDir("dir with space 中文 ");
+    } catch (error) {
+      // Wine in the test bed has no UTF-8 locale and cannot create non-ASCII names on disk.
+      if (!runningUnderWine()) throw error;
+      console.warn(
+        `non-ASCII directory names unavailable under Wine (${
+          (error as Error).message
+        }); using spaces only`,
+      );
+      dir = tempDir("dir with space ");
+    }
+    try {
+      const env = {
+        ...Deno.env.toObject(),
+        WINTERM_TEST_VALUE: "a value with spaces, ünïcode 中文 & symbols",
+      };
+      // Delayed expansion (!VAR!): the & in the value stays text instead of splitting the line.
+      const run = start("cmd.exe", [
+        "/d",
+        "/v:on",
+        "/c",
+        "cd>CON & echo [!WINTERM_TEST_VALUE!]>CON",
+      ], { cwd: dir, env });
+      await run.exited;
+      const text = screenText(run.stdout());
+      ok(text.includes(dir), `${JSON.stringify(text)} lacks ${dir}`);
+      ok(text.includes("[a value with spaces, ünïcode 中文 & symbols]"), text);
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "pipe mode: stdout and stderr apart, input, end of input, OEM code page decoded",
+  ignore: !windows,
+  async fn() {
+    const run = start("cmd.exe", ["/d", "/c", "echo out & echo err 1>&2 & sort"], { mode: "pipe" });
+    await run.child.write(encoder.encode("b\r\na\r\n"));
+    await run.child.closeInput();
+    assertEquals((await run.exited).exitCode, 0);
+    match(run.stdout(), /out\s+a\s+b/);
+    match(run.stderr(), /err/);
+    throws(() => run.child.resize(100, 30), /PTY mode/);
+    // Without chcp, cmd writes to a pipe in the console's OEM code page, which the child reports.
+    const oem = start("cmd.exe", ["/d", "/c", "echo café"], { mode: "pipe" });
+    await oem.exited;
+    const decode = utf8Transcoder(oem.child.outputEncoding);
+    const text = new TextDecoder().decode(
+      decode ? decode(oem.bytes("stdout")) : oem.bytes("stdout"),
+    );
+    match(text, /café/);
+  },
+});
+
+Deno.test({
+  name:
+    "programs are found with the child's PATH and PATHEXT; batch arguments quoted for cmd, or refused",
+  ignore: !windows,
+  async fn() {
+    const dir = tempDir("bat dir ");
+    try {
+      Deno.writeTextFileSync(`${dir}\\show args.bat`, "@echo [%1] [%2] [%3] [%4]\r\n");
+      const env = { ...Deno.env.toObject(), PATH: `${dir};${Deno.env.get("PATH")}` };
+      const run = start("show args", ["a b", "c&d", "plain", "x^y"], { mode: "pipe", env });
+      assertEquals((await run.exited).exitCode, 0);
+      match(run.stdout(), /\["a b"\] \["c&d"\] \[plain\] \["x\^y"\]/);
+      throws(
+        () => start("show args", ["100%"], { mode: "pipe", env }),
+        (error: unknown) =>
+          error instanceof SpawnError &&
+          /cannot pass "100%" to a batch file safely/.test(error.message),
+      );
+      throws(
+        () => start("no-such-program-xyz", []),
+        (e: unknown) => e instanceof SpawnError && e.code === "ENOENT",
+      );
+      throws(
+        () => start("cmd.exe", [], { cwd: `${dir}\\missing` }),
+        (e: unknown) => e instanceof SpawnError && /working directory/.test(e.message),
+      );
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "resize is applied, or its failure reported with the reason",
+  ignore: !windows,
+  async fn() {
+    const run = start("cmd.exe", ["/d", "/c", "ping -n 3 127.0.0.1 >NUL"]);
+    try {
+      run.child.resize(120, 40);
+    } catch (error) {
+      // Wine answers E_NOTIMPL; Windows applies it.
+      match((error as Error).message, /ResizePseudoConsole returned HRESULT 0x[0-9a-f]+/);
+    }
+    run.child.kill();
+    await run.exited;
+  },
+});

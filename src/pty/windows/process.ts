@@ -66,6 +66,12 @@ export function spawnWindows(options: SpawnOptions): ChildProcess {
   ) {
     throw new SpawnError("EINVAL", "program, arguments, cwd and environment may not contain NUL");
   }
+  if (Object.keys(options.env).some((name) => name === "" || name.indexOf("=", 1) >= 0)) {
+    throw new SpawnError(
+      "EINVAL",
+      "environment variable names may not be empty or contain '=' (but first)",
+    );
+  }
   const program = resolveProgram(options.file, {
     cwd: options.cwd,
     env: options.env,

@@ -1,0 +1,90 @@
+/**
+ * Our Windows command lines and environment blocks against the real thing: quoting round-trips
+ * random argument lists through shell32's CommandLineToArgvW, and environment blocks
+ * round-trip through a child process.
+ */
+import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { quoteWindowsCommandLine, splitWindows } from "../../src/pty/windows/command_line.ts";
+import { windowsEnvironment } from "../../src/pty/windows/environment.ts";
+import { forAll } from "../helpers/random.ts";
+import { start } from "../helpers/process.ts";
+import { commandLineToArgv } from "../helpers/windows.ts";
+
+const windows = Deno.build.os === "windows";
+const PIECES = [
+  "a",
+  "b",
+  " ",
+  "  ",
+  "\t",
+  '"',
+  '""',
+  "\\",
+  "\\\\",
+  '\\"',
+  "中",
+  "😀",
+  "&",
+  "^",
+  "%",
+  "'",
+  "x y",
+];
+
+Deno.test({
+  name: "quoted argument lists come back unchanged from CommandLineToArgvW",
+  ignore: !windows,
+  fn() {
+    forAll(400, (random) => {
+      const program = random.pick([
+        "C:\\Program Files\\App\\app.exe",
+        "C:\\bin\\tool.exe",
+        "tool.exe",
+      ]);
+      const args = Array.from(
+        { length: random.int(0, 6) },
+        () => random.string(PIECES, random.int(0, 6)),
+      );
+      const line = quoteWindowsCommandLine([program, ...args]);
+      assertEquals(commandLineToArgv(line), [program, ...args], line);
+    });
+  },
+});
+
+Deno.test({
+  name: "our splitter agrees with CommandLineToArgvW on random command lines",
+  ignore: !windows,
+  fn() {
+    forAll(400, (random) => {
+      const line = "prog.exe " + random.string([...PIECES, '"""', '\\\\\\"'], random.int(0, 12));
+      assertEquals(splitWindows(line), commandLineToArgv(line), JSON.stringify(line));
+    });
+  },
+});
+
+Deno.test({
+  name: "environment blocks round-trip through a child: deduplicated ignoring case, Unicode intact",
+  ignore: !windows,
+  async fn() {
+    const env: Record<string, string> = {
+      ...Deno.env.toObject(),
+      WINTERM_ZETA: "last",
+      winterm_alpha: "lower",
+      WINTERM_ALPHA: "upper wins, it came later",
+      WINTERM_UNICODE: "中文 ünïcode 😀",
+      WINTERM_SPACES: "  leading and trailing  ",
+      WINTERM_EMPTY_LOOKING: "=",
+    };
+    const script = "console.log(JSON.stringify(Object.entries(Deno.env.toObject())))";
+    const run = start(Deno.execPath(), ["eval", script], { mode: "pipe", env });
+    assertEquals((await run.exited).exitCode, 0, run.stderr());
+    const seen = new Map<string, string>(JSON.parse(run.stdout()));
+    const expected = windowsEnvironment(env);
+    for (
+      const [name, value] of expected.filter(([name]) => name.toUpperCase().startsWith("WINTERM_"))
+    ) {
+      assertEquals(seen.get(name), value, name);
+    }
+    assertEquals(seen.has("winterm_alpha"), false);
+  },
+});

@@ -1,0 +1,112 @@
+/**
+ * The MCP server run by deno.exe on Windows (or under Wine), driven over stdio by the SDK
+ * client: run_command, query, input, terminate, timeouts. Under Wine, programs on a
+ * pseudoconsole write to CON to reach it (see the test bed's notes).
+ */
+import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
+import { runningUnderWine } from "../../src/pty/mod.ts";
+import { connect, type Connection } from "../helpers/mcp.ts";
+import { eventually } from "../helpers/process.ts";
+import { listProcesses } from "../helpers/windows.ts";
+
+const windows = Deno.build.os === "windows";
+
+interface Query {
+  status: string;
+  exit_code: number | null;
+  stdout: string;
+  stderr: string;
+  timeout_occurred: boolean;
+}
+
+async function runToEnd(mcp: Connection, args: Record<string, unknown>): Promise<Query> {
+  const { token } = await mcp.callOk<{ token: string }>("run_command", args);
+  return await mcp.callOk<Query>("query_command_status", { token, wait_ms: 30_000 });
+}
+
+function withServer(name: string, fn: (mcp: Connection) => Promise<void>) {
+  Deno.test({
+    name,
+    ignore: !windows,
+    async fn() {
+      const mcp = await connect();
+      try {
+        await fn(mcp);
+      } finally {
+        await mcp.close();
+      }
+    },
+  });
+}
+
+withServer("run_command through cmd on a pseudoconsole, and the exit code", async (mcp) => {
+  const result = await runToEnd(mcp, {
+    command: "echo hello from cmd>CON & exit 5",
+    shell_type: "cmd",
+  });
+  assertEquals([result.status, result.exit_code], ["completed", 5]);
+  match(result.stdout, /hello from cmd/);
+});
+
+withServer("the default shell, and get_version's report of the shells found", async (mcp) => {
+  const version = await mcp.callOk<
+    { shells: { powershell: string | null; cmd: string | null }; platform: string }
+  >(
+    "get_version",
+  );
+  assertEquals(version.platform, "windows");
+  ok(version.shells.cmd?.toLowerCase().endsWith("cmd.exe"), JSON.stringify(version.shells));
+  if (runningUnderWine()) assertEquals(version.shells.powershell, null); // Wine's stub is not one
+  if (version.shells.powershell === null) {
+    const result = await runToEnd(mcp, { command: "echo default shell>CON" });
+    match(result.stdout, /default shell/);
+  } else {
+    const result = await runToEnd(mcp, { command: "Write-Output 'default: PowerShell'" });
+    match(result.stdout, /default: PowerShell/);
+  }
+});
+
+withServer("pipe mode: stdout and stderr apart, Chinese output intact", async (mcp) => {
+  const result = await runToEnd(mcp, {
+    command: "echo out & echo err 1>&2 & echo 中文输出",
+    shell_type: "cmd",
+    use_pty: false,
+  });
+  match(result.stdout, /out\s+中文输出/);
+  match(result.stderr, /err/);
+});
+
+withServer("send_command_input answers a prompt", async (mcp) => {
+  const { token } = await mcp.callOk<{ token: string }>("run_command", {
+    command: 'cmd.exe /d /v:on /c "set /p ANSWER=<CON & echo got [!ANSWER!]>CON"',
+    shell_type: "executable",
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await mcp.callOk("send_command_input", { token, input: "forty two" });
+  const result = await mcp.callOk<Query>("query_command_status", { token, wait_ms: 30_000 });
+  assertEquals(result.exit_code, 0);
+  match(result.stdout, /got \[forty two\]/);
+});
+
+withServer("terminate_command ends the tree; a timeout does too", async (mcp) => {
+  const pings = () => listProcesses().filter((p) => /ping/i.test(p.exe));
+  const before = new Set(pings().map((p) => p.pid));
+  const { token } = await mcp.callOk<{ token: string }>("run_command", {
+    command: "ping -n 100 127.0.0.1 >CON",
+    shell_type: "cmd",
+  });
+  ok(await eventually(() => pings().some((p) => !before.has(p.pid))), "ping did not start");
+  const done = await mcp.callOk<{ success: boolean }>("terminate_command", { token });
+  ok(done.success);
+  const result = await mcp.callOk<Query>("query_command_status", { token });
+  assertEquals([result.status, result.exit_code], ["terminated", -1]);
+  ok(await eventually(() => !pings().some((p) => !before.has(p.pid))), "ping survived terminate");
+
+  const timed = await runToEnd(mcp, {
+    command: "ping -n 100 127.0.0.1 >CON",
+    shell_type: "cmd",
+    timeout: 1,
+  });
+  assertEquals([timed.status, timed.exit_code, timed.timeout_occurred], ["completed", -1, true]);
+  ok(await eventually(() => !pings().some((p) => !before.has(p.pid))), "ping survived the timeout");
+});

@@ -39,14 +39,15 @@ export interface Connection {
   close(): Promise<void>;
 }
 
-/** Starts a server with extra flags and environment variables. */
+/** Starts a server (main.ts, or another entry such as a bundle) with extra flags and environment. */
 export async function connect(
   args: string[] = [],
   env: Record<string, string> = {},
+  entry: string = MAIN,
 ): Promise<Connection> {
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
-    args: ["run", ...START_FLAGS, MAIN, ...args],
+    args: ["run", ...START_FLAGS, entry, ...args],
     env: { ...Deno.env.toObject(), WINTERM_LOG_LEVEL: "warn", ...env },
     stderr: "inherit",
   });

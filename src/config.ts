@@ -31,6 +31,14 @@ export interface Config {
   commandRetentionMinutes: number;
   /** Milliseconds between SIGTERM and SIGKILL. */
   killGraceMs: number;
+  /** Terminals open at once. */
+  maxTerminals: number;
+  /** Seconds a terminal may sit unused before it is released. */
+  terminalIdleSeconds: number;
+  /** Lines of output kept per terminal. */
+  terminalMaxLines: number;
+  /** Bytes of output kept per terminal. */
+  terminalMaxBytes: number;
 }
 
 /** What the command line asked for. */
@@ -65,6 +73,10 @@ Environment:
   WINTERM_COMMAND_RETENTION       finished commands kept (default 500)
   WINTERM_COMMAND_RETENTION_MINUTES  how long they are kept (default 60)
   WINTERM_KILL_GRACE_MS           SIGTERM to SIGKILL delay when stopping (default 2000)
+  WINTERM_MAX_TERMINALS           terminals open at once (default 64)
+  WINTERM_TERMINAL_IDLE_SECONDS   unused terminals are released after this (default 86400)
+  WINTERM_TERMINAL_MAX_LINES      lines kept per terminal (default 10000)
+  WINTERM_TERMINAL_MAX_BYTES      bytes kept per terminal (default 10485760)
 
 Logs go to stderr; stdout carries only MCP messages.`;
 
@@ -129,6 +141,22 @@ export function parseConfig(
     commandRetention: integer(env, "WINTERM_COMMAND_RETENTION", 500, 0, 100_000),
     commandRetentionMinutes: integer(env, "WINTERM_COMMAND_RETENTION_MINUTES", 60, 1, 7 * 24 * 60),
     killGraceMs: integer(env, "WINTERM_KILL_GRACE_MS", 2000, 0, 60_000),
+    maxTerminals: integer(env, "WINTERM_MAX_TERMINALS", 64, 1, 10_000),
+    terminalIdleSeconds: integer(
+      env,
+      "WINTERM_TERMINAL_IDLE_SECONDS",
+      24 * 60 * 60,
+      1,
+      365 * 24 * 60 * 60,
+    ),
+    terminalMaxLines: integer(env, "WINTERM_TERMINAL_MAX_LINES", 10_000, 10, 10_000_000),
+    terminalMaxBytes: integer(
+      env,
+      "WINTERM_TERMINAL_MAX_BYTES",
+      10 * 1024 * 1024,
+      1024,
+      1024 * 1024 * 1024,
+    ),
   };
   return { config, help: values.help ?? false, version: values.version ?? false };
 }

@@ -67,7 +67,7 @@ export interface ShellSearch {
   searched: string[];
 }
 
-const POWERSHELL_FLAGS = ["-NoLogo", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass"];
+const POWERSHELL_FLAGS = ["-NoLogo", "-NoProfile", "-ExecutionPolicy", "Bypass"];
 /** PowerShell 5.1 writes through the console code page unless both encodings are set. */
 const POWERSHELL_UTF8 =
   "[Console]::OutputEncoding=[Text.Encoding]::UTF8;$OutputEncoding=[Text.Encoding]::UTF8;";
@@ -151,25 +151,25 @@ function systemRoot(ctx: ShellContext): string {
 }
 
 /** The platform's shell for `default`: PowerShell (else cmd) on Windows, $SHELL or sh elsewhere. */
-function defaultShell(ctx: ShellContext): { type: "powershell" | "cmd" | "sh"; path: string } {
+function defaultShell(ctx: ShellContext, field: string): ChosenShell {
   const flavor = ctx.flavor ?? HOST_FLAVOR;
   if (flavor === "windows") {
     const powershell = findPowerShell(ctx);
     if (powershell.path) return { type: "powershell", path: powershell.path };
     const cmd = findCmd(ctx);
     if (cmd.path) return { type: "cmd", path: cmd.path };
-    throw notFound("default", [...powershell.searched, ...cmd.searched]);
+    throw notFound("default", [...powershell.searched, ...cmd.searched], field);
   }
   const shell = firstFound([...(ctx.env.SHELL ? [ctx.env.SHELL] : []), "/bin/sh", "sh"], ctx);
-  if (!shell.path) throw notFound("default", shell.searched);
+  if (!shell.path) throw notFound("default", shell.searched, field);
   return { type: "sh", path: shell.path };
 }
 
-function notFound(shell: string, searched: string[]): EngineError {
+function notFound(shell: string, searched: string[], field: string): EngineError {
   return new EngineError(
     "invalid_input",
     `no ${shell} shell found (searched: ${searched.join("; ")})`,
-    "shell_type",
+    field,
   );
 }
 
@@ -185,15 +185,33 @@ export function encodePowerShell(script: string): string {
   return btoa(binary);
 }
 
-/** The arguments that make each shell run `command` once and exit. */
+/** The shells a command can be given to. */
+type ShellKind = "powershell" | "cmd" | "bash" | "sh";
+
+/** A shell found: what kind it is and where. */
+interface ChosenShell {
+  type: ShellKind;
+  path: string;
+}
+
+/**
+ * The arguments that make a shell run `command` and exit. One-shot commands also get
+ * PowerShell's -NonInteractive (a prompt fails instead of hanging); terminals do not.
+ */
 function shellArgs(
-  type: "powershell" | "cmd" | "bash" | "sh",
+  type: ShellKind,
   command: string,
+  oneShot: boolean,
 ): { args: string[]; verbatimArguments?: boolean; utf8Output?: boolean } {
   switch (type) {
     case "powershell":
       return {
-        args: [...POWERSHELL_FLAGS, "-EncodedCommand", encodePowerShell(POWERSHELL_UTF8 + command)],
+        args: [
+          ...POWERSHELL_FLAGS,
+          ...(oneShot ? ["-NonInteractive"] : []),
+          "-EncodedCommand",
+          encodePowerShell(POWERSHELL_UTF8 + command),
+        ],
         utf8Output: true,
       };
     case "cmd":
@@ -209,22 +227,62 @@ function shellArgs(
   }
 }
 
-function resolveShellPath(
-  type: "powershell" | "cmd" | "bash" | "sh",
-  executable: string | undefined,
+/** The arguments that start a shell for a person (or agent) to type into, in UTF-8. */
+function interactiveArgs(
+  type: ShellKind,
+): { args: string[]; verbatimArguments?: boolean; utf8Output?: boolean } {
+  switch (type) {
+    case "powershell":
+      return {
+        args: [
+          ...POWERSHELL_FLAGS,
+          "-NoExit",
+          "-EncodedCommand",
+          encodePowerShell(POWERSHELL_UTF8),
+        ],
+        utf8Output: true,
+      };
+    case "cmd":
+      return { args: ["/d", "/k", "chcp 65001>nul"], verbatimArguments: true, utf8Output: true };
+    default:
+      return { args: [] }; // on a terminal, every POSIX shell is interactive by itself
+  }
+}
+
+/** What kind of shell a program is, from its name. */
+function kindOf(path: string): ShellKind {
+  const name = path.split(/[\\/]/).pop()!.toLowerCase().replace(/\.exe$/, "");
+  if (name === "pwsh" || name === "powershell") return "powershell";
+  if (name === "cmd") return "cmd";
+  return name === "bash" ? "bash" : "sh";
+}
+
+/**
+ * Finds the shell to use: `kind` looked up the usual way, or the program at `path` (then the
+ * kind is `kind`, or guessed from its name). Errors name `fields.path` for a path that is not
+ * there and `fields.kind` for a shell that is nowhere to be found.
+ */
+function chooseShell(
+  kind: ShellKind | "default",
+  path: string | undefined,
+  fields: { path: string; kind: string },
   ctx: ShellContext,
-): string {
-  if (executable) return resolveField(executable, "executable", ctx);
-  const search = type === "powershell"
+): ChosenShell {
+  if (path) {
+    const resolved = resolveField(path, fields.path, ctx);
+    return { type: kind === "default" ? kindOf(resolved) : kind, path: resolved };
+  }
+  if (kind === "default") return defaultShell(ctx, fields.kind);
+  const search = kind === "powershell"
     ? findPowerShell(ctx)
-    : type === "cmd"
+    : kind === "cmd"
     ? findCmd(ctx)
     : firstFound(
-      type === "sh" && (ctx.flavor ?? HOST_FLAVOR) === "posix" ? ["/bin/sh", "sh"] : [type],
+      kind === "sh" && (ctx.flavor ?? HOST_FLAVOR) === "posix" ? ["/bin/sh", "sh"] : [kind],
       ctx,
     );
-  if (!search.path) throw notFound(type, search.searched);
-  return search.path;
+  if (!search.path) throw notFound(kind, search.searched, fields.kind);
+  return { type: kind, path: search.path };
 }
 
 function resolveField(file: string, field: string, ctx: ShellContext): string {
@@ -247,15 +305,16 @@ export function buildInvocation(request: InvocationRequest, ctx: ShellContext): 
         "args",
       );
     }
-    const chosen = request.shellType === "default" && !request.executable
-      ? defaultShell(ctx)
-      : undefined;
-    const type = chosen?.type ??
-      (request.shellType === "default"
-        ? (flavor === "windows" ? "powershell" : "sh")
-        : request.shellType);
-    const file = chosen?.path ?? resolveShellPath(type, request.executable, ctx);
-    return { file, ...shellArgs(type, request.command), shell: type, display: request.command };
+    const shell = chooseShell(request.shellType, request.executable, {
+      path: "executable",
+      kind: "shell_type",
+    }, ctx);
+    return {
+      file: shell.path,
+      ...shellArgs(shell.type, request.command, true),
+      shell: shell.type,
+      display: request.command,
+    };
   }
   let argv: string[];
   if (request.executable) {
@@ -281,9 +340,9 @@ export function buildInvocation(request: InvocationRequest, ctx: ShellContext): 
   const display = flavor === "windows" ? safeWindowsDisplay(argv) : argv.map(quotePosix).join(" ");
   if (flavor === "windows" && file.toLowerCase().endsWith(".ps1")) {
     // Scripts run through PowerShell, as they would when typed at a PowerShell prompt.
-    const shell = resolveShellPath("powershell", undefined, ctx);
+    const shell = chooseShell("powershell", undefined, { path: "command", kind: "command" }, ctx);
     return {
-      file: shell,
+      file: shell.path,
       args: [...POWERSHELL_FLAGS, "-File", file, ...argv.slice(1)],
       shell: "executable",
       display,
@@ -298,4 +357,61 @@ function safeWindowsDisplay(argv: string[]): string {
   } catch {
     return argv.join(" ");
   }
+}
+
+/** What a terminal runs. */
+export interface TerminalInvocationRequest {
+  /** A program (with `args`), or a command line for the shell (without). None: a shell. */
+  command?: string;
+  args?: string[];
+  /** `default`, `powershell`, `cmd`, `bash`, `sh`, or the path of a shell. */
+  shell?: string;
+}
+
+const SHELL_NAMES: readonly string[] = ["default", "powershell", "cmd", "bash", "sh"];
+
+/**
+ * Decides what a terminal runs: with `command` and `args`, that program (no shell, as ACP's
+ * terminal/create); with `command` alone, that command line in the shell; with neither, the
+ * shell itself, interactive.
+ */
+export function buildTerminalInvocation(
+  request: TerminalInvocationRequest,
+  ctx: ShellContext,
+): Invocation {
+  if (request.command !== undefined && request.args !== undefined) {
+    try {
+      return buildInvocation({
+        command: request.command,
+        executable: request.command,
+        args: request.args,
+        shellType: "executable",
+      }, ctx);
+    } catch (error) {
+      // The program is this request's `command`, whatever the one-shot path calls it.
+      if (error instanceof EngineError && error.field === "executable") {
+        throw new EngineError(error.kind, error.message, "command");
+      }
+      throw error;
+    }
+  }
+  const named = request.shell === undefined || SHELL_NAMES.includes(request.shell);
+  const fields = { path: "shell", kind: "shell" };
+  const shell = named
+    ? chooseShell((request.shell ?? "default") as ShellKind | "default", undefined, fields, ctx)
+    : chooseShell("default", request.shell, fields, ctx);
+  if (request.command === undefined) {
+    return {
+      file: shell.path,
+      ...interactiveArgs(shell.type),
+      shell: shell.type,
+      display: shell.path,
+    };
+  }
+  return {
+    file: shell.path,
+    ...shellArgs(shell.type, request.command, false),
+    shell: shell.type,
+    display: request.command,
+  };
 }

@@ -6,17 +6,17 @@
 import type { ToolProfile } from "../config.ts";
 import type { Engine } from "../engine/mod.ts";
 import type { ToolDefinition } from "./tool.ts";
+import { terminalTools } from "./terminal_tools.ts";
 import { wintermTools } from "./winterm_tools.ts";
 
 /** The tools of a profile. */
 export function toolsFor(profile: ToolProfile, engine: Engine): ToolDefinition[] {
-  const winterm = wintermTools(engine.commands);
   switch (profile) {
     case "winterm":
-      return winterm;
+      return wintermTools(engine.commands);
     case "terminals":
-      return [];
+      return terminalTools(engine.terminals);
     default:
-      return winterm;
+      return [...wintermTools(engine.commands), ...terminalTools(engine.terminals)];
   }
 }

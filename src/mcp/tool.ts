@@ -22,7 +22,6 @@
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import type { ValueError } from "@sinclair/typebox/errors";
-import { waitFor } from "../engine/events.ts";
 import type { LoggingMessageNotification, ToolAnnotations } from "./sdk.ts";
 
 /** What a handler can do besides computing its answer. */
@@ -152,24 +151,23 @@ function describeKeyRule(schema: Record<string, unknown>): string {
 const PROGRESS_INTERVAL_MS = 2000;
 
 /**
- * Waits for `promise` at most `ms`, sending progress every few seconds (so clients that reset
- * their request timeout on progress keep waiting) and giving up when the call is cancelled.
- * Resolves true if the promise settled in time.
+ * Awaits `promise` (which must end on its own: a wait with a timeout), sending progress every
+ * few seconds meanwhile, so that clients which reset their request timeout on progress keep
+ * waiting.
  */
-export async function waitWithProgress(
-  promise: Promise<unknown>,
-  ms: number,
+export async function withProgress<T>(
+  promise: Promise<T>,
   context: ToolContext,
   what: string,
-): Promise<boolean> {
-  const settled = promise.then(() => true, () => true);
+): Promise<T> {
   const started = performance.now();
-  for (;;) {
-    const elapsed = performance.now() - started;
-    const slice = Math.min(PROGRESS_INTERVAL_MS, ms - elapsed);
-    if (slice <= 0 || context.signal.aborted) return false;
-    if (await waitFor(settled, slice, context.signal)) return true;
-    const now = Math.round(performance.now() - started);
-    await context.progress(now, ms, `waiting for ${what}: ${Math.round(now / 1000)} s`);
+  const timer = setInterval(() => {
+    const elapsed = Math.round(performance.now() - started);
+    context.progress(elapsed, undefined, `waiting for ${what}: ${Math.round(elapsed / 1000)} s`);
+  }, PROGRESS_INTERVAL_MS);
+  try {
+    return await promise;
+  } finally {
+    clearInterval(timer);
   }
 }

@@ -9,12 +9,13 @@ import { type Static, Type } from "@sinclair/typebox";
 import { cleanTerminalText } from "../engine/ansi.ts";
 import type { Command, CommandService } from "../engine/commands.ts";
 import { EngineError } from "../engine/errors.ts";
+import { waitFor } from "../engine/events.ts";
 import type { OutputBuffer } from "../engine/output_buffer.ts";
 import { findCmd, findPowerShell, SHELL_TYPES } from "../engine/shells.ts";
 import type { StreamName } from "../pty/mod.ts";
 import { NAME, VERSION } from "../version.ts";
 import { Env, literals } from "./schemas.ts";
-import { defineTool, type ToolContext, type ToolDefinition, waitWithProgress } from "./tool.ts";
+import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
 
 const MIB = 1024 * 1024;
 const Token = Type.String({
@@ -401,7 +402,11 @@ export function wintermTools(commands: CommandService): ToolDefinition[] {
         const command = commands.get(args.token);
         if (!command) return notFound(args.token);
         if (args.wait_ms && command.running) {
-          await waitWithProgress(command.done, args.wait_ms, context, "the command to finish");
+          await withProgress(
+            waitFor(command.done, args.wait_ms, context.signal),
+            context,
+            "the command to finish",
+          );
         }
         const offsets = { stdout: args.stdout_offset ?? 0, stderr: args.stderr_offset ?? 0 };
         return report(command, offsets, args.max_bytes ?? MIB, args.raw ?? false);

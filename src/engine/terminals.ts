@@ -1,0 +1,384 @@
+/**
+ * Persistent terminals: shells, REPLs, dev servers and full-screen programs that live across
+ * calls. Each keeps its output in a ring of numbered, timestamped lines (line numbers are never
+ * reused), takes text and keys, can be waited on (until output matches, goes idle, or the
+ * program exits), rendered as a screen, resized, killed and released (ACP's terminal
+ * semantics). Idle terminals are released after a while; their number is capped.
+ *
+ * @example
+ * ```ts
+ * import { TerminalService } from "./terminals.ts";
+ * const terminals = new TerminalService();
+ * const shell = terminals.create({});                       // the platform shell
+ * await shell.write("echo ready\r");
+ * const outcome = await shell.wait({ pattern: /ready/, timeoutMs: 5000 });
+ * outcome.condition; // "pattern"
+ * await terminals.shutdown(500);
+ * ```
+ * @module
+ */
+import { log } from "../log.ts";
+import type { ChildProcess, ExitStatus, SignalName } from "../pty/mod.ts";
+import { cleanTerminalText } from "./ansi.ts";
+import { resolveDirectory, spawnOrExplain } from "./commands.ts";
+import { childEnvironment } from "./environment.ts";
+import { EngineError } from "./errors.ts";
+import { Listeners } from "./events.ts";
+import { stopProcess } from "./lifecycle.ts";
+import { OutputBuffer } from "./output_buffer.ts";
+import { Screen, type ScreenView } from "./screen.ts";
+import { buildTerminalInvocation, type TerminalInvocationRequest } from "./shells.ts";
+import { utf8Transcoder } from "./utf8.ts";
+
+/** Limits and timings of a {@link TerminalService}. */
+export interface TerminalServiceOptions {
+  /** Terminals open at once. Default 64. */
+  maxTerminals?: number;
+  /** A terminal unused this long (ms) is released. Default 24 hours. */
+  idleMs?: number;
+  /** Lines of output kept per terminal. Default 10,000. */
+  maxLines?: number;
+  /** Bytes of output kept per terminal. Default 10 MiB. */
+  maxBytes?: number;
+  /** Time between SIGTERM and SIGKILL when stopping, in ms. Default 2000. */
+  killGraceMs?: number;
+}
+
+/** What {@link TerminalService.create} needs. */
+export interface CreateTerminalRequest extends TerminalInvocationRequest {
+  cwd?: string;
+  env?: Record<string, string>;
+  cols?: number;
+  rows?: number;
+  /** ACP: `terminal_output` returns at most this many of the newest bytes. */
+  outputByteLimit?: number;
+}
+
+/** Something that happened to a terminal. */
+export type TerminalEvent =
+  | { type: "output"; data: Uint8Array }
+  | { type: "exit"; status: ExitStatus };
+
+/**
+ * Conditions a wait ends on; the first to happen wins. The program's exit always ends a wait
+ * (no output can come after it), so with no pattern and no idle time it waits for the exit.
+ */
+export interface WaitRequest {
+  /** Output (cleaned, from `since` or the start of the wait) matches this. */
+  pattern?: RegExp;
+  /** No output for this many ms. */
+  idleMs?: number;
+  timeoutMs: number;
+  /** Match from this line on instead of from the output that arrives during the wait. */
+  since?: number;
+  signal?: AbortSignal;
+}
+
+/** How a wait ended. */
+export interface WaitOutcome {
+  condition: "pattern" | "idle" | "exit" | "timeout" | "cancelled";
+  /** Offset the matched text starts from. */
+  from: number;
+  match?: RegExpExecArray;
+}
+
+const ENV_FOR_TERMINALS = { TERM: "xterm-256color" };
+/** A pattern is matched against at most the newest this-many bytes of output. */
+const MATCH_WINDOW = 1024 * 1024;
+/** Pattern checks run at most this often while output streams in. */
+const CHECK_INTERVAL_MS = 25;
+const INPUT_HISTORY = 100;
+const encoder = new TextEncoder();
+
+/** A terminal. */
+export class Terminal {
+  readonly id: string;
+  /** When it was created, ms since the epoch. */
+  readonly created: number = Date.now();
+  /** Last input, output or read, ms since the epoch. */
+  lastActivity: number = Date.now();
+  readonly output: OutputBuffer;
+  readonly events: Listeners<TerminalEvent> = new Listeners();
+  /** Settles when the program has exited and its output is complete. */
+  readonly exited: Promise<ExitStatus>;
+  exitStatus: ExitStatus | null = null;
+  /** When input was written, and how much (content is not kept). */
+  readonly inputs: { time: number; bytes: number }[] = [];
+  #child: ChildProcess;
+  #screen: Promise<Screen> | undefined;
+  #stopping: Promise<ExitStatus> | undefined;
+
+  constructor(
+    id: string,
+    child: ChildProcess,
+    readonly command: string,
+    readonly cwd: string,
+    public cols: number,
+    public rows: number,
+    readonly outputByteLimit: number | undefined,
+    limits: { maxLines: number; maxBytes: number },
+    utf8Output: boolean,
+  ) {
+    this.id = id;
+    this.#child = child;
+    this.output = new OutputBuffer({ maxLines: limits.maxLines, maxBytes: limits.maxBytes });
+    const convert = utf8Output ? undefined : utf8Transcoder(child.outputEncoding);
+    child.onData((raw) => {
+      const data = convert?.(raw) ?? raw;
+      this.lastActivity = Date.now();
+      this.output.append(data, this.lastActivity);
+      this.#screen?.then((screen) => screen.write(data));
+      this.events.emit({ type: "output", data });
+    });
+    this.exited = child.exited.then((status) => {
+      this.exitStatus = status;
+      this.events.emit({ type: "exit", status });
+      log.info("terminal exited", { terminalId: id, ...status });
+      return status;
+    });
+  }
+
+  get pid(): number {
+    return this.#child.pid;
+  }
+
+  get running(): boolean {
+    return this.exitStatus === null;
+  }
+
+  /** Marks the terminal as used (reads count: an agent watching a server is using it). */
+  touch(): void {
+    this.lastActivity = Date.now();
+  }
+
+  /** Types text (which may hold control characters and escape sequences). */
+  async write(text: string): Promise<void> {
+    this.#assertRunning();
+    const bytes = encoder.encode(text);
+    this.touch();
+    this.inputs.push({ time: this.lastActivity, bytes: bytes.length });
+    if (this.inputs.length > INPUT_HISTORY) this.inputs.shift();
+    await this.#child.write(bytes);
+  }
+
+  /** Resizes the terminal (and the screen view). */
+  resize(cols: number, rows: number): void {
+    this.#assertRunning();
+    try {
+      this.#child.resize(cols, rows);
+    } catch (error) {
+      throw new EngineError("failed", (error as Error).message);
+    }
+    this.cols = cols;
+    this.rows = rows;
+    this.#screen?.then((screen) => screen.resize(cols, rows));
+  }
+
+  /** Sends a signal to the program's whole process tree. */
+  signal(name: SignalName): void {
+    this.#assertRunning();
+    this.#child.kill(name);
+  }
+
+  /** Stops the program and its tree (SIGHUP, as a closing terminal sends; SIGKILL after the grace period). */
+  stop(graceMs: number): Promise<ExitStatus> {
+    if (!this.running) return this.exited;
+    this.#stopping ??= stopProcess(this.#child, graceMs, "SIGHUP");
+    return this.#stopping;
+  }
+
+  /** What a person would see now. */
+  async screen(): Promise<ScreenView> {
+    this.touch();
+    if (!this.#screen) {
+      // Built on first use from the output kept so far, then kept in step with new output.
+      this.#screen = Screen.create(this.cols, this.rows).then((screen) => {
+        screen.write(this.output.read().bytes);
+        return screen;
+      });
+    }
+    return (await this.#screen).render();
+  }
+
+  /** Waits for the first of the request's conditions. */
+  wait(request: WaitRequest): Promise<WaitOutcome> {
+    this.touch();
+    const from = request.since === undefined
+      ? this.output.end
+      : this.output.lineStart(request.since);
+    return new Promise((resolve) => {
+      const timers: ReturnType<typeof setTimeout>[] = [];
+      let checkTimer: ReturnType<typeof setTimeout> | undefined;
+      let idleTimer: ReturnType<typeof setTimeout> | undefined;
+      let stopListening = () => {};
+      const finish = (condition: WaitOutcome["condition"], match?: RegExpExecArray) => {
+        for (const timer of [...timers, checkTimer, idleTimer]) clearTimeout(timer);
+        stopListening();
+        request.signal?.removeEventListener("abort", onAbort);
+        this.touch();
+        resolve({ condition, from, match });
+      };
+      const matchNow = (): boolean => {
+        if (!request.pattern) return false;
+        const start = Math.max(from, this.output.end - MATCH_WINDOW);
+        const text = cleanTerminalText(this.output.readText(start, undefined, !this.running).text);
+        request.pattern.lastIndex = 0;
+        const match = request.pattern.exec(text);
+        if (match) finish("pattern", match);
+        return match !== null;
+      };
+      const armIdle = () => {
+        if (request.idleMs === undefined) return;
+        clearTimeout(idleTimer);
+        idleTimer = setTimeout(() => finish("idle"), request.idleMs);
+      };
+      const onAbort = () => finish("cancelled");
+      if (matchNow()) return;
+      if (!this.running) return finish("exit");
+      if (request.signal?.aborted) return finish("cancelled");
+      request.signal?.addEventListener("abort", onAbort, { once: true });
+      timers.push(setTimeout(() => finish("timeout"), request.timeoutMs));
+      armIdle();
+      stopListening = this.events.add((event) => {
+        if (event.type === "exit") {
+          if (!matchNow()) finish("exit");
+          return;
+        }
+        armIdle();
+        checkTimer ??= setTimeout(() => {
+          checkTimer = undefined;
+          matchNow();
+        }, CHECK_INTERVAL_MS);
+      });
+    });
+  }
+
+  /** Frees the screen; the program must have ended. */
+  dispose(): void {
+    this.#screen?.then((screen) => screen.dispose());
+    this.#screen = undefined;
+  }
+
+  #assertRunning(): void {
+    if (!this.running) {
+      throw new EngineError(
+        "inactive",
+        `terminal ${this.id} has exited (${describeExit(this.exitStatus!)})`,
+      );
+    }
+  }
+}
+
+/** "exit code 0", "signal SIGTERM". */
+export function describeExit(status: ExitStatus): string {
+  return status.signal ? `signal ${status.signal}` : `exit code ${status.exitCode}`;
+}
+
+/** Creates, finds and ends terminals. */
+export class TerminalService {
+  #terminals = new Map<string, Terminal>();
+  #sweeper: ReturnType<typeof setInterval> | undefined;
+  readonly maxTerminals: number;
+  readonly idleMs: number;
+  readonly maxLines: number;
+  readonly maxBytes: number;
+  readonly killGraceMs: number;
+
+  constructor(options: TerminalServiceOptions = {}) {
+    this.maxTerminals = options.maxTerminals ?? 64;
+    this.idleMs = options.idleMs ?? 24 * 60 * 60 * 1000;
+    this.maxLines = options.maxLines ?? 10_000;
+    this.maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
+    this.killGraceMs = options.killGraceMs ?? 2000;
+  }
+
+  /** Starts a terminal. Throws {@link EngineError} naming the input at fault. */
+  create(request: CreateTerminalRequest): Terminal {
+    if (this.#terminals.size >= this.maxTerminals) {
+      throw new EngineError(
+        "limit",
+        `${this.#terminals.size} terminals are open, the most allowed (WINTERM_MAX_TERMINALS); ` +
+          "release some with terminal_release",
+      );
+    }
+    const cwd = resolveDirectory(request.cwd, "cwd");
+    const env = childEnvironment(request.env, ENV_FOR_TERMINALS);
+    const invocation = buildTerminalInvocation(request, { cwd, env });
+    const cols = request.cols ?? 80, rows = request.rows ?? 24;
+    const child = spawnOrExplain(invocation, { cwd, env, mode: "pty", cols, rows }, "command");
+    let id: string;
+    do id = `term_${crypto.randomUUID().slice(0, 8)}`; while (this.#terminals.has(id));
+    const terminal = new Terminal(
+      id,
+      child,
+      invocation.display,
+      cwd,
+      cols,
+      rows,
+      request.outputByteLimit,
+      { maxLines: this.maxLines, maxBytes: Math.max(this.maxBytes, request.outputByteLimit ?? 0) },
+      invocation.utf8Output ?? false,
+    );
+    this.#terminals.set(id, terminal);
+    this.#startSweeper();
+    log.info("terminal created", { terminalId: id, pid: child.pid, command: invocation.display });
+    return terminal;
+  }
+
+  /** The terminal with this id; throws a not-found error naming `terminalId`. */
+  get(id: string): Terminal {
+    const terminal = this.#terminals.get(id);
+    if (!terminal) {
+      throw new EngineError(
+        "not_found",
+        `no terminal ${id} (never created, released, or expired)`,
+        "terminalId",
+      );
+    }
+    return terminal;
+  }
+
+  /** Every terminal, oldest first. */
+  list(): Terminal[] {
+    return [...this.#terminals.values()];
+  }
+
+  /** Kills the terminal if it runs, frees it; its id is invalid afterwards. */
+  async release(id: string): Promise<ExitStatus> {
+    const terminal = this.get(id);
+    this.#terminals.delete(id);
+    const status = await terminal.stop(this.killGraceMs);
+    terminal.dispose();
+    log.info("terminal released", { terminalId: id });
+    return status;
+  }
+
+  /** Stops every terminal (grace `graceMs`) and frees them all. */
+  async shutdown(graceMs: number = this.killGraceMs): Promise<void> {
+    clearInterval(this.#sweeper);
+    const all = [...this.#terminals.values()];
+    this.#terminals.clear();
+    await Promise.all(all.map((terminal) => terminal.stop(graceMs).then(() => terminal.dispose())));
+  }
+
+  #startSweeper(): void {
+    if (this.#sweeper !== undefined) return;
+    const sweeper = setInterval(
+      () => this.#sweep(),
+      Math.min(60_000, Math.max(1000, this.idleMs / 4)),
+    );
+    // The sweep must not keep the server alive on its own.
+    Deno.unrefTimer(sweeper);
+    this.#sweeper = sweeper;
+  }
+
+  #sweep(): void {
+    const oldest = Date.now() - this.idleMs;
+    for (const terminal of this.#terminals.values()) {
+      if (terminal.lastActivity < oldest) {
+        log.info("releasing an idle terminal", { terminalId: terminal.id });
+        this.release(terminal.id).catch((error) => log.error("release failed", { error }));
+      }
+    }
+  }
+}

@@ -1,0 +1,604 @@
+/**
+ * Persistent terminals as MCP tools: create, write (text and named keys), read (by line, head,
+ * tail, head-tail, or the rendered screen), wait (pattern, idle, exit), resize, list, stats,
+ * and the ACP terminal methods (output with outputByteLimit, wait_for_exit, kill, release).
+ *
+ * @module
+ */
+import { type Static, Type } from "@sinclair/typebox";
+import { cleanTerminalText } from "../engine/ansi.ts";
+import { EngineError } from "../engine/errors.ts";
+import { KEY_NAMES, keySequence } from "../engine/keys.ts";
+import { LINE_MODES, readLines } from "../engine/line_reader.ts";
+import { describeExit, type Terminal, type TerminalService } from "../engine/terminals.ts";
+import { boundaryAtOrAfter } from "../engine/utf8.ts";
+import { type ExitStatus, SIGNAL_NAMES } from "../pty/mod.ts";
+import { Env, literals } from "./schemas.ts";
+import { defineTool, type ToolDefinition, withProgress } from "./tool.ts";
+
+const MIB = 1024 * 1024;
+const TerminalId = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  description: "The id terminal_create returned.",
+});
+const ExitStatusSchema = Type.Object({
+  exitCode: Type.Union([Type.Integer(), Type.Null()]),
+  signal: Type.Union([Type.String(), Type.Null()], {
+    description: "POSIX name of the signal that ended it.",
+  }),
+});
+const READ_ONLY = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+/** A wait's output: at most this many characters, the newest. */
+const WAIT_OUTPUT_CHARS = 64 * 1024;
+const encoder = new TextEncoder();
+
+const AcpEnv = Type.Array(
+  Type.Object({
+    name: Type.String({ pattern: "^[^=\\u0000]+$" }),
+    value: Type.String({ maxLength: 32768 }),
+  }, {
+    additionalProperties: false,
+  }),
+  { maxItems: 500, description: "Environment as ACP sends it: [{name, value}]." },
+);
+
+const CreateInput = Type.Object({
+  command: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 32768,
+    description:
+      "With args: the program to run (no shell). Without args: a command line for the shell. " +
+      "Omitted: an interactive shell.",
+  })),
+  args: Type.Optional(Type.Array(Type.String({ maxLength: 32768 }), { maxItems: 1000 })),
+  shell: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 4096,
+    description:
+      "default (PowerShell on Windows, $SHELL or sh elsewhere), powershell, cmd, bash, sh, or a shell's path.",
+  })),
+  cwd: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 4096, description: "Working directory." }),
+  ),
+  env: Type.Optional(Type.Union([Env, AcpEnv])),
+  cols: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 80 })),
+  rows: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 24 })),
+  outputByteLimit: Type.Optional(Type.Integer({
+    minimum: 1,
+    maximum: 1024 * MIB,
+    description:
+      "terminal_output returns at most this many bytes: the newest, cut at a character boundary.",
+  })),
+}, { additionalProperties: false });
+
+const TerminalInfo = Type.Object({
+  terminalId: Type.String(),
+  pid: Type.Integer(),
+  command: Type.String(),
+  cwd: Type.String(),
+  created: Type.String({ description: "ISO 8601" }),
+  lastActivity: Type.String({ description: "ISO 8601" }),
+  status: literals(["active", "exited"] as const),
+  size: Type.Object({ cols: Type.Integer(), rows: Type.Integer() }),
+  exitStatus: Type.Optional(ExitStatusSchema),
+});
+
+const WriteInput = Type.Object({
+  terminalId: TerminalId,
+  input: Type.Optional(Type.String({
+    maxLength: MIB,
+    description: "Text to type; control characters and escape sequences pass as they are.",
+  })),
+  keys: Type.Optional(Type.Array(literals(KEY_NAMES), {
+    maxItems: 200,
+    description: 'Keys pressed after the text, e.g. ["up", "enter"] or ["ctrl_c"].',
+  })),
+  appendNewline: Type.Optional(Type.Boolean({
+    default: true,
+    description: 'Press Enter after the text. Ignored when keys are given (add "enter" there).',
+  })),
+}, { additionalProperties: false });
+
+const ReadInput = Type.Object({
+  terminalId: TerminalId,
+  since: Type.Optional(
+    Type.Integer({ minimum: 0, description: "First line (the previous answer's nextReadFrom)." }),
+  ),
+  mode: Type.Optional(literals([...LINE_MODES, "screen"] as const, {
+    default: "full",
+    description:
+      "full (up to maxLines), head, tail, head-tail, or screen (what a person would see now: " +
+      "the view for full-screen programs).",
+  })),
+  headLines: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, default: 50 })),
+  tailLines: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, default: 50 })),
+  maxLines: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 1000 })),
+  raw: Type.Optional(Type.Boolean({ default: false, description: "Keep escape sequences." })),
+}, { additionalProperties: false });
+
+const ReadOutput = Type.Object({
+  output: Type.String(),
+  totalLines: Type.Integer(),
+  nextReadFrom: Type.Integer(),
+  hasMore: Type.Boolean(),
+  truncated: Type.Boolean(),
+  stats: Type.Object({
+    totalBytes: Type.Integer(),
+    estimatedTokens: Type.Integer(),
+    linesShown: Type.Integer(),
+    linesOmitted: Type.Integer(),
+  }),
+  screen: Type.Optional(Type.Object({
+    cols: Type.Integer(),
+    rows: Type.Integer(),
+    cursorX: Type.Integer(),
+    cursorY: Type.Integer(),
+    alternate: Type.Boolean({ description: "A full-screen program is on the alternate screen." }),
+  })),
+  exitStatus: Type.Optional(ExitStatusSchema),
+});
+
+const WaitInput = Type.Object({
+  terminalId: TerminalId,
+  pattern: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 1000,
+    description: "A regular expression (JavaScript syntax) to wait for in the cleaned output.",
+  })),
+  flags: Type.Optional(
+    Type.String({ pattern: "^[imsu]*$", maxLength: 4, description: "Regex flags: i, m, s, u." }),
+  ),
+  idleMs: Type.Optional(
+    Type.Integer({
+      minimum: 10,
+      maximum: 3_600_000,
+      description: "Stop once no output came for this long.",
+    }),
+  ),
+  exit: Type.Optional(Type.Boolean({
+    description:
+      "Wait for the program to exit. An exit always ends a wait; with no pattern or idleMs this is the default.",
+  })),
+  timeoutMs: Type.Integer({
+    minimum: 1,
+    maximum: 600_000,
+    description: "Give up after this long.",
+  }),
+  since: Type.Optional(Type.Integer({
+    minimum: 0,
+    description:
+      "Match (and return) output from this line on, instead of what arrives during the wait.",
+  })),
+}, { additionalProperties: false });
+
+const WaitOutput = Type.Object({
+  condition: literals(["pattern", "idle", "exit", "timeout", "cancelled"] as const),
+  output: Type.String({ description: "Cleaned output since the wait began (or since `since`)." }),
+  truncated: Type.Boolean({ description: "Only the newest 64 KiB of that output are included." }),
+  match: Type.Union([
+    Type.Object({
+      text: Type.String(),
+      index: Type.Integer(),
+      groups: Type.Array(Type.Union([Type.String(), Type.Null()])),
+    }),
+    Type.Null(),
+  ]),
+  nextReadFrom: Type.Integer(),
+  elapsedMs: Type.Integer(),
+  exitStatus: Type.Optional(ExitStatusSchema),
+});
+
+const IdOnly = Type.Object({ terminalId: TerminalId }, { additionalProperties: false });
+
+function info(terminal: Terminal): Static<typeof TerminalInfo> {
+  return {
+    terminalId: terminal.id,
+    pid: terminal.pid,
+    command: terminal.command,
+    cwd: terminal.cwd,
+    created: new Date(terminal.created).toISOString(),
+    lastActivity: new Date(terminal.lastActivity).toISOString(),
+    status: terminal.running ? "active" : "exited",
+    size: { cols: terminal.cols, rows: terminal.rows },
+    ...(terminal.exitStatus ? { exitStatus: terminal.exitStatus } : {}),
+  };
+}
+
+function exitField(terminal: Terminal): { exitStatus?: ExitStatus } {
+  return terminal.exitStatus ? { exitStatus: terminal.exitStatus } : {};
+}
+
+/** The line the next incremental read should start from (a growing last line is re-read). */
+function nextLine(terminal: Terminal): number {
+  const buffer = terminal.output;
+  return !terminal.running || buffer.endsWithNewline ? buffer.lineCount : buffer.lineCount - 1;
+}
+
+function compilePattern(pattern: string, flags = ""): RegExp {
+  try {
+    return new RegExp(pattern, flags);
+  } catch (error) {
+    throw new EngineError(
+      "invalid_input",
+      `not a valid regular expression: ${(error as Error).message}`,
+      "pattern",
+    );
+  }
+}
+
+/** The terminal tools over a terminal service. */
+export function terminalTools(terminals: TerminalService): ToolDefinition[] {
+  return [
+    defineTool({
+      name: "terminal_create",
+      title: "Open a terminal",
+      description:
+        "Start a persistent terminal and return its id at once: an interactive shell (no command), " +
+        "a command line run by the shell (command), or a program with arguments (command + args, as ACP). " +
+        "Then terminal_write, terminal_wait, terminal_read; terminal_release when done.",
+      input: CreateInput,
+      output: TerminalInfo,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: true,
+      },
+      handler: (args) => {
+        const env = Array.isArray(args.env)
+          ? Object.fromEntries(args.env.map(({ name, value }) => [name, value]))
+          : args.env;
+        const terminal = terminals.create({ ...args, env });
+        return Promise.resolve(info(terminal));
+      },
+    }),
+    defineTool({
+      name: "terminal_write",
+      title: "Type into a terminal",
+      description:
+        "Type text and/or press named keys (enter, tab, escape, backspace, up, down, left, right, home, " +
+        "end, pageup, pagedown, delete, f1-f12, ctrl_a-ctrl_z such as ctrl_c, ...). Enter follows the text " +
+        "unless appendNewline is false or keys are given.",
+      input: WriteInput,
+      output: Type.Object({
+        terminalId: Type.String(),
+        bytesWritten: Type.Integer(),
+        message: Type.String(),
+      }),
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+      handler: async (args) => {
+        if (args.input === undefined && !args.keys?.length) {
+          throw new EngineError("invalid_input", "give input, keys, or both", "input");
+        }
+        const enter = args.input !== undefined && !args.keys?.length &&
+          (args.appendNewline ?? true);
+        const text = (args.input ?? "") + (enter ? keySequence("enter") : "") +
+          (args.keys ?? []).map(keySequence).join("");
+        await terminals.get(args.terminalId).write(text);
+        const bytesWritten = encoder.encode(text).length;
+        return {
+          terminalId: args.terminalId,
+          bytesWritten,
+          message: `wrote ${bytesWritten} bytes`,
+        };
+      },
+    }),
+    defineTool({
+      name: "terminal_read",
+      title: "Read a terminal",
+      description:
+        "Read output by line: since a line number (nextReadFrom of the previous read), whole (full, " +
+        "up to maxLines), head, tail or head-tail (which marks what it left out); or the screen as a person " +
+        "would see it (mode screen: for vim, htop, progress displays). Output is cleaned unless raw.",
+      input: ReadInput,
+      output: ReadOutput,
+      annotations: READ_ONLY,
+      handler: async (args) => {
+        const terminal = terminals.get(args.terminalId);
+        terminal.touch();
+        const buffer = terminal.output;
+        if (args.mode === "screen") {
+          const { text, ...screen } = await terminal.screen();
+          return {
+            output: text,
+            totalLines: buffer.lineCount,
+            nextReadFrom: nextLine(terminal),
+            hasMore: false,
+            truncated: false,
+            stats: {
+              totalBytes: buffer.end,
+              estimatedTokens: Math.ceil(text.length / 4),
+              linesShown: screen.rows,
+              linesOmitted: 0,
+            },
+            screen,
+            ...exitField(terminal),
+          };
+        }
+        const read = readLines(buffer, {
+          ...args,
+          mode: args.mode ?? "full",
+          final: !terminal.running,
+        });
+        return {
+          output: read.output,
+          totalLines: read.totalLines,
+          nextReadFrom: read.nextReadFrom,
+          hasMore: read.hasMore,
+          truncated: read.truncated,
+          stats: {
+            totalBytes: buffer.end,
+            estimatedTokens: Math.ceil(read.output.length / 4),
+            linesShown: read.linesShown,
+            linesOmitted: read.linesOmitted,
+          },
+          ...exitField(terminal),
+        };
+      },
+    }),
+    defineTool({
+      name: "terminal_wait",
+      title: "Wait for a terminal",
+      description:
+        "Wait until the output matches a pattern, goes idle for idleMs, or the program exits (the first " +
+        "wins), at most timeoutMs. Returns which happened, the output meanwhile and the match. Use instead of " +
+        "sleeping and polling. Sends progress while it waits; cancellable.",
+      input: WaitInput,
+      output: WaitOutput,
+      annotations: READ_ONLY,
+      handler: async (args, context) => {
+        const terminal = terminals.get(args.terminalId);
+        const pattern = args.pattern === undefined
+          ? undefined
+          : compilePattern(args.pattern, args.flags);
+        const started = performance.now();
+        const outcome = await withProgress(
+          terminal.wait({
+            pattern,
+            idleMs: args.idleMs,
+            timeoutMs: args.timeoutMs,
+            since: args.since,
+            signal: context.signal,
+          }),
+          context,
+          args.pattern ? `/${args.pattern}/` : args.idleMs ? "quiet output" : "the exit",
+        );
+        const text = cleanTerminalText(
+          terminal.output.readText(outcome.from, undefined, !terminal.running).text,
+        );
+        const truncated = text.length > WAIT_OUTPUT_CHARS;
+        const match = outcome.match;
+        return {
+          condition: outcome.condition,
+          output: truncated ? text.slice(-WAIT_OUTPUT_CHARS) : text,
+          truncated,
+          match: match
+            ? { text: match[0], index: match.index, groups: match.slice(1).map((g) => g ?? null) }
+            : null,
+          nextReadFrom: nextLine(terminal),
+          elapsedMs: Math.round(performance.now() - started),
+          ...exitField(terminal),
+        };
+      },
+    }),
+    defineTool({
+      name: "terminal_output",
+      title: "Terminal output (ACP)",
+      description:
+        "ACP terminal/output: the output so far (cleaned unless raw), keeping only the newest " +
+        "outputByteLimit bytes if the terminal was created with one, and the exit status once it has exited.",
+      input: Type.Object({
+        terminalId: TerminalId,
+        raw: Type.Optional(Type.Boolean({ default: false })),
+      }, {
+        additionalProperties: false,
+      }),
+      output: Type.Object({
+        output: Type.String(),
+        truncated: Type.Boolean(),
+        exitStatus: Type.Optional(ExitStatusSchema),
+      }),
+      annotations: READ_ONLY,
+      handler: (args) => {
+        const terminal = terminals.get(args.terminalId);
+        terminal.touch();
+        const range = terminal.output.readText(0, undefined, !terminal.running);
+        let bytes = encoder.encode(args.raw ? range.text : cleanTerminalText(range.text));
+        const limit = terminal.outputByteLimit;
+        const cut = limit !== undefined && bytes.length > limit;
+        // The newest bytes are kept; the cut moves forward to a character boundary.
+        if (cut) bytes = bytes.subarray(boundaryAtOrAfter(bytes, bytes.length - limit));
+        return Promise.resolve({
+          output: new TextDecoder().decode(bytes),
+          truncated: cut || range.dropped > 0,
+          ...exitField(terminal),
+        });
+      },
+    }),
+    defineTool({
+      name: "terminal_wait_for_exit",
+      title: "Wait for a terminal's exit (ACP)",
+      description:
+        "ACP terminal/wait_for_exit: waits until the program exits and returns its exit code and " +
+        "signal. With timeoutMs, gives up (as an error) if it is still running then. Sends progress.",
+      input: Type.Object({
+        terminalId: TerminalId,
+        timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
+      }, { additionalProperties: false }),
+      output: ExitStatusSchema,
+      annotations: READ_ONLY,
+      handler: async (args, context) => {
+        const terminal = terminals.get(args.terminalId);
+        const outcome = await withProgress(
+          terminal.wait({ timeoutMs: args.timeoutMs ?? 3_600_000, signal: context.signal }),
+          context,
+          "the exit",
+        );
+        if (!terminal.exitStatus) {
+          throw new EngineError(
+            "inactive",
+            `terminal ${terminal.id} is still running (${outcome.condition})`,
+          );
+        }
+        return terminal.exitStatus;
+      },
+    }),
+    defineTool({
+      name: "terminal_kill",
+      title: "Kill a terminal's program (ACP)",
+      description:
+        "ACP terminal/kill: ends the program and everything it started (SIGHUP, then SIGKILL after a " +
+        "grace period), or sends just the given signal. The terminal stays: its output and exit status remain " +
+        "readable until terminal_release.",
+      input: Type.Object(
+        { terminalId: TerminalId, signal: Type.Optional(literals(SIGNAL_NAMES)) },
+        {
+          additionalProperties: false,
+        },
+      ),
+      output: Type.Object({
+        terminalId: Type.String(),
+        message: Type.String(),
+        exitStatus: Type.Optional(ExitStatusSchema),
+      }),
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+      handler: async (args) => {
+        const terminal = terminals.get(args.terminalId);
+        if (!terminal.running) {
+          return {
+            terminalId: terminal.id,
+            message: `already exited (${describeExit(terminal.exitStatus!)})`,
+            ...exitField(terminal),
+          };
+        }
+        if (args.signal) {
+          terminal.signal(args.signal);
+          // Give the program a moment to act on the signal before answering.
+          await terminal.wait({ timeoutMs: 1000 });
+          return {
+            terminalId: terminal.id,
+            message: `sent ${args.signal}`,
+            ...exitField(terminal),
+          };
+        }
+        const status = await terminal.stop(terminals.killGraceMs);
+        return {
+          terminalId: terminal.id,
+          message: `killed (${describeExit(status)})`,
+          exitStatus: status,
+        };
+      },
+    }),
+    defineTool({
+      name: "terminal_release",
+      title: "Release a terminal (ACP)",
+      description:
+        "ACP terminal/release: kills the program if it still runs and frees the terminal; its id is " +
+        "invalid afterwards.",
+      input: IdOnly,
+      output: Type.Object({
+        terminalId: Type.String(),
+        released: Type.Boolean(),
+        exitStatus: ExitStatusSchema,
+      }),
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+      handler: async (args) => {
+        const exitStatus = await terminals.release(args.terminalId);
+        return { terminalId: args.terminalId, released: true, exitStatus };
+      },
+    }),
+    defineTool({
+      name: "terminal_list",
+      title: "List terminals",
+      description:
+        "Every open terminal: id, pid, command, cwd, created, lastActivity, status, size.",
+      input: Type.Object({}, { additionalProperties: false }),
+      output: Type.Object({ terminals: Type.Array(TerminalInfo), count: Type.Integer() }),
+      annotations: READ_ONLY,
+      handler: () => {
+        const list = terminals.list().map(info);
+        return Promise.resolve({ terminals: list, count: list.length });
+      },
+    }),
+    defineTool({
+      name: "terminal_stats",
+      title: "Terminal statistics",
+      description:
+        "Size of a terminal's output: lines and bytes ever written, lines kept, estimated tokens.",
+      input: IdOnly,
+      output: Type.Object({
+        terminalId: Type.String(),
+        totalLines: Type.Integer(),
+        totalBytes: Type.Integer(),
+        estimatedTokens: Type.Integer(),
+        bufferSize: Type.Integer({ description: "Lines kept." }),
+        oldestLine: Type.Integer(),
+        newestLine: Type.Integer(),
+        isActive: Type.Boolean(),
+      }),
+      annotations: READ_ONLY,
+      handler: (args) => {
+        const terminal = terminals.get(args.terminalId);
+        const buffer = terminal.output;
+        return Promise.resolve({
+          terminalId: terminal.id,
+          totalLines: buffer.lineCount,
+          totalBytes: buffer.end,
+          // About four bytes of English per token.
+          estimatedTokens: Math.ceil((buffer.end - buffer.start) / 4),
+          bufferSize: buffer.lineCount - buffer.firstLine,
+          oldestLine: buffer.firstLine,
+          newestLine: Math.max(0, buffer.lineCount - 1),
+          isActive: terminal.running,
+        });
+      },
+    }),
+    defineTool({
+      name: "terminal_resize",
+      title: "Resize a terminal",
+      description:
+        "Change the terminal's size; the program gets SIGWINCH (on Windows, ConPTY resizes).",
+      input: Type.Object({
+        terminalId: TerminalId,
+        cols: Type.Integer({ minimum: 1, maximum: 1000 }),
+        rows: Type.Integer({ minimum: 1, maximum: 1000 }),
+      }, { additionalProperties: false }),
+      output: Type.Object({
+        terminalId: Type.String(),
+        cols: Type.Integer(),
+        rows: Type.Integer(),
+      }),
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+      handler: (args) => {
+        terminals.get(args.terminalId).resize(args.cols, args.rows);
+        return Promise.resolve({ terminalId: args.terminalId, cols: args.cols, rows: args.rows });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,431 @@
+/**
+ * Persistent terminals through the real server over stdio, driven by the SDK client: shells
+ * and REPLs that keep state, waiting on patterns, idleness and exits, smart reads, ACP's
+ * output/kill/release, the screen view, limits.
+ */
+import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
+import { connect, type Connection, text } from "../helpers/mcp.ts";
+import { eventually, processesWith } from "../helpers/process.ts";
+
+const posix = Deno.build.os !== "windows";
+const linux = Deno.build.os === "linux";
+
+interface Created {
+  terminalId: string;
+  pid: number;
+  status: string;
+}
+
+interface Waited {
+  condition: string;
+  output: string;
+  match: { text: string; groups: (string | null)[] } | null;
+  nextReadFrom: number;
+  elapsedMs: number;
+  exitStatus?: { exitCode: number | null; signal: string | null };
+}
+
+interface Read {
+  output: string;
+  totalLines: number;
+  nextReadFrom: number;
+  hasMore: boolean;
+  truncated: boolean;
+  stats: { linesShown: number; linesOmitted: number; totalBytes: number };
+  screen?: { cursorX: number; cursorY: number; alternate: boolean };
+  exitStatus?: { exitCode: number | null; signal: string | null };
+}
+
+function withServer(
+  name: string,
+  fn: (mcp: Connection) => Promise<void>,
+  env: Record<string, string> = {},
+) {
+  Deno.test({
+    name,
+    ignore: !posix,
+    async fn() {
+      const mcp = await connect([], env);
+      try {
+        await fn(mcp);
+      } finally {
+        await mcp.close();
+      }
+    },
+  });
+}
+
+const wait = (mcp: Connection, args: Record<string, unknown>) =>
+  mcp.callOk<Waited>("terminal_wait", args);
+
+withServer("an interactive bash keeps its state (cd, variables) across writes", async (mcp) => {
+  const { terminalId, status } = await mcp.callOk<Created>("terminal_create", {
+    shell: "bash",
+    cwd: "/",
+  });
+  assertEquals(status, "active");
+  await mcp.callOk("terminal_write", { terminalId, input: "cd /tmp && GREETING=persistent" });
+  await mcp.callOk("terminal_write", { terminalId, input: 'echo "[$PWD][$GREETING]"' });
+  const seen = await wait(mcp, {
+    terminalId,
+    pattern: "\\[/tmp\\]\\[persistent\\]",
+    timeoutMs: 10_000,
+    since: 0,
+  });
+  assertEquals(seen.condition, "pattern");
+  await mcp.callOk("terminal_write", { terminalId, input: "exit 7" });
+  const done = await wait(mcp, { terminalId, exit: true, timeoutMs: 10_000 });
+  assertEquals([done.condition, done.exitStatus], ["exit", { exitCode: 7, signal: null }]);
+  await mcp.callOk("terminal_release", { terminalId });
+});
+
+withServer("a python3 REPL", async (mcp) => {
+  const { terminalId } = await mcp.callOk<Created>("terminal_create", {
+    command: "python3",
+    args: ["-q"],
+  });
+  await wait(mcp, { terminalId, pattern: ">>> $", timeoutMs: 10_000, since: 0 });
+  await mcp.callOk("terminal_write", { terminalId, input: "x = 6 * 7" });
+  await mcp.callOk("terminal_write", { terminalId, input: "print('answer', x)" });
+  const answer = await wait(mcp, {
+    terminalId,
+    pattern: "^answer (\\d+)",
+    flags: "m",
+    timeoutMs: 10_000,
+    since: 0,
+  });
+  assertEquals(answer.match?.groups, ["42"]);
+  await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_d"] });
+  assertEquals((await wait(mcp, { terminalId, timeoutMs: 10_000 })).exitStatus, {
+    exitCode: 0,
+    signal: null,
+  });
+  await mcp.callOk("terminal_release", { terminalId });
+});
+
+withServer("terminal_wait returns as soon as a server prints its pattern", async (mcp) => {
+  const script = "import time; print('compiling...', flush=True); time.sleep(1.5); " +
+    "print('Server listening on http://localhost:3000', flush=True); time.sleep(60)";
+  const { terminalId } = await mcp.callOk<Created>("terminal_create", {
+    command: "python3",
+    args: ["-c", script],
+  });
+  const ready = await wait(mcp, {
+    terminalId,
+    pattern: "listening on (\\S+)",
+    timeoutMs: 30_000,
+    since: 0,
+  });
+  assertEquals(ready.condition, "pattern");
+  assertEquals(ready.match?.groups, ["http://localhost:3000"]);
+  ok(ready.output.includes("compiling...") && ready.exitStatus === undefined);
+  await mcp.callOk("terminal_release", { terminalId });
+});
+
+withServer("idle and exit conditions, and a timeout", async (mcp) => {
+  const quiet = await mcp.callOk<Created>("terminal_create", {
+    command: "python3",
+    args: ["-c", "import time; print('burst', flush=True); time.sleep(60)"],
+  });
+  const idle = await wait(mcp, {
+    terminalId: quiet.terminalId,
+    idleMs: 300,
+    timeoutMs: 20_000,
+    since: 0,
+  });
+  assertEquals(idle.condition, "idle");
+  ok(idle.output.includes("burst"));
+  const nothing = await wait(mcp, {
+    terminalId: quiet.terminalId,
+    pattern: "never printed",
+    timeoutMs: 300,
+  });
+  assertEquals(nothing.condition, "timeout");
+  await mcp.callOk("terminal_release", { terminalId: quiet.terminalId });
+
+  const ending = await mcp.callOk<Created>("terminal_create", {
+    command: "sleep 0.3; echo bye; exit 3",
+  });
+  const exit = await wait(mcp, { terminalId: ending.terminalId, exit: true, timeoutMs: 20_000 });
+  assertEquals([exit.condition, exit.exitStatus], ["exit", { exitCode: 3, signal: null }]);
+  // Waiting on an exited terminal answers at once.
+  assertEquals(
+    (await wait(mcp, { terminalId: ending.terminalId, timeoutMs: 20_000 })).condition,
+    "exit",
+  );
+});
+
+withServer("Ctrl+C by key name interrupts the program", async (mcp) => {
+  const { terminalId } = await mcp.callOk<Created>("terminal_create", {
+    command: "sleep",
+    args: ["30"],
+  });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
+  const done = await wait(mcp, { terminalId, timeoutMs: 10_000 });
+  assertEquals(done.exitStatus, { exitCode: null, signal: "SIGINT" });
+});
+
+withServer("head-tail and since arithmetic against known line counts", async (mcp) => {
+  const { terminalId } = await mcp.callOk<Created>("terminal_create", {
+    command: "seq",
+    args: ["1", "1000"],
+  });
+  await wait(mcp, { terminalId, timeoutMs: 10_000 });
+  const ends = await mcp.callOk<Read>("terminal_read", {
+    terminalId,
+    mode: "head-tail",
+    headLines: 3,
+    tailLines: 2,
+  });
+  assertEquals(ends.output, "1\n2\n3\n... [995 lines omitted] ...\n999\n1000\n");
+  assertEquals([ends.totalLines, ends.stats.linesShown, ends.stats.linesOmitted, ends.truncated], [
+    1000,
+    5,
+    995,
+    true,
+  ]);
+  const page = await mcp.callOk<Read>("terminal_read", { terminalId, since: 100, maxLines: 10 });
+  assertEquals(page.output, Array.from({ length: 10 }, (_, i) => `${101 + i}\n`).join(""));
+  assertEquals([page.nextReadFrom, page.hasMore], [110, true]);
+  const rest = await mcp.callOk<Read>("terminal_read", { terminalId, since: 995 });
+  assertEquals([rest.output, rest.nextReadFrom, rest.hasMore], [
+    "996\n997\n998\n999\n1000\n",
+    1000,
+    false,
+  ]);
+  const tail = await mcp.callOk<Read>("terminal_read", { terminalId, mode: "tail", tailLines: 2 });
+  assertEquals(tail.output, "999\n1000\n");
+  assertEquals(tail.exitStatus, { exitCode: 0, signal: null });
+  const head = await mcp.callOk<Read>("terminal_read", {
+    terminalId,
+    mode: "head",
+    headLines: 2,
+    since: 10,
+  });
+  assertEquals([head.output, head.stats.linesOmitted], ["11\n12\n", 988]);
+  const stats = await mcp.callOk<Record<string, unknown>>("terminal_stats", { terminalId });
+  assertEquals(stats, {
+    terminalId,
+    totalLines: 1000,
+    totalBytes: ends.stats.totalBytes,
+    estimatedTokens: Math.ceil(ends.stats.totalBytes / 4),
+    bufferSize: 1000,
+    oldestLine: 0,
+    newestLine: 999,
+    isActive: false,
+  });
+});
+
+withServer("outputByteLimit keeps the newest bytes, cut at a character boundary", async (mcp) => {
+  const { terminalId } = await mcp.callOk<Created>("terminal_create", {
+    command: "printf",
+    args: ["%s", "开始-€€€€-中文结束"],
+    outputByteLimit: 14,
+  });
+  await wait(mcp, { terminalId, timeoutMs: 10_000 });
+  const out = await mcp.callOk<{ output: string; truncated: boolean }>("terminal_output", {
+    terminalId,
+  });
+  // The newest 14 bytes ("-中文结束" is 13) start inside a "€": the cut moves to the next character.
+  assertEquals(out, {
+    output: "-中文结束",
+    truncated: true,
+    exitStatus: { exitCode: 0, signal: null },
+  });
+  assertEquals(new TextEncoder().encode(out.output).length <= 14, true);
+});
+
+withServer(
+  "ACP: kill, then output and exit status, then release; the id is invalid afterwards",
+  async (mcp) => {
+    const { terminalId, pid } = await mcp.callOk<Created>("terminal_create", {
+      command: "sh",
+      args: ["-c", "echo started; sleep 5551 & sleep 5552"],
+      env: [{ name: "ACP_STYLE", value: "yes" }],
+    });
+    await wait(mcp, { terminalId, pattern: "started", timeoutMs: 10_000, since: 0 });
+    const killed = await mcp.callOk<{ exitStatus: unknown }>("terminal_kill", { terminalId });
+    assertEquals(killed.exitStatus, { exitCode: null, signal: "SIGHUP" });
+    if (linux) {
+      ok(
+        await eventually(() => processesWith("sleep 555").length === 0),
+        "the tree survived the kill",
+      );
+    }
+    const out = await mcp.callOk<{ output: string; exitStatus: unknown }>("terminal_output", {
+      terminalId,
+    });
+    match(out.output, /started/);
+    assertEquals(out.exitStatus, { exitCode: null, signal: "SIGHUP" });
+    assertEquals(await mcp.callOk("terminal_wait_for_exit", { terminalId }), {
+      exitCode: null,
+      signal: "SIGHUP",
+    });
+    const listed = await mcp.callOk<
+      { terminals: { terminalId: string; status: string; pid: number }[] }
+    >("terminal_list");
+    assertEquals(listed.terminals.find((t) => t.terminalId === terminalId)?.status, "exited");
+    assertEquals(listed.terminals.find((t) => t.terminalId === terminalId)?.pid, pid);
+    await mcp.callOk("terminal_release", { terminalId });
+    for (
+      const [tool, args] of [["terminal_output", {}], ["terminal_read", {}], [
+        "terminal_release",
+        {},
+      ], ["terminal_write", { input: "x" }]] as const
+    ) {
+      const gone = await mcp.call(tool, { terminalId, ...args });
+      ok(gone.isError);
+      match(text(gone), /'terminalId': no terminal term_/);
+    }
+  },
+);
+
+withServer("a signal of one's choosing, and wait_for_exit with a timeout", async (mcp) => {
+  const { terminalId } = await mcp.callOk<Created>("terminal_create", {
+    command: "sleep",
+    args: ["30"],
+  });
+  const early = await mcp.call("terminal_wait_for_exit", { terminalId, timeoutMs: 200 });
+  ok(early.isError);
+  match(text(early), /still running/);
+  const sent = await mcp.callOk<{ exitStatus?: unknown }>("terminal_kill", {
+    terminalId,
+    signal: "SIGUSR1",
+  });
+  assertEquals(sent.exitStatus, { exitCode: null, signal: "SIGUSR1" });
+});
+
+withServer("screen mode shows a full-screen program's final screen", async (mcp) => {
+  const draw = [
+    "import sys, time",
+    "w = sys.stdout.write",
+    "w('\\x1b[?1049h\\x1b[2J\\x1b[H')", // alternate screen, cleared
+    "w('+' + '-' * 18 + '+\\r\\n')",
+    "for i in range(3): w('|' + ' ' * 18 + '|\\r\\n')",
+    "w('+' + '-' * 18 + '+')",
+    "w('\\x1b[3;6HSTATUS: OK')", // drawn by cursor moves
+    "w('\\x1b[2;3H10%'); w('\\x1b[2;3H100%')", // redrawn in place
+    "w('\\x1b[6;1H'); sys.stdout.flush(); time.sleep(30)",
+  ].join("\n");
+  const { terminalId } = await mcp.callOk<Created>("terminal_create", {
+    command: "python3",
+    args: ["-c", draw],
+    cols: 40,
+    rows: 10,
+  });
+  await wait(mcp, { terminalId, idleMs: 300, timeoutMs: 10_000, since: 0 });
+  const screen = await mcp.callOk<Read>("terminal_read", { terminalId, mode: "screen" });
+  assertEquals(
+    screen.output,
+    [
+      "+------------------+",
+      "| 100%             |",
+      "|    STATUS: OK    |",
+      "|                  |",
+      "+------------------+",
+      "",
+    ].join("\n"),
+  );
+  assertEquals(screen.screen, { cols: 40, rows: 10, cursorX: 0, cursorY: 5, alternate: true });
+  await mcp.callOk("terminal_resize", { terminalId, cols: 30, rows: 8 });
+  const resized = await mcp.callOk<Read>("terminal_read", { terminalId, mode: "screen" });
+  assertEquals([resized.screen?.alternate, resized.output.split("\n")[0]], [
+    true,
+    "+------------------+",
+  ]);
+  await mcp.callOk("terminal_release", { terminalId });
+});
+
+withServer("resize reaches the program", async (mcp) => {
+  const { terminalId } = await mcp.callOk<Created>("terminal_create", {
+    shell: "sh",
+    cols: 80,
+    rows: 24,
+  });
+  await mcp.callOk("terminal_resize", { terminalId, cols: 132, rows: 43 });
+  await mcp.callOk("terminal_write", { terminalId, input: "stty size" });
+  assertEquals(
+    (await wait(mcp, { terminalId, pattern: "43 132", timeoutMs: 10_000, since: 0 })).condition,
+    "pattern",
+  );
+  const listed = await mcp.callOk<{ terminals: { size: unknown }[] }>("terminal_list");
+  assertEquals(listed.terminals[0].size, { cols: 132, rows: 43 });
+});
+
+withServer("64 terminals live at once; the 65th is refused", async (mcp) => {
+  const ids = [];
+  for (let i = 0; i < 64; i++) {
+    ids.push((await mcp.callOk<Created>("terminal_create", { shell: "sh" })).terminalId);
+  }
+  const refused = await mcp.call("terminal_create", { shell: "sh" });
+  ok(refused.isError);
+  match(text(refused), /64 terminals are open, the most allowed/);
+  const listed = await mcp.callOk<{ count: number }>("terminal_list");
+  assertEquals(listed.count, 64);
+  // Every one of them answers.
+  await Promise.all(
+    ids.map((terminalId, i) =>
+      mcp.callOk("terminal_write", { terminalId, input: `echo alive-${i}` })
+    ),
+  );
+  const answers = await Promise.all(
+    ids.map((terminalId, i) =>
+      wait(mcp, { terminalId, pattern: `^alive-${i}`, flags: "m", timeoutMs: 20_000, since: 0 })
+    ),
+  );
+  ok(answers.every((answer) => answer.condition === "pattern"));
+  await mcp.callOk("terminal_release", { terminalId: ids[0] });
+  await mcp.callOk("terminal_create", { shell: "sh" });
+});
+
+withServer("idle terminals are released after WINTERM_TERMINAL_IDLE_SECONDS", async (mcp) => {
+  const { terminalId } = await mcp.callOk<Created>("terminal_create", { shell: "sh" });
+  let count = 1;
+  const gone = await eventually(() => count === 0, 10_000, async () => {
+    count = (await mcp.callOk<{ count: number }>("terminal_list")).count;
+  });
+  ok(gone, "the idle terminal was not released");
+  match(text(await mcp.call("terminal_read", { terminalId })), /no terminal/);
+}, { WINTERM_TERMINAL_IDLE_SECONDS: "2" });
+
+withServer("bad terminal input is refused clearly", async (mcp) => {
+  const { terminalId } = await mcp.callOk<Created>("terminal_create", { shell: "sh" });
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    ["terminal_write", { terminalId }, /'input': give input, keys, or both/],
+    [
+      "terminal_write",
+      { terminalId, keys: ["hyperspace"] },
+      /'keys.0' must be one of "enter", "tab"/,
+    ],
+    ["terminal_wait", { terminalId, pattern: "(" }, /'timeoutMs' is required/],
+    [
+      "terminal_wait",
+      { terminalId, pattern: "(", timeoutMs: 100 },
+      /'pattern': not a valid regular expression/,
+    ],
+    ["terminal_wait", { terminalId, timeoutMs: 100, flags: "g" }, /'flags' must be a string/],
+    [
+      "terminal_read",
+      { terminalId, mode: "sideways" },
+      /'mode' must be one of "full", "head", "tail", "head-tail", "screen"/,
+    ],
+    [
+      "terminal_resize",
+      { terminalId, cols: 0, rows: 10 },
+      /'cols' must be an integer from 1 to 1000/,
+    ],
+    ["terminal_create", { cwd: "/no/such/dir" }, /'cwd':.*does not exist/],
+    ["terminal_create", { command: "no-such-program-xyz", args: [] }, /'command':.*not found/],
+    ["terminal_create", { shell: "/no/such/shell" }, /'shell':.*not found/],
+    ["terminal_create", { shell: "cmd" }, /'shell': no cmd shell found/],
+    ["terminal_create", { env: [{ name: "A=B", value: "x" }] }, /env/],
+    ["terminal_kill", { terminalId, signal: "SIGFOO" }, /'signal' must be one of "SIGHUP"/],
+  ];
+  for (const [tool, args, expected] of cases) {
+    const result = await mcp.call(tool, args);
+    ok(result.isError, `${tool} ${JSON.stringify(args)} was accepted`);
+    match(text(result), expected);
+  }
+  assertEquals((await mcp.callOk<{ count: number }>("terminal_list")).count, 1);
+});

@@ -5,7 +5,8 @@
  *   measured in the same run (`script -qc CMD /dev/null > /dev/null`, the same producer);
  * - `run_command` of `echo` until completed, through the real server and the SDK client;
  * - server start until `initialize` is answered;
- * - server memory with 50 live terminals, and the time to shut down with them.
+ * - server memory with 50 live terminals, and the time to shut down with them;
+ * - `terminal_read` latency on a 100,000-line buffer, and memory with 50 idle shells.
  *
  * Medians of repeated runs. Linux/macOS only (the Windows figures need a Windows machine).
  *
@@ -188,6 +189,48 @@ async function memoryAndShutdown(rows: Row[]): Promise<void> {
   });
 }
 
+async function terminals(rows: Row[]): Promise<void> {
+  const mcp = await connect([], { WINTERM_TERMINAL_MAX_LINES: "100000" });
+  try {
+    const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+      command: "seq",
+      args: ["1", "100000"],
+    });
+    await mcp.callOk("terminal_wait", { terminalId, exit: true, timeoutMs: 60_000 });
+    const stats = await mcp.callOk<{ bufferSize: number }>("terminal_stats", { terminalId });
+    if (stats.bufferSize !== 100_000) {
+      throw new Error(`expected 100000 lines, got ${stats.bufferSize}`);
+    }
+    const read = () => mcp.callOk("terminal_read", { terminalId, mode: "tail", tailLines: 50 });
+    await repeat(10, read);
+    const times = await repeat(200, read);
+    rows.push({
+      what:
+        "`terminal_read` tail 50 lines of a 100,000-line buffer (SDK client over stdio, round trip)",
+      figure: `median ${median(times).toFixed(2)} ms, p95 ${percentile(times, 95).toFixed(2)} ms`,
+    });
+  } finally {
+    await mcp.close();
+  }
+  // Memory on a fresh server, so nothing but the shells is measured.
+  const fresh = await connect();
+  try {
+    const idle = rssKiB(fresh.pid);
+    for (let i = 0; i < 50; i++) await fresh.callOk("terminal_create", { shell: "bash" });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const busy = rssKiB(fresh.pid);
+    rows.push({
+      what: "server memory (RSS) with 50 idle shells (`terminal_create`, bash)",
+      figure: `${(busy / 1024).toFixed(1)} MiB (the same server idle: ${
+        (idle / 1024).toFixed(1)
+      } MiB)`,
+      note: "goal: under 100 MB",
+    });
+  } finally {
+    await fresh.close();
+  }
+}
+
 const rows: Row[] = [];
 const started = new Date();
 console.error("PTY throughput...");
@@ -198,6 +241,8 @@ console.error("startup...");
 await startup(rows);
 console.error("memory and shutdown...");
 await memoryAndShutdown(rows);
+console.error("terminals...");
+await terminals(rows);
 
 const cpu = Deno.readTextFileSync("/proc/cpuinfo").match(/model name\s*:\s*(.*)/)?.[1] ??
   "unknown CPU";

@@ -14,7 +14,9 @@
  * @module
  */
 
-type XtermTerminal = import("@xterm/headless").Terminal;
+// The package's "module" field names a file it does not ship, which bundlers follow: the
+// import map points at its ESM build, and the types come from its typings.
+type XtermTerminal = import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").Terminal;
 
 /** A rendered screen. */
 export interface ScreenView {
@@ -40,8 +42,10 @@ export class Screen {
 
   /** A blank screen of the given size. */
   static async create(cols: number, rows: number): Promise<Screen> {
-    const { default: xterm } = await import("@xterm/headless");
-    return new Screen(new xterm.Terminal({ cols, rows, scrollback: 0, allowProposedApi: true }));
+    const { Terminal } = await import("@xterm/headless") as unknown as {
+      Terminal: typeof import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").Terminal;
+    };
+    return new Screen(new Terminal({ cols, rows, scrollback: 0, allowProposedApi: true }));
   }
 
   /** Feeds output to the emulator (parsed asynchronously, in order). */

@@ -216,11 +216,17 @@ async function terminals(rows: Row[]): Promise<void> {
   const fresh = await connect();
   try {
     const idle = rssKiB(fresh.pid);
-    for (let i = 0; i < 50; i++) await fresh.callOk("terminal_create", { shell: "bash" });
+    // Without rc files, so that the figure is the server's, not this machine's ~/.bashrc.
+    for (let i = 0; i < 50; i++) {
+      await fresh.callOk("terminal_create", {
+        command: "bash",
+        args: ["--norc", "--noprofile", "-i"],
+      });
+    }
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const busy = rssKiB(fresh.pid);
     rows.push({
-      what: "server memory (RSS) with 50 idle shells (`terminal_create`, bash)",
+      what: "server memory (RSS) with 50 idle shells (`terminal_create`, bash --norc -i)",
       figure: `${(busy / 1024).toFixed(1)} MiB (the same server idle: ${
         (idle / 1024).toFixed(1)
       } MiB)`,

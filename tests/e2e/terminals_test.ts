@@ -59,8 +59,10 @@ const wait = (mcp: Connection, args: Record<string, unknown>) =>
   mcp.callOk<Waited>("terminal_wait", args);
 
 withServer("an interactive bash keeps its state (cd, variables) across writes", async (mcp) => {
+  // Without rc files: a machine's ~/.bashrc (pyenv init, say) is not what is under test.
   const { terminalId, status } = await mcp.callOk<Created>("terminal_create", {
-    shell: "bash",
+    command: "bash",
+    args: ["--norc", "--noprofile", "-i"],
     cwd: "/",
   });
   assertEquals(status, "active");

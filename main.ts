@@ -2,7 +2,8 @@
  * winterm-mcp: an MCP server that gives AI agents real terminals.
  *
  * ```sh
- * deno task start            # MCP over stdio
+ * deno task start                  # MCP over stdio
+ * deno task start --http           # MCP at http://127.0.0.1:3001/mcp, REST at /api
  * deno task start --help
  * ```
  * @module
@@ -10,35 +11,43 @@
 import process from "node:process";
 import { type Config, ConfigError, parseConfig, USAGE } from "./src/config.ts";
 import { Engine } from "./src/engine/mod.ts";
+import { startHttp, UnsafeConfigError } from "./src/http/server.ts";
 import { log, setLogLevel } from "./src/log.ts";
+import { toolsFor } from "./src/mcp/profiles.ts";
 import { StdioServerTransport } from "./src/mcp/sdk.ts";
 import { createMcpServer } from "./src/mcp/server.ts";
-import { toolsFor } from "./src/mcp/profiles.ts";
 import { NAME, VERSION } from "./src/version.ts";
 
-/** Children get this long to exit on SIGTERM at shutdown; the whole exit stays under 2 s. */
+/** Children get this long to exit on their first signal at shutdown; the exit stays under 2 s. */
 const SHUTDOWN_GRACE_MS = 500;
 const SHUTDOWN_DEADLINE_MS = 1800;
+
+function fail(message: string, usage = false): never {
+  console.error(`${NAME}: ${message}${usage ? `\n\n${USAGE}` : ""}`);
+  Deno.exit(2);
+}
 
 function readConfig(): { config: Config; help: boolean; version: boolean } {
   try {
     return parseConfig(Deno.args, Deno.env.toObject());
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    console.error(`${NAME}: ${error.message}\n\n${USAGE}`);
-    Deno.exit(2);
+    if (error instanceof ConfigError) fail(error.message, true);
+    throw error;
   }
 }
 
-/** Ends the engine's processes and exits 0, once, whatever asked first. */
-function shutdownOnce(engine: Engine): (reason: string) => void {
+/**
+ * Returns the function that ends the server, once, whatever asks first: `stopServing` (stop
+ * accepting requests), then every process the engine started, then exit 0.
+ */
+function shutdownOnce(engine: Engine, stopServing: () => Promise<void>): (reason: string) => void {
   let stopping = false;
   return (reason) => {
     if (stopping) return;
     stopping = true;
     log.info("shutting down", { reason });
     setTimeout(() => Deno.exit(0), SHUTDOWN_DEADLINE_MS);
-    engine.shutdown(SHUTDOWN_GRACE_MS)
+    Promise.all([stopServing().catch(() => {}), engine.shutdown(SHUTDOWN_GRACE_MS)])
       .catch((error) => log.error("shutdown failed", { error }))
       .finally(() => Deno.exit(0));
   };
@@ -56,12 +65,33 @@ async function main(): Promise<void> {
     log.error("unhandled rejection", { error: event.reason, stack: event.reason?.stack });
   });
 
-  const engine = new Engine(config);
-  const shutdown = shutdownOnce(engine);
+  let engine: Engine;
+  try {
+    engine = new Engine(config);
+  } catch (error) {
+    fail((error as Error).message);
+  }
+
+  if (config.http) {
+    let http;
+    try {
+      http = startHttp(engine, config.http, config.tools);
+    } catch (error) {
+      if (error instanceof UnsafeConfigError) fail(error.message);
+      fail(
+        `cannot serve HTTP on ${config.http.host}:${config.http.port}: ${(error as Error).message}`,
+      );
+    }
+    const shutdown = shutdownOnce(engine, () => http.close());
+    Deno.addSignalListener("SIGINT", () => shutdown("SIGINT"));
+    if (Deno.build.os !== "windows") Deno.addSignalListener("SIGTERM", () => shutdown("SIGTERM"));
+    return;
+  }
+
+  const server = createMcpServer(toolsFor(config.tools, engine, "mcp-stdio"));
+  const shutdown = shutdownOnce(engine, () => server.close());
   Deno.addSignalListener("SIGINT", () => shutdown("SIGINT"));
   if (Deno.build.os !== "windows") Deno.addSignalListener("SIGTERM", () => shutdown("SIGTERM"));
-
-  const server = createMcpServer(toolsFor(config.tools, engine));
   server.onclose = () => shutdown("transport closed");
   // The SDK's stdio transport does not notice the end of stdin (typescript-sdk#2002).
   process.stdin.on("end", () => shutdown("stdin closed"));

@@ -39,6 +39,28 @@ export interface Config {
   terminalMaxLines: number;
   /** Bytes of output kept per terminal. */
   terminalMaxBytes: number;
+  /** The policy file, if any. */
+  policyPath?: string;
+  /** The audit log file, if any. */
+  auditPath?: string;
+  /** Whether the audit log records what was typed (not just how much). */
+  auditInputContent: boolean;
+  /** Serve over HTTP instead of stdio. */
+  http?: HttpConfig;
+}
+
+/** The HTTP front end's settings. */
+export interface HttpConfig {
+  host: string;
+  port: number;
+  /** The bearer token clients must send; undefined: one is generated at start. */
+  token?: string;
+  /** Host names accepted in Host and Origin headers besides the loopback names. */
+  allowedHosts: string[];
+  /** Origins allowed to call from a browser (CORS); none by default. */
+  corsOrigins: string[];
+  /** Largest request body accepted, in bytes. */
+  maxBodyBytes: number;
 }
 
 /** What the command line asked for. */
@@ -64,6 +86,11 @@ Usage: winterm-mcp [options]          (serves MCP on stdin/stdout)
 Options:
   --log-level LEVEL   debug | info | warn | error | silent (env WINTERM_LOG_LEVEL; default info)
   --tools PROFILE     all | winterm | terminals: which tools to offer (env WINTERM_TOOLS; default all)
+  --policy FILE       command policy, JSON (env WINTERM_POLICY)
+  --audit FILE        audit log, JSON lines (env WINTERM_AUDIT)
+  --http              serve MCP (at /mcp) and the REST API (at /api) over HTTP instead of stdio
+  --host HOST         address to bind (env WINTERM_HTTP_HOST; default 127.0.0.1)
+  --port PORT         port (env WINTERM_HTTP_PORT; default 3001; 0 picks a free one)
   -h, --help          this text
   -v, --version       the version
 
@@ -77,6 +104,12 @@ Environment:
   WINTERM_TERMINAL_IDLE_SECONDS   unused terminals are released after this (default 86400)
   WINTERM_TERMINAL_MAX_LINES      lines kept per terminal (default 10000)
   WINTERM_TERMINAL_MAX_BYTES      bytes kept per terminal (default 10485760)
+  WINTERM_AUDIT_INPUT             "content" to log what is typed, not only its size
+  WINTERM_TOKEN                   HTTP bearer token (generated and printed to stderr if unset;
+                                  required to bind a non-loopback address)
+  WINTERM_ALLOWED_HOSTS           extra host names accepted in Host/Origin (comma-separated)
+  WINTERM_CORS_ORIGINS            origins allowed to call from a browser (comma-separated)
+  WINTERM_HTTP_MAX_BODY_BYTES     largest request body (default 1048576)
 
 Logs go to stderr; stdout carries only MCP messages.`;
 
@@ -101,6 +134,14 @@ function oneOf<T extends string>(what: string, text: string, allowed: readonly T
   throw new ConfigError(`${what} must be one of ${allowed.join(", ")} (got '${text}')`);
 }
 
+function nonEmpty(text: string | undefined): string | undefined {
+  return text?.trim() ? text.trim() : undefined;
+}
+
+function list(text: string | undefined): string[] {
+  return (text ?? "").split(",").map((item) => item.trim()).filter(Boolean);
+}
+
 /** Parses flags and environment. Throws {@link ConfigError} on bad values. */
 export function parseConfig(
   args: string[],
@@ -117,6 +158,11 @@ export function parseConfig(
         version: { type: "boolean", short: "v" },
         "log-level": { type: "string" },
         tools: { type: "string" },
+        policy: { type: "string" },
+        audit: { type: "string" },
+        http: { type: "boolean" },
+        host: { type: "string" },
+        port: { type: "string" },
       },
     }));
   } catch (error) {
@@ -157,6 +203,35 @@ export function parseConfig(
       1024,
       1024 * 1024 * 1024,
     ),
+    policyPath: values.policy ?? nonEmpty(env.WINTERM_POLICY),
+    auditPath: values.audit ?? nonEmpty(env.WINTERM_AUDIT),
+    auditInputContent:
+      oneOf("WINTERM_AUDIT_INPUT", env.WINTERM_AUDIT_INPUT || "size", ["size", "content"]) ===
+        "content",
   };
+  if (values.http) {
+    config.http = {
+      host: values.host ?? nonEmpty(env.WINTERM_HTTP_HOST) ?? "127.0.0.1",
+      port: integer(
+        { [values.port ? "--port" : "WINTERM_HTTP_PORT"]: values.port ?? env.WINTERM_HTTP_PORT },
+        values.port ? "--port" : "WINTERM_HTTP_PORT",
+        3001,
+        0, // 0: any free port (the address is logged)
+        65535,
+      ),
+      token: nonEmpty(env.WINTERM_TOKEN),
+      allowedHosts: list(env.WINTERM_ALLOWED_HOSTS).map((host) => host.toLowerCase()),
+      corsOrigins: list(env.WINTERM_CORS_ORIGINS),
+      maxBodyBytes: integer(
+        env,
+        "WINTERM_HTTP_MAX_BODY_BYTES",
+        1024 * 1024,
+        1024,
+        256 * 1024 * 1024,
+      ),
+    };
+  } else if (values.host || values.port) {
+    throw new ConfigError("--host and --port need --http");
+  }
   return { config, help: values.help ?? false, version: values.version ?? false };
 }

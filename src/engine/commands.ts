@@ -13,19 +13,14 @@
  * ```
  * @module
  */
-import { resolve } from "node:path";
 import { log } from "../log.ts";
-import {
-  type ChildProcess,
-  type ExitStatus,
-  spawn,
-  SpawnError,
-  type StreamName,
-} from "../pty/mod.ts";
+import type { ChildProcess, ExitStatus, StreamName } from "../pty/mod.ts";
 import { HOST_FLAVOR } from "../pty/resolve.ts";
+import type { FrontEnd } from "./audit.ts";
 import { EngineError } from "./errors.ts";
 import { childEnvironment } from "./environment.ts";
 import { Listeners } from "./events.ts";
+import { type LaunchContext, Launcher, resolveDirectory } from "./launcher.ts";
 import { stopProcess } from "./lifecycle.ts";
 import { DEFAULT_MAX_BYTES, OutputBuffer } from "./output_buffer.ts";
 import { utf8Transcoder } from "./utf8.ts";
@@ -43,6 +38,8 @@ export interface RunRequest extends InvocationRequest {
   maxBufferSize?: number;
   /** Extra environment variables. */
   env?: Record<string, string>;
+  /** The front end that asked (for the audit log). */
+  via?: FrontEnd;
 }
 
 /** Where a command is in its life. */
@@ -63,6 +60,8 @@ export interface CommandServiceOptions {
   maxRunning?: number;
   /** Time between SIGTERM and SIGKILL when stopping, in ms. Default 2000. */
   killGraceMs?: number;
+  /** Starts processes (policy, audit). Default: no policy, no audit. */
+  launcher?: Launcher;
 }
 
 /** Terminal size for commands: wide, so that tools do not wrap or truncate their lines. */
@@ -74,7 +73,7 @@ const encoder = new TextEncoder();
 
 /** A command and everything known about it. */
 export class Command {
-  readonly token: string = crypto.randomUUID();
+  readonly token: string;
   /** When it started, ms since the epoch. */
   readonly startedAt: number = Date.now();
   readonly stdout: OutputBuffer;
@@ -97,13 +96,16 @@ export class Command {
   #stopping: Promise<unknown> | undefined;
 
   constructor(
+    private readonly context: LaunchContext,
     child: ChildProcess,
     readonly invocation: Invocation,
     readonly cwd: string,
     maxBufferSize: number,
     timeoutSeconds: number,
     private readonly killGraceMs: number,
+    private readonly launcher: Launcher,
   ) {
+    this.token = context.id;
     this.#child = child;
     this.stdout = new OutputBuffer({ maxBytes: maxBufferSize });
     this.stderr = new OutputBuffer({ maxBytes: maxBufferSize });
@@ -139,10 +141,12 @@ export class Command {
   }
 
   /** Writes text to the command's input, with Enter after it if asked. */
-  async write(text: string, appendNewline: boolean): Promise<void> {
+  async write(text: string, appendNewline: boolean, via: FrontEnd = "internal"): Promise<void> {
     this.#assertRunning();
     const newline = this.mode === "pty" ? "\r" : HOST_FLAVOR === "windows" ? "\r\n" : "\n";
-    await this.#child.write(encoder.encode(appendNewline ? text + newline : text));
+    const input = appendNewline ? text + newline : text;
+    this.launcher.input({ ...this.context, via }, input);
+    await this.#child.write(encoder.encode(input));
   }
 
   /** Ends the command's input (EOF). */
@@ -152,9 +156,10 @@ export class Command {
   }
 
   /** Stops the command and its whole process tree; status becomes `terminated`. */
-  async terminate(): Promise<void> {
+  async terminate(via: FrontEnd = "internal"): Promise<void> {
     this.#assertRunning();
     this.#terminatedByUser = true;
+    this.launcher.kill({ ...this.context, via }, "SIGTERM");
     await this.stop();
   }
 
@@ -178,6 +183,7 @@ export class Command {
     if (!this.running) return;
     this.timeoutOccurred = true;
     log.info("command timed out", { token: this.token });
+    this.launcher.kill(this.context, "SIGTERM (timeout)");
     this.stop().catch((error) => log.error("stopping a timed-out command failed", { error }));
   }
 
@@ -205,12 +211,14 @@ export class CommandService {
   readonly retainMs: number;
   readonly maxRunning: number;
   readonly killGraceMs: number;
+  readonly launcher: Launcher;
 
   constructor(options: CommandServiceOptions = {}) {
     this.retainCount = options.retainCount ?? 500;
     this.retainMs = options.retainMs ?? 60 * 60 * 1000;
     this.maxRunning = options.maxRunning ?? 256;
     this.killGraceMs = options.killGraceMs ?? 2000;
+    this.launcher = options.launcher ?? new Launcher();
   }
 
   /** Starts a command. Throws {@link EngineError} naming the input at fault. */
@@ -230,20 +238,37 @@ export class CommandService {
       usePty ? { ...COMMAND_ENV, ...TERMINAL_ENV } : COMMAND_ENV,
     );
     const invocation = buildInvocation(request, { cwd, env });
-    const child = spawnOrExplain(invocation, {
-      cwd,
-      env,
-      mode: usePty ? "pty" : "pipe",
-      cols: COMMAND_COLS,
-      rows: COMMAND_ROWS,
-    }, request.executable ? "executable" : "command");
+    const context: LaunchContext = {
+      via: request.via ?? "internal",
+      kind: "command",
+      id: crypto.randomUUID(),
+    };
+    const child = this.launcher.launch(
+      invocation,
+      {
+        cwd,
+        env,
+        envOverrides: request.env ?? {},
+        mode: usePty ? "pty" : "pipe",
+        cols: COMMAND_COLS,
+        rows: COMMAND_ROWS,
+      },
+      {
+        program: request.executable ? "executable" : "command",
+        cwd: "working_directory",
+        env: "env",
+      },
+      context,
+    );
     const command = new Command(
+      context,
       child,
       invocation,
       cwd,
       request.maxBufferSize ?? DEFAULT_MAX_BYTES,
       request.timeoutSeconds ?? 30,
       this.killGraceMs,
+      this.launcher,
     );
     this.#commands.set(command.token, command);
     log.info("command started", {
@@ -282,55 +307,5 @@ export class CommandService {
     finished.forEach((command, index) => {
       if (index < excess || command.endedAt! < oldest) this.#commands.delete(command.token);
     });
-  }
-}
-
-/** Resolves a working directory and checks that it is one. */
-export function resolveDirectory(path: string | undefined, field: string): string {
-  const directory = resolve(Deno.cwd(), path ?? ".");
-  let isDirectory = false;
-  try {
-    isDirectory = Deno.statSync(directory).isDirectory;
-  } catch {
-    // reported below
-  }
-  if (!isDirectory) {
-    throw new EngineError(
-      "invalid_input",
-      `'${directory}' does not exist or is not a directory`,
-      field,
-    );
-  }
-  return directory;
-}
-
-/** Spawns an invocation, turning OS failures into errors that name the field at fault. */
-export function spawnOrExplain(
-  invocation: Invocation,
-  options: {
-    cwd: string;
-    env: Record<string, string>;
-    mode: "pty" | "pipe";
-    cols: number;
-    rows: number;
-  },
-  field: string,
-): ChildProcess {
-  try {
-    return spawn({
-      file: invocation.file,
-      args: invocation.args,
-      verbatimArguments: invocation.verbatimArguments,
-      ...options,
-    });
-  } catch (error) {
-    if (error instanceof SpawnError) {
-      throw new EngineError(
-        "invalid_input",
-        `cannot start ${invocation.display}: ${error.message}`,
-        field,
-      );
-    }
-    throw error;
   }
 }

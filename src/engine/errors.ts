@@ -11,6 +11,7 @@ export type EngineErrorKind =
   | "not_found"
   | "inactive"
   | "limit"
+  | "forbidden"
   | "failed";
 
 /** See the module documentation. */

@@ -14,25 +14,40 @@
  * @module
  */
 import type { Config } from "../config.ts";
+import { AuditLog } from "./audit.ts";
 import { CommandService } from "./commands.ts";
+import { Launcher } from "./launcher.ts";
+import { Policy } from "./policy.ts";
 import { TerminalService } from "./terminals.ts";
 
 /** The engine's settings (a subset of the server's configuration). */
-export type EngineOptions = Omit<Config, "logLevel" | "tools">;
+export type EngineOptions = Omit<Config, "logLevel" | "tools" | "http">;
 
 /** See the module documentation. */
 export class Engine {
   readonly commands: CommandService;
   readonly terminals: TerminalService;
 
+  /**
+   * Loads the policy and opens the audit log, if configured. Throws (PolicyError, or the file
+   * error) when either cannot be used: better not to start than to start unguarded.
+   */
   constructor(options: EngineOptions) {
+    const launcher = new Launcher(
+      options.policyPath ? Policy.load(options.policyPath) : undefined,
+      options.auditPath
+        ? new AuditLog(options.auditPath, { inputContent: options.auditInputContent })
+        : undefined,
+    );
     this.commands = new CommandService({
+      launcher,
       maxRunning: options.maxCommands,
       retainCount: options.commandRetention,
       retainMs: options.commandRetentionMinutes * 60_000,
       killGraceMs: options.killGraceMs,
     });
     this.terminals = new TerminalService({
+      launcher,
       maxTerminals: options.maxTerminals,
       idleMs: options.terminalIdleSeconds * 1000,
       maxLines: options.terminalMaxLines,

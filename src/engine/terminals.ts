@@ -20,11 +20,13 @@
 import { log } from "../log.ts";
 import type { ChildProcess, ExitStatus, SignalName } from "../pty/mod.ts";
 import { cleanTerminalText } from "./ansi.ts";
-import { resolveDirectory, spawnOrExplain } from "./commands.ts";
+import type { FrontEnd } from "./audit.ts";
+import { type LaunchContext, Launcher, resolveDirectory } from "./launcher.ts";
 import { childEnvironment } from "./environment.ts";
 import { EngineError } from "./errors.ts";
 import { Listeners } from "./events.ts";
 import { stopProcess } from "./lifecycle.ts";
+import { type LineReadOptions, readLines } from "./line_reader.ts";
 import { OutputBuffer } from "./output_buffer.ts";
 import { Screen, type ScreenView } from "./screen.ts";
 import { buildTerminalInvocation, type TerminalInvocationRequest } from "./shells.ts";
@@ -42,6 +44,8 @@ export interface TerminalServiceOptions {
   maxBytes?: number;
   /** Time between SIGTERM and SIGKILL when stopping, in ms. Default 2000. */
   killGraceMs?: number;
+  /** Starts processes (policy, audit). Default: no policy, no audit. */
+  launcher?: Launcher;
 }
 
 /** What {@link TerminalService.create} needs. */
@@ -52,6 +56,8 @@ export interface CreateTerminalRequest extends TerminalInvocationRequest {
   rows?: number;
   /** ACP: `terminal_output` returns at most this many of the newest bytes. */
   outputByteLimit?: number;
+  /** The front end that asked (for the audit log). */
+  via?: FrontEnd;
 }
 
 /** Something that happened to a terminal. */
@@ -109,7 +115,8 @@ export class Terminal {
   #stopping: Promise<ExitStatus> | undefined;
 
   constructor(
-    id: string,
+    private readonly context: LaunchContext,
+    private readonly launcher: Launcher,
     child: ChildProcess,
     readonly command: string,
     readonly cwd: string,
@@ -119,7 +126,7 @@ export class Terminal {
     limits: { maxLines: number; maxBytes: number },
     utf8Output: boolean,
   ) {
-    this.id = id;
+    this.id = context.id;
     this.#child = child;
     this.output = new OutputBuffer({ maxLines: limits.maxLines, maxBytes: limits.maxBytes });
     const convert = utf8Output ? undefined : utf8Transcoder(child.outputEncoding);
@@ -133,7 +140,7 @@ export class Terminal {
     this.exited = child.exited.then((status) => {
       this.exitStatus = status;
       this.events.emit({ type: "exit", status });
-      log.info("terminal exited", { terminalId: id, ...status });
+      log.info("terminal exited", { terminalId: this.id, ...status });
       return status;
     });
   }
@@ -152,9 +159,10 @@ export class Terminal {
   }
 
   /** Types text (which may hold control characters and escape sequences). */
-  async write(text: string): Promise<void> {
+  async write(text: string, via: FrontEnd = "internal"): Promise<void> {
     this.#assertRunning();
     const bytes = encoder.encode(text);
+    this.launcher.input({ ...this.context, via }, text);
     this.touch();
     this.inputs.push({ time: this.lastActivity, bytes: bytes.length });
     if (this.inputs.length > INPUT_HISTORY) this.inputs.shift();
@@ -175,16 +183,53 @@ export class Terminal {
   }
 
   /** Sends a signal to the program's whole process tree. */
-  signal(name: SignalName): void {
+  signal(name: SignalName, via: FrontEnd = "internal"): void {
     this.#assertRunning();
+    this.launcher.kill({ ...this.context, via }, name);
     this.#child.kill(name);
   }
 
   /** Stops the program and its tree (SIGHUP, as a closing terminal sends; SIGKILL after the grace period). */
-  stop(graceMs: number): Promise<ExitStatus> {
+  stop(graceMs: number, via: FrontEnd = "internal"): Promise<ExitStatus> {
     if (!this.running) return this.exited;
+    if (!this.#stopping) this.launcher.kill({ ...this.context, via }, "SIGHUP");
     this.#stopping ??= stopProcess(this.#child, graceMs, "SIGHUP");
     return this.#stopping;
+  }
+
+  /** Reads output by line (see {@link readLines}); counts as activity. */
+  read(options: Omit<LineReadOptions, "final">): TerminalRead {
+    this.touch();
+    const read = readLines(this.output, { ...options, final: !this.running });
+    return {
+      output: read.output,
+      totalLines: read.totalLines,
+      nextReadFrom: read.nextReadFrom,
+      hasMore: read.hasMore,
+      truncated: read.truncated,
+      stats: {
+        totalBytes: this.output.end,
+        estimatedTokens: estimateTokens(read.output.length),
+        linesShown: read.linesShown,
+        linesOmitted: read.linesOmitted,
+      },
+      ...(this.exitStatus ? { exitStatus: this.exitStatus } : {}),
+    };
+  }
+
+  /** How much output there is, and how much is kept. */
+  stats(): TerminalStats {
+    const buffer = this.output;
+    return {
+      terminalId: this.id,
+      totalLines: buffer.lineCount,
+      totalBytes: buffer.end,
+      estimatedTokens: estimateTokens(buffer.end - buffer.start),
+      bufferSize: buffer.lineCount - buffer.firstLine,
+      oldestLine: buffer.firstLine,
+      newestLine: Math.max(0, buffer.lineCount - 1),
+      isActive: this.running,
+    };
   }
 
   /** What a person would see now. */
@@ -269,6 +314,35 @@ export class Terminal {
   }
 }
 
+/** A line read, with statistics. */
+export interface TerminalRead {
+  output: string;
+  totalLines: number;
+  nextReadFrom: number;
+  hasMore: boolean;
+  truncated: boolean;
+  stats: { totalBytes: number; estimatedTokens: number; linesShown: number; linesOmitted: number };
+  exitStatus?: ExitStatus;
+}
+
+/** A terminal's output statistics. */
+export interface TerminalStats {
+  terminalId: string;
+  totalLines: number;
+  totalBytes: number;
+  estimatedTokens: number;
+  /** Lines kept. */
+  bufferSize: number;
+  oldestLine: number;
+  newestLine: number;
+  isActive: boolean;
+}
+
+/** About four characters of English per token. */
+export function estimateTokens(characters: number): number {
+  return Math.ceil(characters / 4);
+}
+
 /** "exit code 0", "signal SIGTERM". */
 export function describeExit(status: ExitStatus): string {
   return status.signal ? `signal ${status.signal}` : `exit code ${status.exitCode}`;
@@ -283,6 +357,7 @@ export class TerminalService {
   readonly maxLines: number;
   readonly maxBytes: number;
   readonly killGraceMs: number;
+  readonly launcher: Launcher;
 
   constructor(options: TerminalServiceOptions = {}) {
     this.maxTerminals = options.maxTerminals ?? 64;
@@ -290,6 +365,7 @@ export class TerminalService {
     this.maxLines = options.maxLines ?? 10_000;
     this.maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
     this.killGraceMs = options.killGraceMs ?? 2000;
+    this.launcher = options.launcher ?? new Launcher();
   }
 
   /** Starts a terminal. Throws {@link EngineError} naming the input at fault. */
@@ -305,11 +381,18 @@ export class TerminalService {
     const env = childEnvironment(request.env, ENV_FOR_TERMINALS);
     const invocation = buildTerminalInvocation(request, { cwd, env });
     const cols = request.cols ?? 80, rows = request.rows ?? 24;
-    const child = spawnOrExplain(invocation, { cwd, env, mode: "pty", cols, rows }, "command");
     let id: string;
     do id = `term_${crypto.randomUUID().slice(0, 8)}`; while (this.#terminals.has(id));
+    const context: LaunchContext = { via: request.via ?? "internal", kind: "terminal", id };
+    const child = this.launcher.launch(
+      invocation,
+      { cwd, env, envOverrides: request.env ?? {}, mode: "pty", cols, rows },
+      { program: request.command === undefined ? "shell" : "command", cwd: "cwd", env: "env" },
+      context,
+    );
     const terminal = new Terminal(
-      id,
+      context,
+      this.launcher,
       child,
       invocation.display,
       cwd,
@@ -344,10 +427,10 @@ export class TerminalService {
   }
 
   /** Kills the terminal if it runs, frees it; its id is invalid afterwards. */
-  async release(id: string): Promise<ExitStatus> {
+  async release(id: string, via: FrontEnd = "internal"): Promise<ExitStatus> {
     const terminal = this.get(id);
     this.#terminals.delete(id);
-    const status = await terminal.stop(this.killGraceMs);
+    const status = await terminal.stop(this.killGraceMs, via);
     terminal.dispose();
     log.info("terminal released", { terminalId: id });
     return status;

@@ -4,19 +4,20 @@
  * @module
  */
 import type { ToolProfile } from "../config.ts";
+import type { FrontEnd } from "../engine/audit.ts";
 import type { Engine } from "../engine/mod.ts";
 import type { ToolDefinition } from "./tool.ts";
 import { terminalTools } from "./terminal_tools.ts";
 import { wintermTools } from "./winterm_tools.ts";
 
-/** The tools of a profile. */
-export function toolsFor(profile: ToolProfile, engine: Engine): ToolDefinition[] {
+/** The tools of a profile, for the front end `via`. */
+export function toolsFor(profile: ToolProfile, engine: Engine, via: FrontEnd): ToolDefinition[] {
   switch (profile) {
     case "winterm":
-      return wintermTools(engine.commands);
+      return wintermTools(engine.commands, via);
     case "terminals":
-      return terminalTools(engine.terminals);
+      return terminalTools(engine.terminals, via);
     default:
-      return [...wintermTools(engine.commands), ...terminalTools(engine.terminals)];
+      return [...wintermTools(engine.commands, via), ...terminalTools(engine.terminals, via)];
   }
 }

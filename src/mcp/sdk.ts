@@ -23,3 +23,7 @@ export {
 } from "@modelcontextprotocol/sdk/types.js";
 // @ts-types="@modelcontextprotocol/sdk/shared/protocol"
 export type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+// @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
+export { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+export { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";

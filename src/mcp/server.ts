@@ -27,7 +27,8 @@ import {
   type ServerRequest,
   type Tool,
 } from "./sdk.ts";
-import { type ToolContext, type ToolDefinition, validationErrors } from "./tool.ts";
+import { validationErrors } from "../schema.ts";
+import { type ToolContext, type ToolDefinition } from "./tool.ts";
 
 const INSTRUCTIONS = "Real terminals for agents. One-shot commands: run_command returns a token; " +
   "query_command_status with wait_ms waits for the end and returns output and exit code. " +

@@ -7,13 +7,19 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { cleanTerminalText } from "../engine/ansi.ts";
+import type { FrontEnd } from "../engine/audit.ts";
 import { EngineError } from "../engine/errors.ts";
 import { KEY_NAMES, keySequence } from "../engine/keys.ts";
-import { LINE_MODES, readLines } from "../engine/line_reader.ts";
-import { describeExit, type Terminal, type TerminalService } from "../engine/terminals.ts";
+import { LINE_MODES } from "../engine/line_reader.ts";
+import {
+  describeExit,
+  estimateTokens,
+  type Terminal,
+  type TerminalService,
+} from "../engine/terminals.ts";
 import { boundaryAtOrAfter } from "../engine/utf8.ts";
 import { type ExitStatus, SIGNAL_NAMES } from "../pty/mod.ts";
-import { Env, literals } from "./schemas.ts";
+import { Env, literals } from "../schema.ts";
 import { defineTool, type ToolDefinition, withProgress } from "./tool.ts";
 
 const MIB = 1024 * 1024;
@@ -232,8 +238,8 @@ function compilePattern(pattern: string, flags = ""): RegExp {
   }
 }
 
-/** The terminal tools over a terminal service. */
-export function terminalTools(terminals: TerminalService): ToolDefinition[] {
+/** The terminal tools over a terminal service; `via` names the front end in the audit log. */
+export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDefinition[] {
   return [
     defineTool({
       name: "terminal_create",
@@ -254,7 +260,7 @@ export function terminalTools(terminals: TerminalService): ToolDefinition[] {
         const env = Array.isArray(args.env)
           ? Object.fromEntries(args.env.map(({ name, value }) => [name, value]))
           : args.env;
-        const terminal = terminals.create({ ...args, env });
+        const terminal = terminals.create({ ...args, env, via });
         return Promise.resolve(info(terminal));
       },
     }),
@@ -285,7 +291,7 @@ export function terminalTools(terminals: TerminalService): ToolDefinition[] {
           (args.appendNewline ?? true);
         const text = (args.input ?? "") + (enter ? keySequence("enter") : "") +
           (args.keys ?? []).map(keySequence).join("");
-        await terminals.get(args.terminalId).write(text);
+        await terminals.get(args.terminalId).write(text, via);
         const bytesWritten = encoder.encode(text).length;
         return {
           terminalId: args.terminalId,
@@ -318,7 +324,7 @@ export function terminalTools(terminals: TerminalService): ToolDefinition[] {
             truncated: false,
             stats: {
               totalBytes: buffer.end,
-              estimatedTokens: Math.ceil(text.length / 4),
+              estimatedTokens: estimateTokens(text.length),
               linesShown: screen.rows,
               linesOmitted: 0,
             },
@@ -326,25 +332,7 @@ export function terminalTools(terminals: TerminalService): ToolDefinition[] {
             ...exitField(terminal),
           };
         }
-        const read = readLines(buffer, {
-          ...args,
-          mode: args.mode ?? "full",
-          final: !terminal.running,
-        });
-        return {
-          output: read.output,
-          totalLines: read.totalLines,
-          nextReadFrom: read.nextReadFrom,
-          hasMore: read.hasMore,
-          truncated: read.truncated,
-          stats: {
-            totalBytes: buffer.end,
-            estimatedTokens: Math.ceil(read.output.length / 4),
-            linesShown: read.linesShown,
-            linesOmitted: read.linesOmitted,
-          },
-          ...exitField(terminal),
-        };
+        return terminal.read({ ...args, mode: args.mode ?? "full" });
       },
     }),
     defineTool({
@@ -488,7 +476,7 @@ export function terminalTools(terminals: TerminalService): ToolDefinition[] {
           };
         }
         if (args.signal) {
-          terminal.signal(args.signal);
+          terminal.signal(args.signal, via);
           // Give the program a moment to act on the signal before answering.
           await terminal.wait({ timeoutMs: 1000 });
           return {
@@ -497,7 +485,7 @@ export function terminalTools(terminals: TerminalService): ToolDefinition[] {
             ...exitField(terminal),
           };
         }
-        const status = await terminal.stop(terminals.killGraceMs);
+        const status = await terminal.stop(terminals.killGraceMs, via);
         return {
           terminalId: terminal.id,
           message: `killed (${describeExit(status)})`,
@@ -524,7 +512,7 @@ export function terminalTools(terminals: TerminalService): ToolDefinition[] {
         openWorldHint: false,
       },
       handler: async (args) => {
-        const exitStatus = await terminals.release(args.terminalId);
+        const exitStatus = await terminals.release(args.terminalId, via);
         return { terminalId: args.terminalId, released: true, exitStatus };
       },
     }),
@@ -558,21 +546,7 @@ export function terminalTools(terminals: TerminalService): ToolDefinition[] {
         isActive: Type.Boolean(),
       }),
       annotations: READ_ONLY,
-      handler: (args) => {
-        const terminal = terminals.get(args.terminalId);
-        const buffer = terminal.output;
-        return Promise.resolve({
-          terminalId: terminal.id,
-          totalLines: buffer.lineCount,
-          totalBytes: buffer.end,
-          // About four bytes of English per token.
-          estimatedTokens: Math.ceil((buffer.end - buffer.start) / 4),
-          bufferSize: buffer.lineCount - buffer.firstLine,
-          oldestLine: buffer.firstLine,
-          newestLine: Math.max(0, buffer.lineCount - 1),
-          isActive: terminal.running,
-        });
-      },
+      handler: (args) => Promise.resolve(terminals.get(args.terminalId).stats()),
     }),
     defineTool({
       name: "terminal_resize",

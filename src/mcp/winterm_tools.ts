@@ -7,6 +7,7 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { cleanTerminalText } from "../engine/ansi.ts";
+import type { FrontEnd } from "../engine/audit.ts";
 import type { Command, CommandService } from "../engine/commands.ts";
 import { EngineError } from "../engine/errors.ts";
 import { waitFor } from "../engine/events.ts";
@@ -14,7 +15,7 @@ import type { OutputBuffer } from "../engine/output_buffer.ts";
 import { findCmd, findPowerShell, SHELL_TYPES } from "../engine/shells.ts";
 import type { StreamName } from "../pty/mod.ts";
 import { NAME, VERSION } from "../version.ts";
-import { Env, literals } from "./schemas.ts";
+import { Env, literals } from "../schema.ts";
 import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
 
 const MIB = 1024 * 1024;
@@ -343,8 +344,8 @@ function streamOutput(command: Command, context: ToolContext): void {
   });
 }
 
-/** The winterm tools over a command service. */
-export function wintermTools(commands: CommandService): ToolDefinition[] {
+/** The winterm tools over a command service; `via` names the front end in the audit log. */
+export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefinition[] {
   return [
     defineTool({
       name: "run_command",
@@ -372,6 +373,7 @@ export function wintermTools(commands: CommandService): ToolDefinition[] {
           usePty: args.use_pty ?? true,
           maxBufferSize: args.max_buffer_size ?? 10 * MIB,
           env: args.env,
+          via,
         });
         if (args.enable_streaming) streamOutput(command, context);
         return Promise.resolve({
@@ -453,7 +455,7 @@ export function wintermTools(commands: CommandService): ToolDefinition[] {
       },
       handler: async (args) => {
         const command = lookup(commands, args.token);
-        await command.write(args.input, args.append_newline ?? true);
+        await command.write(args.input, args.append_newline ?? true, via);
         if (args.eof) await command.closeInput();
         return {
           success: true,
@@ -478,7 +480,7 @@ export function wintermTools(commands: CommandService): ToolDefinition[] {
       },
       handler: async (args) => {
         const command = lookup(commands, args.token);
-        await command.terminate();
+        await command.terminate(via);
         return {
           success: true,
           message: `terminated after ${command.executionTimeMs} ms`,

@@ -126,7 +126,7 @@ export function childrenOf(ppid: number): number[] {
 export async function eventually(
   check: () => boolean,
   timeoutMs = 5000,
-  step?: () => Promise<unknown>,
+  step?: () => unknown,
 ): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

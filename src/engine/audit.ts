@@ -1,0 +1,50 @@
+/**
+ * The audit log: one JSON object per line for every process started (or refused), every input
+ * written (its size; its content only when asked for), every kill and every exit, with the
+ * time and the front end that asked.
+ *
+ * @example
+ * ```ts
+ * import { AuditLog } from "./audit.ts";
+ * const audit = new AuditLog("/var/log/winterm-audit.jsonl", { inputContent: false });
+ * audit.record({ event: "start", via: "rest", kind: "terminal", id: "term_1", program: "/bin/sh" });
+ * ```
+ * @module
+ */
+import { log } from "../log.ts";
+
+/** Where a request came from (`internal`: the engine's own callers, such as the benchmark). */
+export type FrontEnd = "mcp-stdio" | "mcp-http" | "rest" | "internal";
+
+/** A record's fields besides the time. */
+export type AuditRecord =
+  & { event: "start" | "refused" | "input" | "kill" | "exit" }
+  & Record<string, unknown>;
+
+const encoder = new TextEncoder();
+
+/** See the module documentation. */
+export class AuditLog {
+  #file: Deno.FsFile;
+  readonly inputContent: boolean;
+
+  /** Opens (appends to) the log. Throws if the file cannot be opened. */
+  constructor(readonly path: string, options: { inputContent: boolean }) {
+    this.#file = Deno.openSync(path, { append: true, create: true });
+    this.inputContent = options.inputContent;
+  }
+
+  /** Appends a record. A write failure is logged; it never stops the server. */
+  record(record: AuditRecord): void {
+    try {
+      const bytes = encoder.encode(
+        JSON.stringify({ time: new Date().toISOString(), ...record }) + "\n",
+      );
+      for (let written = 0; written < bytes.length;) {
+        written += this.#file.writeSync(bytes.subarray(written));
+      }
+    } catch (error) {
+      log.error("audit log write failed", { path: this.path, error });
+    }
+  }
+}

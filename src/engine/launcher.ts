@@ -1,0 +1,142 @@
+/**
+ * The one way the engine starts a process: the working directory checked, the policy asked,
+ * the child spawned, and every start, refusal, input, kill and exit written to the audit log.
+ * Commands and terminals both go through it, whichever front end asked.
+ *
+ * @module
+ */
+import { resolve } from "node:path";
+import { type ChildProcess, spawn, SpawnError, type StdioMode } from "../pty/mod.ts";
+import type { AuditLog, FrontEnd } from "./audit.ts";
+import { EngineError } from "./errors.ts";
+import type { Policy } from "./policy.ts";
+import type { Invocation } from "./shells.ts";
+
+/** Which process an audit record is about, and who asked. */
+export interface LaunchContext {
+  via: FrontEnd;
+  kind: "command" | "terminal";
+  /** The command's token or the terminal's id. */
+  id: string;
+}
+
+/** How to start it. */
+export interface LaunchOptions {
+  cwd: string;
+  /** The child's whole environment. */
+  env: Record<string, string>;
+  /** The variables the request itself set (what the policy judges). */
+  envOverrides: Record<string, string>;
+  mode: StdioMode;
+  cols: number;
+  rows: number;
+}
+
+/** The names of the request fields that errors should point at. */
+export interface LaunchFields {
+  program: string;
+  cwd: string;
+  env: string;
+}
+
+/** Resolves a working directory and checks that it is one. */
+export function resolveDirectory(path: string | undefined, field: string): string {
+  const directory = resolve(Deno.cwd(), path ?? ".");
+  let isDirectory = false;
+  try {
+    isDirectory = Deno.statSync(directory).isDirectory;
+  } catch {
+    // reported below
+  }
+  if (!isDirectory) {
+    throw new EngineError(
+      "invalid_input",
+      `'${directory}' does not exist or is not a directory`,
+      field,
+    );
+  }
+  return directory;
+}
+
+const encoder = new TextEncoder();
+
+/** See the module documentation. */
+export class Launcher {
+  constructor(readonly policy?: Policy, readonly audit?: AuditLog) {}
+
+  /** Checks the launch against the policy and starts it. Throws {@link EngineError}. */
+  launch(
+    invocation: Invocation,
+    options: LaunchOptions,
+    fields: LaunchFields,
+    context: LaunchContext,
+  ): ChildProcess {
+    try {
+      this.policy?.check({
+        program: invocation.file,
+        cwd: options.cwd,
+        envOverrides: options.envOverrides,
+      }, fields);
+    } catch (error) {
+      this.audit?.record({
+        event: "refused",
+        ...context,
+        program: invocation.file,
+        reason: (error as Error).message,
+      });
+      throw error;
+    }
+    let child: ChildProcess;
+    try {
+      child = spawn({
+        file: invocation.file,
+        args: invocation.args,
+        verbatimArguments: invocation.verbatimArguments,
+        cwd: options.cwd,
+        env: options.env,
+        mode: options.mode,
+        cols: options.cols,
+        rows: options.rows,
+      });
+    } catch (error) {
+      if (error instanceof SpawnError) {
+        throw new EngineError(
+          "invalid_input",
+          `cannot start ${invocation.display}: ${error.message}`,
+          fields.program,
+        );
+      }
+      throw error;
+    }
+    this.audit?.record({
+      event: "start",
+      ...context,
+      pid: child.pid,
+      program: invocation.file,
+      args: invocation.args,
+      cwd: options.cwd,
+      command: invocation.display,
+    });
+    child.exited.then((status) =>
+      this.audit?.record({ event: "exit", kind: context.kind, id: context.id, ...status })
+    );
+    return child;
+  }
+
+  /** Records input written to a process. */
+  input(context: LaunchContext, text: string): void {
+    if (!this.audit) return;
+    const bytes = encoder.encode(text).length;
+    this.audit.record({
+      event: "input",
+      ...context,
+      bytes,
+      ...(this.audit.inputContent ? { content: text } : {}),
+    });
+  }
+
+  /** Records a kill or signal. */
+  kill(context: LaunchContext, signal: string): void {
+    this.audit?.record({ event: "kill", ...context, signal });
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * The command policy: which programs may be started, in which directories, and which
+ * environment variables a request may not override. Programs are matched on the RESOLVED
+ * executable (PATH looked up, `..` and symbolic links resolved, and the file's identity
+ * compared), never on the command text, which chaining and aliases bypass. The policy governs
+ * what is started directly: a shell it allows can run anything that shell can.
+ *
+ * The file is JSON:
+ *
+ * ```json
+ * {
+ *   "programs": { "allow": ["git", "python3", "/usr/local/bin/node"], "deny": ["sudo"] },
+ *   "cwd": { "allow": ["/home/me/projects"] },
+ *   "env": { "protect": ["PATH", "LD_PRELOAD", "NODE_OPTIONS"] }
+ * }
+ * ```
+ *
+ * A bare name matches a program of that name wherever it lives (`python3` also matches the
+ * file a `python3` symlink points to); a path matches that file however it is reached.
+ * `deny` wins over `allow`; with an `allow` list, everything else is refused.
+ *
+ * @module
+ */
+import { basename, resolve, sep } from "node:path";
+import { Type } from "@sinclair/typebox";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { EngineError } from "./errors.ts";
+
+const Names = Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), { maxItems: 10_000 });
+const PolicySchema = Type.Object({
+  programs: Type.Optional(Type.Object({ allow: Type.Optional(Names), deny: Type.Optional(Names) }, {
+    additionalProperties: false,
+  })),
+  cwd: Type.Optional(Type.Object({ allow: Type.Optional(Names) }, { additionalProperties: false })),
+  env: Type.Optional(
+    Type.Object({ protect: Type.Optional(Names) }, { additionalProperties: false }),
+  ),
+}, { additionalProperties: false });
+
+/** A policy file that cannot be used. */
+export class PolicyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PolicyError";
+  }
+}
+
+const WINDOWS = Deno.build.os === "windows";
+
+/** Case-folded (Windows) form of a name or path. */
+function fold(text: string): string {
+  return WINDOWS ? text.toLowerCase() : text;
+}
+
+/** A program name without `.exe`/`.com`/... on Windows. */
+function programName(path: string): string {
+  const name = fold(basename(path));
+  return WINDOWS ? name.replace(/\.(exe|com|bat|cmd|ps1)$/, "") : name;
+}
+
+function realPath(path: string): string | undefined {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The file's identity (device and inode), where the OS reports one. */
+function identity(path: string): string | undefined {
+  try {
+    const info = Deno.statSync(path);
+    return info.ino !== null && info.dev !== null ? `${info.dev}:${info.ino}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One program rule, ready to match. */
+interface ProgramRule {
+  /** As written in the file. */
+  text: string;
+  /** For a bare name: the name to match. */
+  name?: string;
+  /** For a path: its real path and identity. */
+  path?: string;
+  identity?: string;
+}
+
+function programRule(text: string): ProgramRule {
+  if (!/[\\/]/.test(text)) return { text, name: programName(text) };
+  const absolute = resolve(text);
+  const real = realPath(absolute) ?? absolute;
+  return { text, path: fold(real), identity: identity(real) };
+}
+
+/** What is about to be started, for the policy to judge. */
+export interface LaunchRequest {
+  /** The resolved program (absolute). */
+  program: string;
+  /** The working directory (absolute). */
+  cwd: string;
+  /** The variables the request sets. */
+  envOverrides: Record<string, string>;
+}
+
+/** See the module documentation. */
+export class Policy {
+  #allow: ProgramRule[] | undefined;
+  #deny: ProgramRule[];
+  #roots: string[] | undefined;
+  #protected: Map<string, string>;
+
+  constructor(readonly source: string, file: unknown) {
+    const checker = TypeCompiler.Compile(PolicySchema);
+    const problem = [...checker.Errors(file)][0];
+    if (problem) {
+      throw new PolicyError(
+        `${source}: '${problem.path.slice(1).replaceAll("/", ".") || "(top)"}': ${problem.message}`,
+      );
+    }
+    const valid = file as typeof PolicySchema.static;
+    this.#allow = valid.programs?.allow?.map(programRule);
+    this.#deny = (valid.programs?.deny ?? []).map(programRule);
+    this.#roots = valid.cwd?.allow?.map((root) => {
+      const real = realPath(resolve(root));
+      if (!real) throw new PolicyError(`${source}: cwd.allow entry '${root}' does not exist`);
+      return fold(real);
+    });
+    this.#protected = new Map((valid.env?.protect ?? []).map((name) => [fold(name), name]));
+  }
+
+  /** Reads and checks a policy file. Throws {@link PolicyError} with the reason. */
+  static load(path: string): Policy {
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(path);
+    } catch (error) {
+      throw new PolicyError(`cannot read policy file ${path}: ${(error as Error).message}`);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      throw new PolicyError(`policy file ${path} is not JSON: ${(error as Error).message}`);
+    }
+    return new Policy(path, parsed);
+  }
+
+  /** Throws an EngineError ("forbidden") naming the rule that refuses the launch, if any. */
+  check(request: LaunchRequest, fields: { program: string; cwd: string; env: string }): void {
+    for (const name of Object.keys(request.envOverrides)) {
+      const rule = this.#protected.get(fold(name));
+      if (rule !== undefined) {
+        throw refused(
+          `environment variable ${name} may not be set (env.protect entry '${rule}')`,
+          fields.env,
+        );
+      }
+    }
+    if (this.#roots) {
+      const real = fold(realPath(request.cwd) ?? request.cwd);
+      if (
+        !this.#roots.some((root) =>
+          real === root || real.startsWith(root.endsWith(sep) ? root : root + sep)
+        )
+      ) {
+        throw refused(
+          `working directory ${real} is outside the allowed roots (cwd.allow)`,
+          fields.cwd,
+        );
+      }
+    }
+    const real = realPath(request.program) ?? request.program;
+    const candidate = {
+      names: new Set([programName(request.program), programName(real)]),
+      path: fold(real),
+      identity: identity(real),
+    };
+    const matches = (rule: ProgramRule) =>
+      rule.name !== undefined ? candidate.names.has(rule.name) : rule.path === candidate.path ||
+        (rule.identity !== undefined && rule.identity === candidate.identity);
+    const what = real === request.program ? real : `${request.program} (really ${real})`;
+    const denied = this.#deny.find(matches);
+    if (denied) {
+      throw refused(`${what} matches programs.deny entry '${denied.text}'`, fields.program);
+    }
+    if (this.#allow && !this.#allow.some(matches)) {
+      throw refused(`${what} is not in programs.allow`, fields.program);
+    }
+  }
+}
+
+function refused(reason: string, field: string): EngineError {
+  return new EngineError("forbidden", `refused by policy: ${reason}`, field);
+}

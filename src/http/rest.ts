@@ -1,0 +1,250 @@
+/**
+ * The REST API at /api, in the persistent-terminal service's shapes: `{success: true, data}`
+ * or `{success: false, error: {code, message, details}}`.
+ *
+ * | route | does |
+ * |---|---|
+ * | `POST /api/terminals` | create `{shell?, cwd?, env?, cols?, rows?}` (also `command`, `args`, `outputByteLimit`) |
+ * | `POST /api/terminals/:id/input` | type `{input}`; Enter is added unless it ends with a newline |
+ * | `GET /api/terminals/:id/output` | read: `since`, `mode`, `headLines`, `tailLines`, `maxLines`, `raw` |
+ * | `GET /api/terminals/:id/stats` | statistics |
+ * | `GET /api/terminals` | list |
+ * | `DELETE /api/terminals/:id` | terminate and release, `{signal?}` first |
+ * | `GET /api/health` | status, uptime, terminals, version (no token needed) |
+ *
+ * @module
+ */
+import { type Static, Type } from "@sinclair/typebox";
+import type { FrontEnd } from "../engine/audit.ts";
+import { EngineError } from "../engine/errors.ts";
+import { keySequence } from "../engine/keys.ts";
+import { LINE_MODES } from "../engine/line_reader.ts";
+import type { Engine } from "../engine/mod.ts";
+import type { Terminal } from "../engine/terminals.ts";
+import { log } from "../log.ts";
+import { SIGNAL_NAMES, type SignalName } from "../pty/mod.ts";
+import { Env, literals, validationErrors } from "../schema.ts";
+import { VERSION } from "../version.ts";
+
+/** The error codes of the API. */
+export type ErrorCode =
+  | "TERMINAL_NOT_FOUND"
+  | "TERMINAL_INACTIVE"
+  | "INVALID_INPUT"
+  | "WRITE_FAILED"
+  | "READ_FAILED"
+  | "KILL_FAILED"
+  | "INTERNAL_ERROR"
+  | "UNAUTHORIZED"
+  | "FORBIDDEN";
+
+/** An error answer. */
+export function restError(
+  status: number,
+  code: ErrorCode,
+  message: string,
+  details: Record<string, unknown> = {},
+  headers: HeadersInit = {},
+): Response {
+  return Response.json({ success: false, error: { code, message, details } }, { status, headers });
+}
+
+function ok(data: unknown, status = 200): Response {
+  return Response.json({ success: true, data }, { status });
+}
+
+function done(message: string): Response {
+  return Response.json({ success: true, message });
+}
+
+const CreateBody = Type.Object({
+  shell: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+  command: Type.Optional(Type.String({ minLength: 1, maxLength: 32768 })),
+  args: Type.Optional(Type.Array(Type.String({ maxLength: 32768 }), { maxItems: 1000 })),
+  cwd: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+  env: Type.Optional(Env),
+  cols: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  rows: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  outputByteLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 * 1024 * 1024 })),
+}, { additionalProperties: false });
+
+const InputBody = Type.Object({
+  input: Type.String({ maxLength: 1024 * 1024 }),
+  appendNewline: Type.Optional(Type.Boolean()),
+}, { additionalProperties: false });
+
+const DeleteBody = Type.Object({ signal: Type.Optional(literals(SIGNAL_NAMES)) }, {
+  additionalProperties: false,
+});
+
+const OutputQuery = Type.Object({
+  since: Type.Optional(Type.Integer({ minimum: 0 })),
+  mode: Type.Optional(literals(LINE_MODES)),
+  headLines: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000 })),
+  tailLines: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000 })),
+  maxLines: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+  raw: Type.Optional(Type.Boolean()),
+}, { additionalProperties: false });
+
+/** A request that failed validation: 400 INVALID_INPUT with the problems. */
+class InvalidInput extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join("; "));
+  }
+}
+
+function validate<
+  T extends typeof CreateBody | typeof InputBody | typeof DeleteBody | typeof OutputQuery,
+>(
+  schema: T,
+  value: unknown,
+): Static<T> {
+  const problems = validationErrors(schema, value);
+  if (problems.length) throw new InvalidInput(problems);
+  return value as Static<T>;
+}
+
+/** Query parameters as typed values: numbers and booleans where the schema wants them. */
+function queryObject(url: URL): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  for (const [key, text] of url.searchParams) {
+    const kind = (OutputQuery.properties as Record<string, { type?: string; anyOf?: unknown }>)[key]
+      ?.type;
+    if (kind === "integer") result[key] = /^-?\d+$/.test(text) ? Number(text) : text;
+    else if (kind === "boolean") {
+      result[key] = text === "true" ? true : text === "false" ? false : text;
+    } else result[key] = text;
+  }
+  return result;
+}
+
+/** The list's and create's view of a terminal. */
+function describe(terminal: Terminal) {
+  return {
+    id: terminal.id,
+    pid: terminal.pid,
+    shell: terminal.command,
+    cwd: terminal.cwd,
+    created: new Date(terminal.created).toISOString(),
+    lastActivity: new Date(terminal.lastActivity).toISOString(),
+    status: terminal.running ? "active" : "exited",
+  };
+}
+
+/** Maps an engine failure to an answer; `failure` is the route's code for "it did not work". */
+function engineError(error: EngineError, failure: ErrorCode): Response {
+  const details = error.field ? { field: error.field } : {};
+  switch (error.kind) {
+    case "not_found":
+      return restError(404, "TERMINAL_NOT_FOUND", error.message, details);
+    case "inactive":
+      return restError(409, "TERMINAL_INACTIVE", error.message, details);
+    case "invalid_input":
+      return restError(400, "INVALID_INPUT", error.message, details);
+    case "forbidden":
+      return restError(403, "FORBIDDEN", error.message, details);
+    case "limit":
+      return restError(429, failure, error.message, { ...details, reason: "limit" });
+    default:
+      return restError(500, failure, error.message, details);
+  }
+}
+
+/** The REST API over an engine. */
+export class RestApi {
+  readonly #started = Date.now();
+
+  constructor(private readonly engine: Engine, private readonly via: FrontEnd = "rest") {}
+
+  /** `GET /api/health`, answered without a token. */
+  health(): Response {
+    return ok({
+      status: "healthy",
+      uptime: Math.round((Date.now() - this.#started) / 1000),
+      activeTerminals: this.engine.terminals.list().filter((terminal) => terminal.running).length,
+      version: VERSION,
+    });
+  }
+
+  /** Answers a request under /api (the token has been checked). `body` is the parsed JSON body. */
+  async handle(request: Request, url: URL, body: unknown): Promise<Response> {
+    const parts = url.pathname.replace(/\/+$/, "").split("/").slice(2).map(decodeURIComponent);
+    const [collection, id, action] = parts;
+    const method = request.method;
+    const route = `${method} /api/${collection ?? ""}${id ? "/:id" : ""}${
+      action ? `/${action}` : ""
+    }`;
+    const failure: ErrorCode = method === "DELETE"
+      ? "KILL_FAILED"
+      : action === "input"
+      ? "WRITE_FAILED"
+      : method === "GET"
+      ? "READ_FAILED"
+      : "INTERNAL_ERROR";
+    try {
+      switch (route) {
+        case "GET /api/health":
+          return this.health();
+        case "POST /api/terminals":
+          return this.#create(validate(CreateBody, body ?? {}));
+        case "GET /api/terminals":
+          return ok({
+            terminals: this.engine.terminals.list().map(describe),
+            count: this.engine.terminals.list().length,
+          });
+        case "POST /api/terminals/:id/input":
+          return await this.#input(id, validate(InputBody, body));
+        case "GET /api/terminals/:id/output":
+          return this.#output(id, validate(OutputQuery, queryObject(url)));
+        case "GET /api/terminals/:id/stats":
+          return this.#stats(id);
+        case "DELETE /api/terminals/:id":
+          return await this.#delete(id, validate(DeleteBody, body ?? {}));
+        default:
+          return restError(404, "INVALID_INPUT", `no such route: ${method} ${url.pathname}`, {
+            method,
+            path: url.pathname,
+          });
+      }
+    } catch (error) {
+      if (error instanceof InvalidInput) {
+        return restError(400, "INVALID_INPUT", error.message, { problems: error.problems });
+      }
+      if (error instanceof EngineError) return engineError(error, failure);
+      log.error("REST request failed", { route, error, stack: (error as Error).stack });
+      return restError(500, failure, (error as Error).message ?? String(error));
+    }
+  }
+
+  #create(body: Static<typeof CreateBody>): Response {
+    const terminal = this.engine.terminals.create({ ...body, via: this.via });
+    const { id, ...rest } = describe(terminal);
+    return ok({ terminalId: id, ...rest }, 201);
+  }
+
+  async #input(id: string, body: Static<typeof InputBody>): Promise<Response> {
+    // Enter is pressed after the input unless it already ends a line (or the caller says not to).
+    const ended = /[\r\n]$/.test(body.input);
+    const enter = (body.appendNewline ?? true) && !ended ? keySequence("enter") : "";
+    await this.engine.terminals.get(id).write(body.input + enter, this.via);
+    return done("Input sent successfully");
+  }
+
+  #output(id: string, query: Static<typeof OutputQuery>): Response {
+    return ok(this.engine.terminals.get(id).read(query));
+  }
+
+  #stats(id: string): Response {
+    return ok(this.engine.terminals.get(id).stats());
+  }
+
+  async #delete(id: string, body: Static<typeof DeleteBody>): Promise<Response> {
+    const terminal = this.engine.terminals.get(id);
+    if (body.signal && terminal.running) {
+      terminal.signal(body.signal as SignalName, this.via);
+      await terminal.wait({ timeoutMs: this.engine.terminals.killGraceMs });
+    }
+    await this.engine.terminals.release(id, this.via);
+    return done("Terminal terminated successfully");
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * Schema pieces and validation shared by the front ends (MCP tools and the REST API): TypeBox
+ * schemas, checked with a compiled checker, and failures described in words that name the
+ * field and the rule ("'timeout' must be an integer from 1 to 3600 (got 0)").
+ *
+ * @example
+ * ```ts
+ * import { Type } from "@sinclair/typebox";
+ * import { validationErrors } from "./schema.ts";
+ * validationErrors(Type.Object({ n: Type.Integer({ minimum: 1 }) }), { n: 0 });
+ * // ["'n' must be an integer >= 1 (got 0)"]
+ * ```
+ * @module
+ */
+import {
+  type SchemaOptions,
+  type TLiteral,
+  type TObject,
+  type TSchema,
+  type TUnion,
+  Type,
+} from "@sinclair/typebox";
+import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
+import type { ValueError } from "@sinclair/typebox/errors";
+
+/** Environment variables to add or override: names without `=` or NUL. */
+export const Env = Type.Record(
+  Type.String({ pattern: "^[^=\\u0000]+$" }),
+  Type.String({ maxLength: 32768 }),
+  {
+    additionalProperties: false,
+    maxProperties: 500,
+    description: "Environment variables to set (they override the server's).",
+  },
+);
+
+/** A union of string literals (an enum, as JSON Schema `anyOf` of `const`s). */
+export function literals<const T extends readonly string[]>(
+  values: T,
+  options: SchemaOptions = {},
+): TUnion<TLiteral<T[number]>[]> {
+  return Type.Union(values.map((value) => Type.Literal(value)), options);
+}
+
+const checkers = new WeakMap<TSchema, TypeCheck<TSchema>>();
+
+/** The problems with `args`, as messages naming each field; empty when they are valid. */
+export function validationErrors(schema: TObject, args: unknown): string[] {
+  let checker = checkers.get(schema);
+  if (!checker) {
+    checker = TypeCompiler.Compile(schema);
+    checkers.set(schema, checker);
+  }
+  if (checker.Check(args)) return [];
+  const messages: string[] = [];
+  const seen = new Set<string>();
+  for (const error of checker.Errors(args)) {
+    if (seen.has(error.path)) continue;
+    seen.add(error.path);
+    messages.push(describe(error, schema));
+    if (messages.length === 5) break;
+  }
+  return messages;
+}
+
+/** The field named by an error path: "/env/HOME" is "env.HOME". */
+function fieldName(path: string): string {
+  return path.replace(/^\//, "").split("/").map((part) =>
+    part.replaceAll("~1", "/").replaceAll("~0", "~")
+  )
+    .join(".") || "arguments";
+}
+
+function show(value: unknown): string {
+  const text = JSON.stringify(value);
+  if (text === undefined) return String(value);
+  return text.length > 60 ? text.slice(0, 57) + "..." : text;
+}
+
+function describe(error: ValueError, root: TObject): string {
+  const field = fieldName(error.path);
+  const schema = error.schema as Record<string, unknown>;
+  if (error.message === "Unexpected property") {
+    const known = Object.keys(root.properties).join(", ");
+    return error.path.split("/").length > 2
+      ? `'${field}' is not allowed here (${describeKeyRule(schema)})`
+      : `'${field}' is not a known argument (known: ${known})`;
+  }
+  if (error.message === "Expected required property") return `'${field}' is required`;
+  const anyOf = schema.anyOf as { const?: unknown }[] | undefined;
+  if (anyOf?.every((option) => option.const !== undefined)) {
+    return `'${field}' must be one of ${
+      anyOf.map((option) => show(option.const)).join(", ")
+    } (got ${show(error.value)})`;
+  }
+  return `'${field}' must be ${expectation(schema)} (got ${show(error.value)})`;
+}
+
+/** What a schema accepts, in words: "an integer from 1 to 3600". */
+function expectation(schema: Record<string, unknown>): string {
+  const { type, minimum, maximum, minLength, maxLength, maxItems, pattern } = schema;
+  const range = (low: unknown, high: unknown, unit = "") =>
+    low !== undefined && high !== undefined
+      ? ` of ${low} to ${high}${unit}`
+      : low !== undefined
+      ? ` of at least ${low}${unit}`
+      : high !== undefined
+      ? ` of at most ${high}${unit}`
+      : "";
+  switch (type) {
+    case "integer":
+    case "number": {
+      const noun = type === "integer" ? "an integer" : "a number";
+      if (minimum !== undefined && maximum !== undefined) {
+        return `${noun} from ${minimum} to ${maximum}`;
+      }
+      if (minimum !== undefined) return `${noun} >= ${minimum}`;
+      return maximum !== undefined ? `${noun} <= ${maximum}` : noun;
+    }
+    case "string":
+      return `a string${range(minLength, maxLength, " characters")}${
+        pattern ? ` matching ${pattern}` : ""
+      }`;
+    case "array":
+      return `an array${range(undefined, maxItems, " items")}`;
+    case "boolean":
+      return "true or false";
+    case "object":
+      return "an object";
+    default:
+      return "valid";
+  }
+}
+
+function describeKeyRule(schema: Record<string, unknown>): string {
+  const patterns = Object.keys((schema.patternProperties as object | undefined) ?? {});
+  return patterns.length ? `names must match ${patterns.join(" or ")}` : "unknown name";
+}

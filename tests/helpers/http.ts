@@ -1,0 +1,116 @@
+/**
+ * Starts the real server in HTTP mode (main.ts --http, on a free port) and talks to it with
+ * real HTTP requests.
+ *
+ * @module
+ */
+import { MAIN, START_FLAGS } from "./mcp.ts";
+
+/** A running HTTP server. */
+export interface HttpServer {
+  url: string;
+  token: string;
+  process: Deno.ChildProcess;
+  /** Everything the server wrote to stderr so far. */
+  stderr(): string;
+  /** Sends a signal (default SIGTERM) and waits for the exit. */
+  stop(signal?: Deno.Signal): Promise<Deno.CommandStatus>;
+}
+
+/** Starts `main.ts --http --port 0` with extra flags and environment. */
+export async function startHttpServer(
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<HttpServer> {
+  const token = env.WINTERM_TOKEN ?? "test-token-" + crypto.randomUUID();
+  const process = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...START_FLAGS, MAIN, "--http", "--port", "0", ...args],
+    env: { WINTERM_LOG_LEVEL: "warn", WINTERM_TOKEN: token, ...env },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let stderr = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    (async () => {
+      for await (const chunk of process.stderr.pipeThrough(new TextDecoderStream())) {
+        stderr += chunk;
+        const match = stderr.match(/serving MCP at (http:\/\/\S+)\/mcp/);
+        if (match) resolve(match[1]);
+      }
+      reject(new Error(`the server exited before serving: ${stderr}`));
+    })();
+  });
+  return {
+    url,
+    token,
+    process,
+    stderr: () => stderr,
+    async stop(signal: Deno.Signal = "SIGTERM") {
+      try {
+        process.kill(signal);
+      } catch {
+        // already gone
+      }
+      return await process.status;
+    },
+  };
+}
+
+/** An answer: status, headers and the parsed JSON body. */
+export interface Answer {
+  status: number;
+  headers: Headers;
+  // deno-lint-ignore no-explicit-any
+  json: any;
+}
+
+/** Sends a request with the server's token (or `token`, or none with `token: null`). */
+export async function request(
+  server: HttpServer,
+  method: string,
+  path: string,
+  options: {
+    body?: unknown;
+    raw?: string;
+    headers?: Record<string, string>;
+    token?: string | null;
+  } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  const token = options.token === undefined ? server.token : options.token;
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  let body: string | undefined = options.raw;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers["content-type"] = "application/json";
+  }
+  const response = await fetch(server.url + path, { method, headers, body });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = text;
+  }
+  return { status: response.status, headers: response.headers, json };
+}
+
+/**
+ * Sends a hand-written HTTP/1.1 request (fetch will not send a forged Host header) and returns
+ * the status and body.
+ */
+export async function rawRequest(
+  server: HttpServer,
+  head: string,
+): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(server.url);
+  const connection = await Deno.connect({ hostname, port: Number(port) });
+  await connection.write(
+    new TextEncoder().encode(head.replaceAll("\n", "\r\n") + "Connection: close\r\n\r\n"),
+  );
+  let text = "";
+  for await (const chunk of connection.readable.pipeThrough(new TextDecoderStream())) text += chunk;
+  const [headers, ...body] = text.split("\r\n\r\n");
+  return { status: Number(headers.split(" ")[1]), body: body.join("\r\n\r\n") };
+}

@@ -6,7 +6,8 @@
  * - `run_command` of `echo` until completed, through the real server and the SDK client;
  * - server start until `initialize` is answered;
  * - server memory with 50 live terminals, and the time to shut down with them;
- * - `terminal_read` latency on a 100,000-line buffer, and memory with 50 idle shells.
+ * - `terminal_read` latency on a 100,000-line buffer, and memory with 50 idle shells;
+ * - the REST API under 50 concurrent clients for a minute.
  *
  * Medians of repeated runs. Linux/macOS only (the Windows figures need a Windows machine).
  *
@@ -16,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { spawn } from "../src/pty/mod.ts";
 import { CommandService } from "../src/engine/commands.ts";
 import { connect, type Connection, MAIN } from "../tests/helpers/mcp.ts";
+import { request, startHttpServer } from "../tests/helpers/http.ts";
 import { bundle } from "./compile.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -237,6 +239,54 @@ async function terminals(rows: Row[]): Promise<void> {
   }
 }
 
+async function httpLoad(rows: Row[]): Promise<void> {
+  const server = await startHttpServer();
+  const clients = 50, durationMs = 60_000;
+  try {
+    const terminals: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      terminals.push(
+        (await request(server, "POST", "/api/terminals", { body: { shell: "sh" } })).json.data
+          .terminalId,
+      );
+    }
+    const calls: [string, (id: string) => [string, string, unknown?]][] = [
+      ["health", () => ["GET", "/api/health"]],
+      ["list", () => ["GET", "/api/terminals"]],
+      ["output", (id) => ["GET", `/api/terminals/${id}/output?mode=tail&tailLines=20`]],
+      ["stats", (id) => ["GET", `/api/terminals/${id}/stats`]],
+      ["input", (id) => ["POST", `/api/terminals/${id}/input`, { input: "echo load test line" }]],
+    ];
+    const times: number[] = [];
+    let errors = 0;
+    const deadline = performance.now() + durationMs;
+    const client = async (n: number) => {
+      for (let i = n; performance.now() < deadline; i++) {
+        const [, make] = calls[i % calls.length];
+        const [method, path, body] = make(terminals[i % terminals.length]);
+        const started = performance.now();
+        const answer = await request(server, method, path, body === undefined ? {} : { body });
+        times.push(performance.now() - started);
+        if (answer.status >= 400 || answer.json?.success !== true) errors++;
+      }
+    };
+    await Promise.all(Array.from({ length: clients }, (_, n) => client(n)));
+    rows.push({
+      what:
+        `REST API under load: ${clients} concurrent clients for ${
+          durationMs / 1000
+        } s (health, list, tail output, ` +
+        "stats, input on 10 shells)",
+      figure:
+        `${times.length} requests, ${errors} errors; median ${median(times).toFixed(1)} ms, ` +
+        `p99 ${percentile(times, 99).toFixed(1)} ms`,
+      note: "goal: no errors, p99 under 100 ms",
+    });
+  } finally {
+    await server.stop();
+  }
+}
+
 const rows: Row[] = [];
 const started = new Date();
 console.error("PTY throughput...");
@@ -249,6 +299,8 @@ console.error("memory and shutdown...");
 await memoryAndShutdown(rows);
 console.error("terminals...");
 await terminals(rows);
+console.error("HTTP load (a minute)...");
+await httpLoad(rows);
 
 const cpu = Deno.readTextFileSync("/proc/cpuinfo").match(/model name\s*:\s*(.*)/)?.[1] ??
   "unknown CPU";

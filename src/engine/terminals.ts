@@ -75,7 +75,11 @@ export interface WaitRequest {
   /** No output for this many ms. */
   idleMs?: number;
   timeoutMs: number;
-  /** Match from this line on instead of from the output that arrives during the wait. */
+  /**
+   * Match from this line on. Default: the output since the last write (the answer to what was
+   * typed), or since the start if nothing was written: output that arrived before the wait
+   * began still counts, so a write followed by a wait cannot miss a fast answer.
+   */
   since?: number;
   signal?: AbortSignal;
 }
@@ -113,6 +117,8 @@ export class Terminal {
   #child: ChildProcess;
   #screen: Promise<Screen> | undefined;
   #stopping: Promise<ExitStatus> | undefined;
+  /** Where the output stood when input was last written. */
+  #inputOffset = 0;
 
   constructor(
     private readonly context: LaunchContext,
@@ -163,6 +169,7 @@ export class Terminal {
     this.#assertRunning();
     const bytes = encoder.encode(text);
     this.launcher.input({ ...this.context, via }, text);
+    this.#inputOffset = this.output.end;
     this.touch();
     this.inputs.push({ time: this.lastActivity, bytes: bytes.length });
     if (this.inputs.length > INPUT_HISTORY) this.inputs.shift();
@@ -249,7 +256,7 @@ export class Terminal {
   wait(request: WaitRequest): Promise<WaitOutcome> {
     this.touch();
     const from = request.since === undefined
-      ? this.output.end
+      ? this.#inputOffset
       : this.output.lineStart(request.since);
     return new Promise((resolve) => {
       const timers: ReturnType<typeof setTimeout>[] = [];

@@ -179,13 +179,14 @@ const WaitInput = Type.Object({
   since: Type.Optional(Type.Integer({
     minimum: 0,
     description:
-      "Match (and return) output from this line on, instead of what arrives during the wait.",
+      "Match (and return) output from this line on. Default: since the last terminal_write (or " +
+      "since the start if nothing was written), so output that came before the wait still counts.",
   })),
 }, { additionalProperties: false });
 
 const WaitOutput = Type.Object({
   condition: literals(["pattern", "idle", "exit", "timeout", "cancelled"] as const),
-  output: Type.String({ description: "Cleaned output since the wait began (or since `since`)." }),
+  output: Type.String({ description: "Cleaned output since the last write (or since `since`)." }),
   truncated: Type.Boolean({ description: "Only the newest 64 KiB of that output are included." }),
   match: Type.Union([
     Type.Object({

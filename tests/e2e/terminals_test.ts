@@ -124,6 +124,25 @@ withServer("terminal_wait returns as soon as a server prints its pattern", async
   await mcp.callOk("terminal_release", { terminalId });
 });
 
+withServer("a wait after a write sees the answer even if it came before the wait", async (mcp) => {
+  const { terminalId } = await mcp.callOk<Created>("terminal_create", { shell: "sh" });
+  await mcp.callOk("terminal_write", { terminalId, input: "echo early-$((40 + 2))" });
+  await new Promise((resolve) => setTimeout(resolve, 500)); // the answer is long there
+  const seen = await wait(mcp, { terminalId, pattern: "early-42", timeoutMs: 5000 });
+  assertEquals(seen.condition, "pattern");
+  ok(seen.output.includes("echo early-"), "the output starts at the write, echo included");
+  // A server's banner printed before anyone waits counts too (nothing written yet).
+  const server = await mcp.callOk<Created>("terminal_create", {
+    command: "echo banner-ready; sleep 30",
+  });
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assertEquals(
+    (await wait(mcp, { terminalId: server.terminalId, pattern: "banner-ready", timeoutMs: 5000 }))
+      .condition,
+    "pattern",
+  );
+});
+
 withServer("idle and exit conditions, and a timeout", async (mcp) => {
   const quiet = await mcp.callOk<Created>("terminal_create", {
     command: "python3",

@@ -5,6 +5,7 @@
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { runningUnderWine } from "../../src/pty/mod.ts";
+import { request, startHttpServer } from "../helpers/http.ts";
 import { connect, type Connection } from "../helpers/mcp.ts";
 import { eventually } from "../helpers/process.ts";
 import { listProcesses } from "../helpers/windows.ts";
@@ -109,4 +110,34 @@ withServer("terminate_command ends the tree; a timeout does too", async (mcp) =>
   });
   assertEquals([timed.status, timed.exit_code, timed.timeout_occurred], ["completed", -1, true]);
   ok(await eventually(() => !pings().some((p) => !before.has(p.pid))), "ping survived the timeout");
+});
+
+Deno.test({
+  name: "over HTTP: the REST API drives a terminal; health needs no token, the rest does",
+  ignore: !windows,
+  async fn() {
+    const server = await startHttpServer();
+    try {
+      assertEquals(
+        (await request(server, "GET", "/api/health", { token: null })).json.data.status,
+        "healthy",
+      );
+      assertEquals((await request(server, "GET", "/api/terminals", { token: null })).status, 401);
+      const created = await request(server, "POST", "/api/terminals", {
+        body: { command: "cmd.exe", args: ["/d", "/c", "echo via rest>CON"] },
+      });
+      assertEquals(created.status, 201);
+      const id = created.json.data.terminalId;
+      let output = "";
+      ok(
+        await eventually(() => output.includes("via rest"), 15_000, async () => {
+          output = (await request(server, "GET", `/api/terminals/${id}/output`)).json.data.output;
+        }),
+        output,
+      );
+      assertEquals((await request(server, "DELETE", `/api/terminals/${id}`)).json.success, true);
+    } finally {
+      await server.stop("SIGINT");
+    }
+  },
 });

@@ -6,7 +6,7 @@
  * @module
  */
 import { resolve } from "node:path";
-import { type ChildProcess, spawn, SpawnError, type StdioMode } from "../pty/mod.ts";
+import { type ChildProcess, isDirectory, spawn, SpawnError, type StdioMode } from "../pty/mod.ts";
 import type { AuditLog, FrontEnd } from "./audit.ts";
 import { EngineError } from "./errors.ts";
 import type { Policy } from "./policy.ts";
@@ -42,13 +42,7 @@ export interface LaunchFields {
 /** Resolves a working directory and checks that it is one. */
 export function resolveDirectory(path: string | undefined, field: string): string {
   const directory = resolve(Deno.cwd(), path ?? ".");
-  let isDirectory = false;
-  try {
-    isDirectory = Deno.statSync(directory).isDirectory;
-  } catch {
-    // reported below
-  }
-  if (!isDirectory) {
+  if (!isDirectory(directory)) {
     throw new EngineError(
       "invalid_input",
       `'${directory}' does not exist or is not a directory`,

@@ -194,26 +194,34 @@ interface ChosenShell {
   path: string;
 }
 
+/** What a shell needs to run: its arguments, and how they are passed and answered. */
+interface ShellArguments {
+  args: string[];
+  verbatimArguments?: boolean;
+  utf8Output?: boolean;
+}
+
+/** PowerShell running `script` after setting UTF-8 output, with `extra` flags. */
+function powershellArgs(script: string, extra: string[]): ShellArguments {
+  return {
+    args: [
+      ...POWERSHELL_FLAGS,
+      ...extra,
+      "-EncodedCommand",
+      encodePowerShell(POWERSHELL_UTF8 + script),
+    ],
+    utf8Output: true,
+  };
+}
+
 /**
  * The arguments that make a shell run `command` and exit. One-shot commands also get
  * PowerShell's -NonInteractive (a prompt fails instead of hanging); terminals do not.
  */
-function shellArgs(
-  type: ShellKind,
-  command: string,
-  oneShot: boolean,
-): { args: string[]; verbatimArguments?: boolean; utf8Output?: boolean } {
+function shellArgs(type: ShellKind, command: string, oneShot: boolean): ShellArguments {
   switch (type) {
     case "powershell":
-      return {
-        args: [
-          ...POWERSHELL_FLAGS,
-          ...(oneShot ? ["-NonInteractive"] : []),
-          "-EncodedCommand",
-          encodePowerShell(POWERSHELL_UTF8 + command),
-        ],
-        utf8Output: true,
-      };
+      return powershellArgs(command, oneShot ? ["-NonInteractive"] : []);
     case "cmd":
       // /s: cmd strips the outer quotes and runs the rest verbatim, so the user's own quoting
       // reaches cmd untouched; chcp 65001 makes cmd's output UTF-8.
@@ -228,20 +236,10 @@ function shellArgs(
 }
 
 /** The arguments that start a shell for a person (or agent) to type into, in UTF-8. */
-function interactiveArgs(
-  type: ShellKind,
-): { args: string[]; verbatimArguments?: boolean; utf8Output?: boolean } {
+function interactiveArgs(type: ShellKind): ShellArguments {
   switch (type) {
     case "powershell":
-      return {
-        args: [
-          ...POWERSHELL_FLAGS,
-          "-NoExit",
-          "-EncodedCommand",
-          encodePowerShell(POWERSHELL_UTF8),
-        ],
-        utf8Output: true,
-      };
+      return powershellArgs("", ["-NoExit"]);
     case "cmd":
       return { args: ["/d", "/k", "chcp 65001>nul"], verbatimArguments: true, utf8Output: true };
     default:

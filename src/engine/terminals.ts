@@ -224,6 +224,21 @@ export class Terminal {
     };
   }
 
+  /** What the terminal is: id, process, command, directory, times, state, size. */
+  info(): TerminalInfo {
+    return {
+      terminalId: this.id,
+      pid: this.pid,
+      command: this.command,
+      cwd: this.cwd,
+      created: new Date(this.created).toISOString(),
+      lastActivity: new Date(this.lastActivity).toISOString(),
+      status: this.running ? "active" : "exited",
+      size: { cols: this.cols, rows: this.rows },
+      ...(this.exitStatus ? { exitStatus: this.exitStatus } : {}),
+    };
+  }
+
   /** How much output there is, and how much is kept. */
   stats(): TerminalStats {
     const buffer = this.output;
@@ -319,6 +334,19 @@ export class Terminal {
       );
     }
   }
+}
+
+/** A terminal's description; times in ISO 8601. */
+export interface TerminalInfo {
+  terminalId: string;
+  pid: number;
+  command: string;
+  cwd: string;
+  created: string;
+  lastActivity: string;
+  status: "active" | "exited";
+  size: { cols: number; rows: number };
+  exitStatus?: ExitStatus;
 }
 
 /** A line read, with statistics. */

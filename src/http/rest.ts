@@ -118,17 +118,10 @@ function queryObject(url: URL): Record<string, unknown> {
   return result;
 }
 
-/** The list's and create's view of a terminal. */
+/** A terminal as the API lists it: `id` and `shell` are the API's names. */
 function describe(terminal: Terminal) {
-  return {
-    id: terminal.id,
-    pid: terminal.pid,
-    shell: terminal.command,
-    cwd: terminal.cwd,
-    created: new Date(terminal.created).toISOString(),
-    lastActivity: new Date(terminal.lastActivity).toISOString(),
-    status: terminal.running ? "active" : "exited",
-  };
+  const { terminalId, pid, command, cwd, created, lastActivity, status } = terminal.info();
+  return { id: terminalId, pid, shell: command, cwd, created, lastActivity, status };
 }
 
 /** Maps an engine failure to an answer; `failure` is the route's code for "it did not work". */

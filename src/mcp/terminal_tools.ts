@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type Static, Type } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import { cleanTerminalText } from "../engine/ansi.ts";
 import type { FrontEnd } from "../engine/audit.ts";
 import { EngineError } from "../engine/errors.ts";
@@ -203,20 +203,6 @@ const WaitOutput = Type.Object({
 
 const IdOnly = Type.Object({ terminalId: TerminalId }, { additionalProperties: false });
 
-function info(terminal: Terminal): Static<typeof TerminalInfo> {
-  return {
-    terminalId: terminal.id,
-    pid: terminal.pid,
-    command: terminal.command,
-    cwd: terminal.cwd,
-    created: new Date(terminal.created).toISOString(),
-    lastActivity: new Date(terminal.lastActivity).toISOString(),
-    status: terminal.running ? "active" : "exited",
-    size: { cols: terminal.cols, rows: terminal.rows },
-    ...(terminal.exitStatus ? { exitStatus: terminal.exitStatus } : {}),
-  };
-}
-
 function exitField(terminal: Terminal): { exitStatus?: ExitStatus } {
   return terminal.exitStatus ? { exitStatus: terminal.exitStatus } : {};
 }
@@ -262,7 +248,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
           ? Object.fromEntries(args.env.map(({ name, value }) => [name, value]))
           : args.env;
         const terminal = terminals.create({ ...args, env, via });
-        return Promise.resolve(info(terminal));
+        return Promise.resolve(terminal.info());
       },
     }),
     defineTool({
@@ -526,7 +512,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       output: Type.Object({ terminals: Type.Array(TerminalInfo), count: Type.Integer() }),
       annotations: READ_ONLY,
       handler: () => {
-        const list = terminals.list().map(info);
+        const list = terminals.list().map((terminal) => terminal.info());
         return Promise.resolve({ terminals: list, count: list.length });
       },
     }),

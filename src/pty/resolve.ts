@@ -10,7 +10,7 @@
  * @module
  */
 import { posix, win32 } from "node:path";
-import { SpawnError } from "./types.ts";
+import { SpawnError, type SpawnOptions } from "./types.ts";
 
 /** Which rules to resolve by. */
 export type PathFlavor = "posix" | "windows";
@@ -126,4 +126,35 @@ function firstFile(candidates: string[]): Found {
     }
   }
   return {};
+}
+
+/** True if `path` is an existing directory. */
+export function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Checks what both spawners need before they start anything: no NUL anywhere (C strings end
+ * there), environment names that are not empty and hold no `=` (Windows allows a leading one,
+ * as in `=C:`), and a working directory that exists. Throws {@link SpawnError}.
+ */
+export function checkSpawnOptions(options: SpawnOptions, flavor: PathFlavor = HOST_FLAVOR): void {
+  const all = [options.file, options.cwd, ...options.args, ...Object.entries(options.env).flat()];
+  if (all.some((text) => text.includes("\0"))) {
+    throw new SpawnError("EINVAL", "program, arguments, cwd and environment may not contain NUL");
+  }
+  const firstEquals = flavor === "windows" ? 1 : 0;
+  if (Object.keys(options.env).some((name) => name === "" || name.indexOf("=", firstEquals) >= 0)) {
+    throw new SpawnError("EINVAL", "environment variable names may not be empty or contain '='");
+  }
+  if (!isDirectory(options.cwd)) {
+    throw new SpawnError(
+      "ENOENT",
+      `working directory '${options.cwd}' does not exist or is not a directory`,
+    );
+  }
 }

@@ -6,10 +6,9 @@
 import { deepStrictEqual as assertEquals, match, ok, rejects } from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { Client } from "../helpers/mcp.ts";
+import { Client, MAIN, START_FLAGS } from "../helpers/mcp.ts";
 import { type HttpServer, rawRequest, request, startHttpServer } from "../helpers/http.ts";
 import { eventually, processesWith } from "../helpers/process.ts";
-import { MAIN, START_FLAGS } from "../helpers/mcp.ts";
 
 const posix = Deno.build.os !== "windows";
 const linux = Deno.build.os === "linux";

@@ -4,7 +4,7 @@
  * output/kill/release, the screen view, limits.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import { connect, type Connection, text } from "../helpers/mcp.ts";
+import { type Connection, serverTest, text } from "../helpers/mcp.ts";
 import { eventually, processesWith } from "../helpers/process.ts";
 
 const posix = Deno.build.os !== "windows";
@@ -36,24 +36,11 @@ interface Read {
   exitStatus?: { exitCode: number | null; signal: string | null };
 }
 
-function withServer(
+const withServer = (
   name: string,
   fn: (mcp: Connection) => Promise<void>,
   env: Record<string, string> = {},
-) {
-  Deno.test({
-    name,
-    ignore: !posix,
-    async fn() {
-      const mcp = await connect([], env);
-      try {
-        await fn(mcp);
-      } finally {
-        await mcp.close();
-      }
-    },
-  });
-}
+) => serverTest(name, fn, { ignore: !posix, env });
 
 const wait = (mcp: Connection, args: Record<string, unknown>) =>
   mcp.callOk<Waited>("terminal_wait", args);

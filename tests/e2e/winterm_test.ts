@@ -2,7 +2,7 @@
  * The winterm tool set through the real server over stdio, driven by the SDK client.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import { connect, type Connection, text } from "../helpers/mcp.ts";
+import { type Connection, serverTest, text } from "../helpers/mcp.ts";
 import { eventually, processesWith } from "../helpers/process.ts";
 
 const posix = Deno.build.os !== "windows";
@@ -54,20 +54,8 @@ async function untilOutput(mcp: Connection, token: string, needle: string): Prom
   return last!;
 }
 
-function withServer(name: string, fn: (mcp: Connection) => Promise<void>, ignore = !posix) {
-  Deno.test({
-    name,
-    ignore,
-    async fn() {
-      const mcp = await connect();
-      try {
-        await fn(mcp);
-      } finally {
-        await mcp.close();
-      }
-    },
-  });
-}
+const withServer = (name: string, fn: (mcp: Connection) => Promise<void>, ignore = !posix) =>
+  serverTest(name, fn, { ignore });
 
 withServer("echo and exit codes, in PTY and pipe mode", async (mcp) => {
   for (const use_pty of [true, false]) {

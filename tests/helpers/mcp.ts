@@ -75,3 +75,23 @@ export function text(result: CallToolResult): string {
   const first = result.content[0];
   return first?.type === "text" ? first.text : "";
 }
+
+/** Registers a test that runs `fn` against a fresh server, closed afterwards. */
+export function serverTest(
+  name: string,
+  fn: (mcp: Connection) => Promise<void>,
+  options: { ignore?: boolean; args?: string[]; env?: Record<string, string> } = {},
+): void {
+  Deno.test({
+    name,
+    ignore: options.ignore ?? false,
+    async fn() {
+      const mcp = await connect(options.args, options.env);
+      try {
+        await fn(mcp);
+      } finally {
+        await mcp.close();
+      }
+    },
+  });
+}

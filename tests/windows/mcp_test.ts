@@ -6,7 +6,7 @@
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { runningUnderWine } from "../../src/pty/mod.ts";
 import { request, startHttpServer } from "../helpers/http.ts";
-import { connect, type Connection } from "../helpers/mcp.ts";
+import { type Connection, serverTest } from "../helpers/mcp.ts";
 import { eventually } from "../helpers/process.ts";
 import { listProcesses } from "../helpers/windows.ts";
 
@@ -25,20 +25,8 @@ async function runToEnd(mcp: Connection, args: Record<string, unknown>): Promise
   return await mcp.callOk<Query>("query_command_status", { token, wait_ms: 30_000 });
 }
 
-function withServer(name: string, fn: (mcp: Connection) => Promise<void>) {
-  Deno.test({
-    name,
-    ignore: !windows,
-    async fn() {
-      const mcp = await connect();
-      try {
-        await fn(mcp);
-      } finally {
-        await mcp.close();
-      }
-    },
-  });
-}
+const withServer = (name: string, fn: (mcp: Connection) => Promise<void>) =>
+  serverTest(name, fn, { ignore: !windows });
 
 withServer("run_command through cmd on a pseudoconsole, and the exit code", async (mcp) => {
   const result = await runToEnd(mcp, {

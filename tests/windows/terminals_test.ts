@@ -6,7 +6,7 @@
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { runningUnderWine } from "../../src/pty/mod.ts";
-import { connect, type Connection } from "../helpers/mcp.ts";
+import { type Connection, serverTest } from "../helpers/mcp.ts";
 import { eventually } from "../helpers/process.ts";
 import { listProcesses } from "../helpers/windows.ts";
 
@@ -18,20 +18,8 @@ interface Waited {
   exitStatus?: { exitCode: number | null; signal: string | null };
 }
 
-function withServer(name: string, fn: (mcp: Connection) => Promise<void>, ignore = !windows) {
-  Deno.test({
-    name,
-    ignore,
-    async fn() {
-      const mcp = await connect();
-      try {
-        await fn(mcp);
-      } finally {
-        await mcp.close();
-      }
-    },
-  });
-}
+const withServer = (name: string, fn: (mcp: Connection) => Promise<void>, ignore = !windows) =>
+  serverTest(name, fn, { ignore });
 
 withServer(
   "a program's terminal: wait on a pattern and for the exit, read, screen",

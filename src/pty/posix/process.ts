@@ -19,7 +19,7 @@ import {
   type StdioMode,
   type StreamName,
 } from "../types.ts";
-import { resolveProgram } from "../resolve.ts";
+import { checkSpawnOptions, resolveProgram } from "../resolve.ts";
 import {
   C,
   cString,
@@ -51,9 +51,8 @@ const DARWIN_CTTY_SHIM = 'exec 3<>"$0"; exec 3>&-; exec "$@"';
 /** Starts a child per `options`. Throws {@link SpawnError} when it cannot start. */
 export function spawnPosix(options: SpawnOptions): ChildProcess {
   const mode = options.mode ?? "pty";
-  checkStrings(options);
+  checkSpawnOptions(options, "posix");
   const program = resolveProgram(options.file, { cwd: options.cwd, env: options.env });
-  checkDirectory(options.cwd);
   const loop = reactor();
   const stdio = mode === "pty" ? openTerminal(options.cols ?? 80, options.rows ?? 24) : openPipes();
   let pid: number;
@@ -69,31 +68,6 @@ export function spawnPosix(options: SpawnOptions): ChildProcess {
     for (const fd of stdio.childFds) libc().close(fd);
   }
   return new PosixChild(pid, mode, loop, stdio.parentFds);
-}
-
-function checkStrings(options: SpawnOptions): void {
-  const all = [options.file, options.cwd, ...options.args, ...Object.entries(options.env).flat()];
-  if (all.some((text) => text.includes("\0"))) {
-    throw new SpawnError("EINVAL", "program, arguments, cwd and environment may not contain NUL");
-  }
-  if (Object.keys(options.env).some((name) => name === "" || name.includes("="))) {
-    throw new SpawnError("EINVAL", "environment variable names may not be empty or contain '='");
-  }
-}
-
-function checkDirectory(cwd: string): void {
-  let isDirectory = false;
-  try {
-    isDirectory = Deno.statSync(cwd).isDirectory;
-  } catch {
-    // reported below
-  }
-  if (!isDirectory) {
-    throw new SpawnError(
-      "ENOENT",
-      `working directory '${cwd}' does not exist or is not a directory`,
-    );
-  }
 }
 
 interface Stdio {

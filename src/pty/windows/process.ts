@@ -18,7 +18,7 @@
  */
 import { win32 } from "node:path";
 import { log } from "../../log.ts";
-import { envValue, resolveProgram } from "../resolve.ts";
+import { checkSpawnOptions, envValue, resolveProgram } from "../resolve.ts";
 import {
   type ChildProcess,
   type DataListener,
@@ -59,25 +59,12 @@ let ctrlHandlerReset = false;
 /** Starts a child per `options`. Throws {@link SpawnError} when it cannot start. */
 export function spawnWindows(options: SpawnOptions): ChildProcess {
   const mode = options.mode ?? "pty";
-  if (
-    [options.file, options.cwd, ...options.args, ...Object.entries(options.env).flat()].some((s) =>
-      s.includes("\0")
-    )
-  ) {
-    throw new SpawnError("EINVAL", "program, arguments, cwd and environment may not contain NUL");
-  }
-  if (Object.keys(options.env).some((name) => name === "" || name.indexOf("=", 1) >= 0)) {
-    throw new SpawnError(
-      "EINVAL",
-      "environment variable names may not be empty or contain '=' (but first)",
-    );
-  }
+  checkSpawnOptions(options, "windows");
   const program = resolveProgram(options.file, {
     cwd: options.cwd,
     env: options.env,
     flavor: "windows",
   });
-  checkDirectory(options.cwd);
   const { application, commandLine } = buildCommandLine(program, options);
   const k = kernel32();
   if (mode === "pty" && !k.CreatePseudoConsole) {
@@ -107,21 +94,6 @@ export function spawnWindows(options: SpawnOptions): ChildProcess {
   k.ResumeThread(started.thread);
   k.CloseHandle(started.thread);
   return new WindowsChild(started.pid, mode, loop, started.process, job, io);
-}
-
-function checkDirectory(cwd: string): void {
-  let isDirectory = false;
-  try {
-    isDirectory = Deno.statSync(cwd).isDirectory;
-  } catch {
-    // reported below
-  }
-  if (!isDirectory) {
-    throw new SpawnError(
-      "ENOENT",
-      `working directory '${cwd}' does not exist or is not a directory`,
-    );
-  }
 }
 
 /** Characters cmd.exe would expand or split on even inside quotes: refused in batch arguments. */

@@ -146,11 +146,6 @@ export function isInvalid(handle: Handle): boolean {
   return handle === null || BigInt(Deno.UnsafePointer.value(handle)) === INVALID_HANDLE_VALUE;
 }
 
-/** The address of a buffer, as the number a completion entry reports for it. */
-export function addressOf(buffer: Uint8Array): bigint {
-  return BigInt(Deno.UnsafePointer.value(Deno.UnsafePointer.of(buffer)));
-}
-
 /** A NUL-terminated UTF-16LE copy of a string, for `LPCWSTR` parameters. */
 export function wide(text: string): Uint8Array<ArrayBuffer> {
   const units = new Uint16Array(text.length + 1);
@@ -196,11 +191,6 @@ export function errnoFor(code: number): string {
     default:
       return `WIN32_${code}`;
   }
-}
-
-/** Throws a {@link Win32Error} for `call` with the current GetLastError, unless `ok`. */
-export function check(ok: boolean, call: string): void {
-  if (!ok) throw new Win32Error(call, kernel32().GetLastError());
 }
 
 /** `COORD` passed by value: `rows << 16 | cols`. */

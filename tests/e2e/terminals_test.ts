@@ -163,6 +163,34 @@ withServer("idle and exit conditions, and a timeout", async (mcp) => {
   );
 });
 
+withServer("terminal_wait sends progress while it waits, and can be cancelled", async (mcp) => {
+  const { terminalId } = await mcp.callOk<Created>("terminal_create", {
+    command: "sleep",
+    args: ["30"],
+  });
+  const progress: number[] = [];
+  const timedOut = await mcp.client.callTool(
+    { name: "terminal_wait", arguments: { terminalId, pattern: "never", timeoutMs: 2500 } },
+    undefined,
+    { onprogress: (p) => progress.push(p.progress) },
+  );
+  assertEquals((timedOut.structuredContent as unknown as Waited).condition, "timeout");
+  ok(progress.length >= 1, "no progress notifications");
+  // Cancelled by the client: the call ends at once, and the server goes on serving.
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 200);
+  const started = Date.now();
+  let cancelled = false;
+  await mcp.client.callTool(
+    { name: "terminal_wait", arguments: { terminalId, pattern: "never", timeoutMs: 60_000 } },
+    undefined,
+    { signal: controller.signal },
+  ).catch(() => cancelled = true);
+  ok(cancelled && Date.now() - started < 30_000);
+  assertEquals((await wait(mcp, { terminalId, idleMs: 50, timeoutMs: 5000 })).condition, "idle");
+  await mcp.callOk("terminal_release", { terminalId });
+});
+
 withServer("Ctrl+C by key name interrupts the program", async (mcp) => {
   const { terminalId } = await mcp.callOk<Created>("terminal_create", {
     command: "sleep",

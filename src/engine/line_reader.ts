@@ -58,6 +58,15 @@ export interface LineRead {
   linesOmitted: number;
 }
 
+/**
+ * The number of the first line not yet settled: every line ever started, unless the last one
+ * is still growing (no newline yet, stream not ended), in which case it is read again next
+ * time. What `nextReadFrom` answers.
+ */
+export function settledLines(buffer: OutputBuffer, final: boolean): number {
+  return final || buffer.endsWithNewline ? buffer.lineCount : buffer.lineCount - 1;
+}
+
 /** The cleaned (or raw) text of lines [from, to). */
 function linesText(
   buffer: OutputBuffer,
@@ -83,8 +92,7 @@ export function readLines(buffer: OutputBuffer, options: LineReadOptions = {}): 
     0,
     Math.min(buffer.firstLine, total) - (options.since ?? buffer.firstLine),
   );
-  // A growing last line is shown but read again next time.
-  const settled = final || buffer.endsWithNewline ? total : total - 1;
+  const settled = settledLines(buffer, final);
   const available = total - first;
   const text = (from: number, to: number) => linesText(buffer, from, to, raw, final);
   const head = Math.max(0, options.headLines ?? 50);

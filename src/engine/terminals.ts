@@ -26,7 +26,7 @@ import { childEnvironment } from "./environment.ts";
 import { EngineError } from "./errors.ts";
 import { Listeners } from "./events.ts";
 import { stopProcess } from "./lifecycle.ts";
-import { type LineReadOptions, readLines } from "./line_reader.ts";
+import { type LineReadOptions, readLines, settledLines } from "./line_reader.ts";
 import { OutputBuffer } from "./output_buffer.ts";
 import { Screen, type ScreenView } from "./screen.ts";
 import { buildTerminalInvocation, type TerminalInvocationRequest } from "./shells.ts";
@@ -237,6 +237,11 @@ export class Terminal {
       size: { cols: this.cols, rows: this.rows },
       ...(this.exitStatus ? { exitStatus: this.exitStatus } : {}),
     };
+  }
+
+  /** The line an incremental read goes on from (a growing last line is read again). */
+  get nextReadFrom(): number {
+    return settledLines(this.output, !this.running);
   }
 
   /** How much output there is, and how much is kept. */

@@ -207,12 +207,6 @@ function exitField(terminal: Terminal): { exitStatus?: ExitStatus } {
   return terminal.exitStatus ? { exitStatus: terminal.exitStatus } : {};
 }
 
-/** The line the next incremental read should start from (a growing last line is re-read). */
-function nextLine(terminal: Terminal): number {
-  const buffer = terminal.output;
-  return !terminal.running || buffer.endsWithNewline ? buffer.lineCount : buffer.lineCount - 1;
-}
-
 function compilePattern(pattern: string, flags = ""): RegExp {
   try {
     return new RegExp(pattern, flags);
@@ -299,14 +293,13 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       annotations: READ_ONLY,
       handler: async (args) => {
         const terminal = terminals.get(args.terminalId);
-        terminal.touch();
         const buffer = terminal.output;
         if (args.mode === "screen") {
           const { text, ...screen } = await terminal.screen();
           return {
             output: text,
             totalLines: buffer.lineCount,
-            nextReadFrom: nextLine(terminal),
+            nextReadFrom: terminal.nextReadFrom,
             hasMore: false,
             truncated: false,
             stats: {
@@ -361,7 +354,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
           match: match
             ? { text: match[0], index: match.index, groups: match.slice(1).map((g) => g ?? null) }
             : null,
-          nextReadFrom: nextLine(terminal),
+          nextReadFrom: terminal.nextReadFrom,
           elapsedMs: Math.round(performance.now() - started),
           ...exitField(terminal),
         };

@@ -300,12 +300,18 @@ export class CommandService {
 
   /** Drops finished commands past their age or beyond the count kept. */
   #prune(): void {
+    // Runs on every query, so: one pass for expiry, and a sort only when too many are kept.
     const oldest = Date.now() - this.retainMs;
-    const finished = [...this.#commands.values()].filter((command) => !command.running);
+    const finished: Command[] = [];
+    for (const command of this.#commands.values()) {
+      if (command.running) continue;
+      if (command.endedAt! < oldest) this.#commands.delete(command.token);
+      else finished.push(command);
+    }
+    if (finished.length <= this.retainCount) return;
     finished.sort((a, b) => a.endedAt! - b.endedAt!);
-    const excess = finished.length - this.retainCount;
-    finished.forEach((command, index) => {
-      if (index < excess || command.endedAt! < oldest) this.#commands.delete(command.token);
-    });
+    for (const command of finished.slice(0, finished.length - this.retainCount)) {
+      this.#commands.delete(command.token);
+    }
   }
 }

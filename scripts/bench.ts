@@ -15,7 +15,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { spawn } from "../src/pty/mod.ts";
-import { CommandService } from "../src/engine/commands.ts";
+import { CommandService } from "../src/engine/services/commands.ts";
 import { connect, type Connection, MAIN } from "../tests/helpers/mcp.ts";
 import { request, startHttpServer } from "../tests/helpers/http.ts";
 import { bundle } from "./compile.ts";

@@ -14,11 +14,11 @@
  * @module
  */
 import type { Config } from "../config.ts";
-import { AuditLog } from "./audit.ts";
-import { CommandService } from "./commands.ts";
-import { Launcher } from "./launcher.ts";
-import { Policy } from "./policy.ts";
-import { TerminalService } from "./terminals.ts";
+import { AuditLog } from "./launching/audit.ts";
+import { CommandService } from "./services/commands.ts";
+import { Launcher } from "./launching/launcher.ts";
+import { Policy } from "./launching/policy.ts";
+import { TerminalService } from "./services/terminals.ts";
 
 /** The engine's settings (a subset of the server's configuration). */
 export type EngineOptions = Omit<Config, "logLevel" | "tools" | "http">;

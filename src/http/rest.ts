@@ -15,12 +15,12 @@
  * @module
  */
 import { type Static, Type } from "@sinclair/typebox";
-import type { FrontEnd } from "../engine/audit.ts";
+import type { FrontEnd } from "../engine/launching/audit.ts";
 import { EngineError } from "../engine/errors.ts";
-import { keySequence } from "../engine/keys.ts";
-import { LINE_MODES } from "../engine/line_reader.ts";
+import { keySequence } from "../engine/services/keys.ts";
+import { LINE_MODES } from "../engine/output/lines.ts";
 import type { Engine } from "../engine/mod.ts";
-import type { Terminal } from "../engine/terminals.ts";
+import type { Terminal } from "../engine/services/terminals.ts";
 import { log } from "../log.ts";
 import { SIGNAL_NAMES, type SignalName } from "../pty/mod.ts";
 import { Env, literals, validationErrors } from "../schema.ts";

@@ -6,18 +6,18 @@
  * @module
  */
 import { Type } from "@sinclair/typebox";
-import { cleanTerminalText } from "../engine/ansi.ts";
-import type { FrontEnd } from "../engine/audit.ts";
+import { cleanTerminalText } from "../engine/output/clean.ts";
+import type { FrontEnd } from "../engine/launching/audit.ts";
 import { EngineError } from "../engine/errors.ts";
-import { KEY_NAMES, keySequence } from "../engine/keys.ts";
-import { LINE_MODES } from "../engine/line_reader.ts";
+import { KEY_NAMES, keySequence } from "../engine/services/keys.ts";
+import { LINE_MODES } from "../engine/output/lines.ts";
 import {
   describeExit,
   estimateTokens,
   type Terminal,
   type TerminalService,
-} from "../engine/terminals.ts";
-import { boundaryAtOrAfter } from "../engine/utf8.ts";
+} from "../engine/services/terminals.ts";
+import { boundaryAtOrAfter } from "../engine/output/utf8.ts";
 import { type ExitStatus, SIGNAL_NAMES } from "../pty/mod.ts";
 import { Env, literals } from "../schema.ts";
 import { defineTool, type ToolDefinition, withProgress } from "./tool.ts";

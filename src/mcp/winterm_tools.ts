@@ -6,13 +6,13 @@
  * @module
  */
 import { type Static, Type } from "@sinclair/typebox";
-import { cleanTerminalText } from "../engine/ansi.ts";
-import type { FrontEnd } from "../engine/audit.ts";
-import type { Command, CommandService } from "../engine/commands.ts";
+import { cleanTerminalText } from "../engine/output/clean.ts";
+import type { FrontEnd } from "../engine/launching/audit.ts";
+import type { Command, CommandService } from "../engine/services/commands.ts";
 import { EngineError } from "../engine/errors.ts";
 import { waitFor } from "../engine/events.ts";
-import type { OutputBuffer } from "../engine/output_buffer.ts";
-import { findCmd, findPowerShell, SHELL_TYPES } from "../engine/shells.ts";
+import type { OutputBuffer } from "../engine/output/buffer.ts";
+import { findCmd, findPowerShell, SHELL_TYPES } from "../engine/launching/shells.ts";
 import type { StreamName } from "../pty/mod.ts";
 import { NAME, VERSION } from "../version.ts";
 import { Env, literals } from "../schema.ts";

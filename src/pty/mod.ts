@@ -16,7 +16,8 @@ import { spawnWindows } from "./windows/process.ts";
 import type { ChildProcess, SpawnOptions } from "./types.ts";
 
 export * from "./types.ts";
-export { envValue, HOST_FLAVOR, isDirectory, resolveProgram } from "./resolve.ts";
+export { envValue, HOST_FLAVOR, isDirectory, type PathFlavor, resolveProgram } from "./resolve.ts";
+export { quoteWindowsCommandLine } from "./windows/command_line.ts";
 export { runningUnderWine } from "./windows/kernel32.ts";
 
 /** Starts a child. Throws {@link SpawnError} when it cannot start. */

@@ -1,10 +1,12 @@
 import { deepStrictEqual as assertEquals, throws } from "node:assert/strict";
-import { CommandLineError, quotePosix, splitPosix } from "../../src/engine/argv.ts";
 import {
-  quoteWindowsArg,
-  quoteWindowsCommandLine,
+  CommandLineError,
+  quotePosix,
+  splitPosix,
   splitWindows,
-} from "../../src/pty/windows/command_line.ts";
+} from "../../src/engine/launching/argv.ts";
+import { SpawnError } from "../../src/pty/mod.ts";
+import { quoteWindowsArg, quoteWindowsCommandLine } from "../../src/pty/windows/command_line.ts";
 import { forAll, type Random } from "../helpers/random.ts";
 
 const NASTY = [
@@ -85,5 +87,5 @@ Deno.test("Windows: quoting only what needs it", () => {
   assertEquals(quoteWindowsArg('say "hi"'), '"say \\"hi\\""');
   assertEquals(quoteWindowsArg("C:\\dir with space\\"), '"C:\\dir with space\\\\"');
   assertEquals(quoteWindowsArg("C:\\no\\space\\"), "C:\\no\\space\\");
-  throws(() => quoteWindowsCommandLine(['a"b.exe']), CommandLineError);
+  throws(() => quoteWindowsCommandLine(['a"b.exe']), SpawnError);
 });

@@ -4,7 +4,7 @@ import {
   completePrefixLength,
   isContinuation,
   utf8Length,
-} from "../../src/engine/utf8.ts";
+} from "../../src/engine/output/utf8.ts";
 import { forAll, TEXT_PIECES } from "../helpers/random.ts";
 
 const encoder = new TextEncoder();

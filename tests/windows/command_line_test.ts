@@ -4,7 +4,8 @@
  * round-trip through a child process.
  */
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { quoteWindowsCommandLine, splitWindows } from "../../src/pty/windows/command_line.ts";
+import { splitWindows } from "../../src/engine/launching/argv.ts";
+import { quoteWindowsCommandLine } from "../../src/pty/windows/command_line.ts";
 import { windowsEnvironment } from "../../src/pty/windows/environment.ts";
 import { forAll } from "../helpers/random.ts";
 import { start } from "../helpers/process.ts";

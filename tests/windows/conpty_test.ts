@@ -5,8 +5,8 @@
  * handles, so output meant for the terminal is written to CON explicitly.
  */
 import { deepStrictEqual as assertEquals, match, ok, throws } from "node:assert/strict";
-import { cleanTerminalText } from "../../src/engine/ansi.ts";
-import { utf8Transcoder } from "../../src/engine/utf8.ts";
+import { cleanTerminalText } from "../../src/engine/output/clean.ts";
+import { utf8Transcoder } from "../../src/engine/output/utf8.ts";
 import { runningUnderWine, SpawnError } from "../../src/pty/mod.ts";
 import { eventually, start, tempDir, within } from "../helpers/process.ts";
 import { listProcesses } from "../helpers/windows.ts";

@@ -1,83 +1,19 @@
 /**
- * Windows command lines by the rules of `CommandLineToArgvW`, which is how a Windows program
- * sees its command line: backslashes are literal unless they precede a quote (2n backslashes
- * and a quote give n backslashes and toggle quoting; 2n+1 give n and a literal quote), and the
- * program name (first word) is split by quotes alone. Pure functions: usable on any OS.
+ * Windows command lines for CreateProcessW, quoted by the rules of `CommandLineToArgvW` (how a
+ * Windows program splits its command line): backslashes are literal unless they precede a
+ * quote, where 2n backslashes and a quote give n backslashes and toggle quoting and 2n+1 give n
+ * and a literal quote. Pure functions: usable (and tested) on any OS. The inverse, splitting,
+ * is the engine's (src/engine/launching/argv.ts).
  *
  * @example
  * ```ts
- * import { quoteWindowsCommandLine, splitWindows } from "./command_line.ts";
- * splitWindows(String.raw`C:\bin\x.exe "a b" c\d`); // ["C:\\bin\\x.exe", "a b", "c\\d"]
+ * import { quoteWindowsCommandLine } from "./command_line.ts";
  * quoteWindowsCommandLine(["x.exe", `say "hi"`]); // `x.exe "say \"hi\""`
  * ```
  * @module
  */
-
-/** A command line that cannot be split or built (an unterminated quote, say). */
-export class CommandLineError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "CommandLineError";
-  }
-}
-
-/** Splits by the rules of CommandLineToArgvW. */
-export function splitWindows(line: string): string[] {
-  const args: string[] = [];
-  let i = 0;
-  const n = line.length;
-  const isBlank = (index: number) => line[index] === " " || line[index] === "\t";
-  while (i < n && isBlank(i)) i++;
-  if (i >= n) return args;
-  // The program name: quotes group, backslashes are plain.
-  let program = "";
-  if (line[i] === '"') {
-    for (i++; i < n && line[i] !== '"'; i++) program += line[i];
-    i++;
-  } else {
-    for (; i < n && !isBlank(i); i++) program += line[i];
-  }
-  args.push(program);
-  for (;;) {
-    while (i < n && isBlank(i)) i++;
-    if (i >= n) break;
-    let arg = "";
-    let quotes = 0; // 1 while inside quotes
-    let backslashes = 0;
-    while (i < n && !(isBlank(i) && quotes === 0)) {
-      const char = line[i];
-      if (char === "\\") {
-        arg += char;
-        backslashes++;
-        i++;
-        continue;
-      }
-      if (char !== '"') {
-        arg += char;
-        backslashes = 0;
-        i++;
-        continue;
-      }
-      if (backslashes % 2 === 0) {
-        arg = arg.slice(0, arg.length - backslashes / 2);
-        quotes++;
-      } else {
-        arg = arg.slice(0, arg.length - (backslashes + 1) / 2) + '"';
-      }
-      backslashes = 0;
-      // Runs of quotes: every third one in a row is a literal quote.
-      for (i++; line[i] === '"'; i++) {
-        if (++quotes === 3) {
-          arg += '"';
-          quotes = 0;
-        }
-      }
-      if (quotes === 2) quotes = 0;
-    }
-    args.push(arg);
-  }
-  return args;
-}
+import { win32 } from "node:path";
+import { SpawnError } from "../types.ts";
 
 /** Quotes one argument (not the program) so that CommandLineToArgvW gives it back. */
 export function quoteWindowsArg(arg: string): string {
@@ -101,8 +37,59 @@ export function quoteWindowsArg(arg: string): string {
 export function quoteWindowsCommandLine(argv: string[]): string {
   const [program, ...args] = argv;
   if (program.includes('"')) {
-    throw new CommandLineError("a Windows program path cannot contain a double quote");
+    throw new SpawnError("EINVAL", "a Windows program path cannot contain a double quote");
   }
   const first = program === "" || /[ \t]/.test(program) ? `"${program}"` : program;
   return [first, ...args.map(quoteWindowsArg)].join(" ");
+}
+
+/** Characters cmd.exe would expand or split on even inside quotes: refused in batch arguments. */
+const BATCH_UNSAFE = /["%\r\n]/;
+/** Characters that make cmd.exe need quotes around an argument. */
+const BATCH_SPECIAL = /[\s&|<>^(),;=!@]/;
+
+/** What CreateProcessW gets: the image to run and its command line. */
+export interface CommandLine {
+  application: string;
+  commandLine: string;
+}
+
+/**
+ * The image and command line that run `program` with `args`. A `.bat`/`.cmd` runs through
+ * `cmd`, with the arguments quoted for cmd (CreateProcess would run it through cmd.exe anyway,
+ * with cmd's own parsing applied to unquoted arguments), or is refused with {@link SpawnError}
+ * when an argument cannot be made safe. `verbatim`: the arguments are joined as they are.
+ */
+export function buildCommandLine(
+  program: string,
+  args: string[],
+  options: { cmd: string; verbatim?: boolean },
+): CommandLine {
+  const extension = win32.extname(program).toLowerCase();
+  if (extension === ".bat" || extension === ".cmd") {
+    for (const text of [program, ...args]) {
+      if (BATCH_UNSAFE.test(text)) {
+        throw new SpawnError(
+          "EINVAL",
+          `cannot pass ${
+            JSON.stringify(text)
+          } to a batch file safely (cmd.exe would expand or split on ", % or line breaks)`,
+        );
+      }
+    }
+    const quoted = args.map((arg) => arg === "" || BATCH_SPECIAL.test(arg) ? `"${arg}"` : arg);
+    const cmd = options.cmd;
+    return {
+      application: cmd,
+      commandLine: `"${cmd}" /d /e:ON /v:OFF /s /c ""${program}"${
+        quoted.map((a) => " " + a).join("")
+      }"`,
+    };
+  }
+  return {
+    application: program,
+    commandLine: options.verbatim
+      ? [quoteWindowsArg(program), ...args].join(" ")
+      : quoteWindowsCommandLine([program, ...args]),
+  };
 }

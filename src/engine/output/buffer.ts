@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts
- * import { OutputBuffer } from "./output_buffer.ts";
+ * import { OutputBuffer } from "./buffer.ts";
  * const buffer = new OutputBuffer({ maxBytes: 8 });
  * buffer.append(new TextEncoder().encode("hello\nworld\n"));
  * const { text, start, dropped } = buffer.readText(0);

@@ -11,7 +11,7 @@
  * ```
  * @module
  */
-import { log } from "../log.ts";
+import { log } from "../../log.ts";
 
 /** Where a request came from (`internal`: the engine's own callers, such as the benchmark). */
 export type FrontEnd = "mcp-stdio" | "mcp-http" | "rest" | "internal";

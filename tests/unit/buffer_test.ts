@@ -1,6 +1,6 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { OutputBuffer } from "../../src/engine/output_buffer.ts";
-import { isContinuation } from "../../src/engine/utf8.ts";
+import { OutputBuffer } from "../../src/engine/output/buffer.ts";
+import { isContinuation } from "../../src/engine/output/utf8.ts";
 import { forAll, type Random, TEXT_PIECES } from "../helpers/random.ts";
 
 const encoder = new TextEncoder();

@@ -17,20 +17,20 @@
  * ```
  * @module
  */
-import { log } from "../log.ts";
-import type { ChildProcess, ExitStatus, SignalName } from "../pty/mod.ts";
-import { cleanTerminalText } from "./ansi.ts";
-import type { FrontEnd } from "./audit.ts";
-import { type LaunchContext, Launcher, resolveDirectory } from "./launcher.ts";
-import { childEnvironment } from "./environment.ts";
-import { EngineError } from "./errors.ts";
-import { Listeners } from "./events.ts";
-import { stopProcess } from "./lifecycle.ts";
-import { type LineReadOptions, readLines, settledLines } from "./line_reader.ts";
-import { OutputBuffer } from "./output_buffer.ts";
-import { Screen, type ScreenView } from "./screen.ts";
-import { buildTerminalInvocation, type TerminalInvocationRequest } from "./shells.ts";
-import { utf8Transcoder } from "./utf8.ts";
+import { log } from "../../log.ts";
+import type { ChildProcess, ExitStatus, SignalName } from "../../pty/mod.ts";
+import { cleanTerminalText } from "../output/clean.ts";
+import type { FrontEnd } from "../launching/audit.ts";
+import { type LaunchContext, Launcher, resolveDirectory } from "../launching/launcher.ts";
+import { childEnvironment } from "../launching/environment.ts";
+import { EngineError } from "../errors.ts";
+import { Listeners } from "../events.ts";
+import { stopProcess } from "../launching/lifecycle.ts";
+import { type LineReadOptions, readLines, settledLines } from "../output/lines.ts";
+import { OutputBuffer } from "../output/buffer.ts";
+import { Screen, type ScreenView } from "../output/screen.ts";
+import { buildTerminalInvocation, type TerminalInvocationRequest } from "../launching/shells.ts";
+import { utf8Transcoder } from "../output/utf8.ts";
 
 /** Limits and timings of a {@link TerminalService}. */
 export interface TerminalServiceOptions {

@@ -1,5 +1,5 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { cleanTerminalText } from "../../src/engine/ansi.ts";
+import { cleanTerminalText } from "../../src/engine/output/clean.ts";
 import { forAll, type Random, TEXT_PIECES } from "../helpers/random.ts";
 
 /** Sequences that change colours, titles, modes or charsets but never the text. */

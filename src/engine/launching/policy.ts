@@ -24,7 +24,7 @@
 import { basename, resolve, sep } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { EngineError } from "./errors.ts";
+import { EngineError } from "../errors.ts";
 
 const Names = Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), { maxItems: 10_000 });
 const PolicySchema = Type.Object({

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { ChildProcess, ExitStatus, SignalName } from "../pty/mod.ts";
-import { waitFor } from "./events.ts";
+import type { ChildProcess, ExitStatus, SignalName } from "../../pty/mod.ts";
+import { waitFor } from "../events.ts";
 
 /** Stops `child` and its tree; settles with its exit once its output is drained. */
 export async function stopProcess(

@@ -6,9 +6,15 @@
  * @module
  */
 import { resolve } from "node:path";
-import { type ChildProcess, isDirectory, spawn, SpawnError, type StdioMode } from "../pty/mod.ts";
+import {
+  type ChildProcess,
+  isDirectory,
+  spawn,
+  SpawnError,
+  type StdioMode,
+} from "../../pty/mod.ts";
 import type { AuditLog, FrontEnd } from "./audit.ts";
-import { EngineError } from "./errors.ts";
+import { EngineError } from "../errors.ts";
 import type { Policy } from "./policy.ts";
 import type { Invocation } from "./shells.ts";
 

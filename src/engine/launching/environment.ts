@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { HOST_FLAVOR, type PathFlavor } from "../pty/resolve.ts";
+import { HOST_FLAVOR, type PathFlavor } from "../../pty/mod.ts";
 
 /** Variables of the server that children never see. */
 const SECRETS = ["WINTERM_TOKEN"];

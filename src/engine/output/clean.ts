@@ -8,7 +8,7 @@
  *
  * @example
  * ```ts
- * import { cleanTerminalText } from "./ansi.ts";
+ * import { cleanTerminalText } from "./clean.ts";
  * cleanTerminalText("\x1b[32mok\x1b[0m\r\n");            // "ok\n"
  * cleanTerminalText("10%\r50%\r100%\n");                 // "100%\n"
  * cleanTerminalText("\x1b]0;title\x07prompt$ ");         // "prompt$ "

@@ -9,8 +9,8 @@
  *
  * @example
  * ```ts
- * import { OutputBuffer } from "./output_buffer.ts";
- * import { readLines } from "./line_reader.ts";
+ * import { OutputBuffer } from "./buffer.ts";
+ * import { readLines } from "./lines.ts";
  * const buffer = new OutputBuffer();
  * buffer.append(new TextEncoder().encode("a\nb\nc\nd\n"));
  * readLines(buffer, { mode: "head-tail", headLines: 1, tailLines: 1 }).output;
@@ -18,8 +18,8 @@
  * ```
  * @module
  */
-import { cleanTerminalText } from "./ansi.ts";
-import type { OutputBuffer } from "./output_buffer.ts";
+import { cleanTerminalText } from "./clean.ts";
+import type { OutputBuffer } from "./buffer.ts";
 
 /** The read modes that work on lines. */
 export const LINE_MODES = ["full", "head", "tail", "head-tail"] as const;

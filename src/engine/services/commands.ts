@@ -13,18 +13,18 @@
  * ```
  * @module
  */
-import { log } from "../log.ts";
-import type { ChildProcess, ExitStatus, StreamName } from "../pty/mod.ts";
-import { HOST_FLAVOR } from "../pty/resolve.ts";
-import type { FrontEnd } from "./audit.ts";
-import { EngineError } from "./errors.ts";
-import { childEnvironment } from "./environment.ts";
-import { Listeners } from "./events.ts";
-import { type LaunchContext, Launcher, resolveDirectory } from "./launcher.ts";
-import { stopProcess } from "./lifecycle.ts";
-import { DEFAULT_MAX_BYTES, OutputBuffer } from "./output_buffer.ts";
-import { utf8Transcoder } from "./utf8.ts";
-import { buildInvocation, type Invocation, type InvocationRequest } from "./shells.ts";
+import { log } from "../../log.ts";
+import type { ChildProcess, ExitStatus, StreamName } from "../../pty/mod.ts";
+import { HOST_FLAVOR } from "../../pty/mod.ts";
+import type { FrontEnd } from "../launching/audit.ts";
+import { EngineError } from "../errors.ts";
+import { childEnvironment } from "../launching/environment.ts";
+import { Listeners } from "../events.ts";
+import { type LaunchContext, Launcher, resolveDirectory } from "../launching/launcher.ts";
+import { stopProcess } from "../launching/lifecycle.ts";
+import { DEFAULT_MAX_BYTES, OutputBuffer } from "../output/buffer.ts";
+import { utf8Transcoder } from "../output/utf8.ts";
+import { buildInvocation, type Invocation, type InvocationRequest } from "../launching/shells.ts";
 
 /** What {@link CommandService.run} needs. */
 export interface RunRequest extends InvocationRequest {

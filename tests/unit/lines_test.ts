@@ -1,6 +1,6 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { LINE_MODES, readLines } from "../../src/engine/line_reader.ts";
-import { OutputBuffer } from "../../src/engine/output_buffer.ts";
+import { LINE_MODES, readLines } from "../../src/engine/output/lines.ts";
+import { OutputBuffer } from "../../src/engine/output/buffer.ts";
 import { forAll } from "../helpers/random.ts";
 
 const encoder = new TextEncoder();

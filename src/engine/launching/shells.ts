@@ -14,15 +14,17 @@
  * @module
  */
 import { win32 } from "node:path";
-import { envValue, HOST_FLAVOR, type PathFlavor, resolveProgram } from "../pty/resolve.ts";
-import { runningUnderWine, SpawnError } from "../pty/mod.ts";
 import {
-  CommandLineError,
+  envValue,
+  HOST_FLAVOR,
+  type PathFlavor,
   quoteWindowsCommandLine,
-  splitWindows,
-} from "../pty/windows/command_line.ts";
-import { quotePosix, splitPosix } from "./argv.ts";
-import { EngineError } from "./errors.ts";
+  resolveProgram,
+  runningUnderWine,
+  SpawnError,
+} from "../../pty/mod.ts";
+import { CommandLineError, quotePosix, splitPosix, splitWindows } from "./argv.ts";
+import { EngineError } from "../errors.ts";
 
 /** The ways a command can be run. `default` is PowerShell on Windows, $SHELL or sh elsewhere. */
 export const SHELL_TYPES = ["default", "powershell", "cmd", "bash", "sh", "executable"] as const;

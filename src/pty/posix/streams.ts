@@ -5,6 +5,7 @@
  * @module
  */
 import { log } from "../../log.ts";
+import type { InputWriter, OutputReader } from "../child.ts";
 import { C, errno, errnoName, libc, POLLIN, POLLOUT } from "./libc.ts";
 import { type FdWatcher, type PosixReactor, READ_READY, WRITE_READY } from "./reactor.ts";
 
@@ -24,7 +25,7 @@ export class SharedFd {
 const READS_PER_TURN = 32;
 
 /** Reads an fd until end of file (0, or EIO on a Linux PTY master) and hands on the bytes. */
-export class FdReader implements FdWatcher {
+export class FdReader implements FdWatcher, OutputReader {
   #ended = false;
   constructor(
     private readonly reactor: PosixReactor,
@@ -61,18 +62,18 @@ export class FdReader implements FdWatcher {
         this.onData(buffer.slice(0, n));
         continue;
       }
-      if (n === 0) return this.end();
+      if (n === 0) return this.stop();
       const code = errno();
       if (code === C.EAGAIN) return;
       if (code === C.EINTR) continue;
       // EIO is how a Linux PTY master says "the last slave fd is closed and all data read".
       if (code !== C.EIO) log.debug("read ended", { fd: this.fd, error: errnoName(code) });
-      return this.end();
+      return this.stop();
     }
   }
 
   /** Stops reading (end of data, or the owner gave up waiting for it). */
-  end(): void {
+  stop(): void {
     if (this.#ended) return;
     this.#ended = true;
     this.reactor.remove(this);
@@ -89,7 +90,7 @@ interface PendingWrite {
 }
 
 /** Queues bytes for an fd and writes them as the fd accepts them. */
-export class FdWriter implements FdWatcher {
+export class FdWriter implements FdWatcher, InputWriter {
   #queue: PendingWrite[] = [];
   #closed = false;
   #closeWhenDrained = false;

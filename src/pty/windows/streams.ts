@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { InputWriter, OutputReader } from "../child.ts";
 import { type Handle, kernel32, LAYOUT, W } from "./kernel32.ts";
 import { isFailure, type WindowsReactor } from "./reactor.ts";
 
@@ -15,7 +16,7 @@ function pointerOf(buffer: Uint8Array): Deno.PointerValue {
 }
 
 /** Reads a pipe until it breaks and hands on the bytes. Owns (and closes) the handle. */
-export class OverlappedReader {
+export class OverlappedReader implements OutputReader {
   #overlapped = new Uint8Array(LAYOUT.OVERLAPPED);
   #buffer = new Uint8Array(READ_SIZE);
   #key: bigint;
@@ -99,7 +100,7 @@ interface PendingWrite {
 }
 
 /** Writes queued bytes to a pipe, one overlapped write at a time. Owns (and closes) the handle. */
-export class OverlappedWriter {
+export class OverlappedWriter implements InputWriter {
   #overlapped = new Uint8Array(LAYOUT.OVERLAPPED);
   #queue: PendingWrite[] = [];
   #inFlight: PendingWrite | undefined;

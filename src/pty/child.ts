@@ -1,0 +1,138 @@
+/**
+ * What a child is on every platform (node-pty's `Terminal` base class is the model): output
+ * listeners, the `exited` promise, and one life cycle. A child is finished only once it has
+ * exited AND its output has ended (or the drain limit has passed); it finishes exactly once;
+ * after its exit it takes no input and no signal (its pid may already belong to someone
+ * else). The platforms supply the readers, the writer, how to signal the tree, and what to
+ * free.
+ *
+ * @module
+ */
+import type {
+  ChildProcess,
+  DataListener,
+  ExitStatus,
+  SignalName,
+  StdioMode,
+  StreamName,
+} from "./types.ts";
+
+/** An output stream's reader, as a child drives it. */
+export interface OutputReader {
+  /** True once the stream has ended (end of file, broken pipe, or stopped). */
+  readonly ended: boolean;
+  /** Stops reading now (the drain limit passed); the reader then ends. */
+  stop(): void;
+}
+
+/** The input stream's writer. */
+export interface InputWriter {
+  /** Queues bytes; settles when the OS has taken them all. */
+  write(data: Uint8Array): Promise<void>;
+  /** Closes the stream once everything queued is written (end of input). */
+  closeWhenDrained(): Promise<void>;
+  /** Closes now; queued writes fail with `reason`. */
+  close(reason?: string): void;
+}
+
+/** See the module documentation. */
+export abstract class ChildBase implements ChildProcess {
+  readonly exited: Promise<ExitStatus>;
+  abstract readonly outputEncoding: string;
+  /** The output streams: one in PTY mode, stdout and stderr in pipe mode. */
+  protected abstract readonly readers: readonly OutputReader[];
+  protected abstract readonly writer: InputWriter;
+  /** What a terminal reads as end of input (PTY mode). */
+  protected abstract readonly endOfInput: Uint8Array;
+  #resolveExited!: (status: ExitStatus) => void;
+  #listeners: DataListener[] = [];
+  #status: ExitStatus | undefined;
+  #finished = false;
+  #drainTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /** `drainLimitMs`: how long output may go on arriving after the exit before reading stops. */
+  protected constructor(
+    readonly pid: number,
+    readonly mode: StdioMode,
+    private readonly drainLimitMs: number,
+  ) {
+    this.exited = new Promise((resolve) => this.#resolveExited = resolve);
+  }
+
+  onData(listener: DataListener): void {
+    this.#listeners.push(listener);
+  }
+
+  write(data: Uint8Array): Promise<void> {
+    if (this.hasExited) return Promise.reject(new Error("the program has exited"));
+    return this.writer.write(data);
+  }
+
+  closeInput(): Promise<void> {
+    if (this.hasExited) return Promise.reject(new Error("the program has exited"));
+    return this.mode === "pty"
+      ? this.writer.write(this.endOfInput)
+      : this.writer.closeWhenDrained();
+  }
+
+  abstract resize(cols: number, rows: number): void;
+
+  kill(signal: SignalName = "SIGTERM"): void {
+    if (!this.hasExited) this.signalTree(signal);
+  }
+
+  /** True once the exit is known (output may still be draining). */
+  protected get hasExited(): boolean {
+    return this.#status !== undefined;
+  }
+
+  /** The function that hands a stream's chunks to the listeners. */
+  protected emitter(stream: StreamName): (data: Uint8Array) => void {
+    return (data) => {
+      for (const listener of this.#listeners) listener(data, stream);
+    };
+  }
+
+  /** Sends `signal` to the child's whole tree (called only while it has not exited). */
+  protected abstract signalTree(signal: SignalName): void;
+
+  /** The platform saw the exit: output is read on until it ends or the drain limit passes. */
+  protected exitedWith(status: ExitStatus): void {
+    if (this.#status) return;
+    this.#status = status;
+    this.afterExit();
+    if (this.#outputEnded()) return this.#finish();
+    this.#drainTimer = setTimeout(
+      () => this.readers.forEach((reader) => reader.stop()),
+      this.drainLimitMs,
+    );
+  }
+
+  /** A reader ended: the child finishes if it has exited too. */
+  protected readerEnded(): void {
+    if (!this.#outputEnded()) return;
+    if (this.#status) this.#finish();
+    else this.outputEndedFirst();
+  }
+
+  /** Right after the exit: end what the child left behind, let the console go. */
+  protected afterExit(): void {}
+
+  /** Every stream ended before the exit was seen (a hint to look for the exit now). */
+  protected outputEndedFirst(): void {}
+
+  /** Frees what the child held; runs once, just before `exited` settles. */
+  protected abstract release(): void;
+
+  #outputEnded(): boolean {
+    return this.readers.every((reader) => reader.ended);
+  }
+
+  #finish(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    clearTimeout(this.#drainTimer);
+    this.release();
+    this.#resolveExited(this.#status!);
+  }
+}

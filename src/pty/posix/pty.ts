@@ -1,0 +1,76 @@
+/**
+ * The pseudo-terminal device: a master for us, a slave the child opens by path (which makes it
+ * the child's controlling terminal), with IUTF8 set and the window size applied.
+ *
+ * @module
+ */
+import { SpawnError } from "../types.ts";
+import { C, cString, errno, errnoName, fcntl, ioctl, libc, OPAQUE_BYTES } from "./libc.ts";
+import { setNonBlocking } from "./reactor.ts";
+import type { Stdio } from "./spawn.ts";
+
+const IS_DARWIN = Deno.build.os === "darwin";
+
+/** Opens a terminal of the given size: our end is the (nonblocking, close-on-exec) master. */
+export function openTerminal(cols: number, rows: number): Stdio {
+  const lib = libc();
+  const flags = C.O_RDWR | C.O_NOCTTY;
+  const master = lib.posix_openpt(IS_DARWIN ? flags : flags | C.O_CLOEXEC | C.O_NONBLOCK);
+  if (master < 0) throw new SpawnError(errnoName(errno()), "cannot open a pseudo-terminal");
+  try {
+    if (IS_DARWIN) {
+      fcntl(master, C.F_SETFD, C.FD_CLOEXEC);
+      setNonBlocking(master);
+    }
+    if (lib.grantpt(master) !== 0 || lib.unlockpt(master) !== 0) {
+      throw new SpawnError(errnoName(errno()), "cannot unlock the pseudo-terminal");
+    }
+    const slavePath = terminalName(master);
+    // Opened here only to configure it before the child exists; the child opens it by path.
+    const slave = lib.open(cString(slavePath), C.O_RDWR | C.O_NOCTTY | C.O_CLOEXEC);
+    if (slave < 0) throw new SpawnError(errnoName(errno()), `cannot open ${slavePath}`);
+    setUtf8Input(slave);
+    setWindowSize(slave, cols, rows);
+    return { parentFds: [master], childFds: [slave], slavePath };
+  } catch (error) {
+    lib.close(master);
+    throw error;
+  }
+}
+
+function terminalName(master: number): string {
+  const lib = libc();
+  if (lib.ptsname_r) {
+    const name = new Uint8Array(128);
+    const rc = lib.ptsname_r(master, name, BigInt(name.length));
+    if (rc !== 0) throw new SpawnError(errnoName(rc), "ptsname_r failed");
+    return new TextDecoder().decode(name.subarray(0, name.indexOf(0)));
+  }
+  // macOS: ptsname is not reentrant, but all spawning happens on the one JS thread.
+  const pointer = lib.ptsname(master);
+  if (!pointer) throw new SpawnError(errnoName(errno()), "ptsname failed");
+  return Deno.UnsafePointerView.getCString(pointer);
+}
+
+/** Sets IUTF8 so the line discipline erases whole UTF-8 characters, not bytes. */
+function setUtf8Input(fd: number): void {
+  const termios = new Uint8Array(OPAQUE_BYTES);
+  const lib = libc();
+  if (lib.tcgetattr(fd, termios) !== 0) return;
+  const view = new DataView(termios.buffer);
+  if (C.TCFLAG_BYTES === 8) {
+    view.setBigUint64(0, view.getBigUint64(0, true) | BigInt(C.IUTF8), true);
+  } else {
+    view.setUint32(0, view.getUint32(0, true) | C.IUTF8, true);
+  }
+  lib.tcsetattr(fd, 0, /* TCSANOW */ termios);
+}
+
+/** TIOCSWINSZ on a terminal fd; returns the error name on failure. */
+export function setWindowSize(fd: number, cols: number, rows: number): string | undefined {
+  const winsize = new Uint8Array(8);
+  const view = new DataView(winsize.buffer);
+  view.setUint16(0, rows, true);
+  view.setUint16(2, cols, true);
+  return ioctl(fd, C.TIOCSWINSZ, winsize) === 0 ? undefined : errnoName(errno());
+}

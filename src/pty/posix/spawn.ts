@@ -1,0 +1,81 @@
+/**
+ * `posix_spawn` of a child in a new session: its standard streams are the terminal (opened
+ * after setsid, so it becomes the controlling terminal) or the three pipe ends; its working
+ * directory is set by the file actions; every signal is at its default and none is blocked; no
+ * fd of the server reaches it.
+ *
+ * @module
+ */
+import { SpawnError, type SpawnOptions } from "../types.ts";
+import { C, cString, cStringArray, errnoName, libc, OPAQUE_BYTES } from "./libc.ts";
+
+/** The child's standard streams, as the spawner needs them. */
+export interface Stdio {
+  /** Our ends: [master] in PTY mode; [stdin, stdout, stderr] in pipe mode. */
+  parentFds: number[];
+  /** The child's ends, closed in the parent once the child has started. */
+  childFds: number[];
+  /** In PTY mode, the slave's path, which the child opens to make it its controlling tty. */
+  slavePath?: string;
+}
+
+/** Spawns `path` with `argv`; returns the pid. Throws {@link SpawnError}. */
+export function posixSpawn(
+  path: string,
+  argv: string[],
+  options: SpawnOptions,
+  stdio: Stdio,
+): number {
+  const lib = libc();
+  const actions = new Uint8Array(OPAQUE_BYTES);
+  const attr = new Uint8Array(OPAQUE_BYTES);
+  const signals = new Uint8Array(OPAQUE_BYTES);
+  lib.posix_spawn_file_actions_init(actions);
+  lib.posix_spawnattr_init(attr);
+  try {
+    if (stdio.slavePath) {
+      // Opened after setsid (glibc order), so the terminal becomes the controlling terminal.
+      lib.posix_spawn_file_actions_addopen(actions, 0, cString(stdio.slavePath), C.O_RDWR, 0);
+      lib.posix_spawn_file_actions_adddup2(actions, 0, 1);
+      lib.posix_spawn_file_actions_adddup2(actions, 0, 2);
+    } else {
+      stdio.childFds.forEach((fd, target) =>
+        lib.posix_spawn_file_actions_adddup2(actions, fd, target)
+      );
+    }
+    if (!lib.posix_spawn_file_actions_addchdir_np) {
+      throw new SpawnError("ENOSYS", "this libc lacks posix_spawn_file_actions_addchdir_np");
+    }
+    lib.posix_spawn_file_actions_addchdir_np(actions, cString(options.cwd));
+    // Belt and braces: our fds are close-on-exec, but other code in the process may not be.
+    lib.posix_spawn_file_actions_addclosefrom_np?.(actions, 3);
+    lib.posix_spawnattr_setflags(
+      attr,
+      C.POSIX_SPAWN_SETSID | C.POSIX_SPAWN_SETSIGDEF | C.POSIX_SPAWN_SETSIGMASK |
+        C.POSIX_SPAWN_CLOEXEC_DEFAULT,
+    );
+    // The runtime ignores SIGPIPE; children must get every signal at its default.
+    lib.sigfillset(signals);
+    lib.posix_spawnattr_setsigdefault(attr, signals);
+    lib.sigemptyset(signals);
+    lib.posix_spawnattr_setsigmask(attr, signals);
+    const args = cStringArray(argv);
+    const envp = cStringArray(Object.entries(options.env).map(([k, v]) => `${k}=${v}`));
+    const pid = new Int32Array(1);
+    const rc = lib.posix_spawn(
+      new Uint8Array(pid.buffer),
+      cString(path),
+      actions,
+      attr,
+      args.array,
+      envp.array,
+    );
+    if (rc !== 0) {
+      throw new SpawnError(errnoName(rc), `cannot start '${options.file}': ${errnoName(rc)}`);
+    }
+    return pid[0];
+  } finally {
+    lib.posix_spawn_file_actions_destroy(actions);
+    lib.posix_spawnattr_destroy(attr);
+  }
+}

@@ -56,10 +56,13 @@ withServer("the default shell, and get_version's report of the shells found", as
 });
 
 withServer("pipe mode: stdout and stderr apart, Chinese output intact", async (mcp) => {
+  // encoding utf-8 switches cmd to code page 65001, in which it can write Chinese whatever the
+  // system's code page (437 cannot represent it).
   const result = await runToEnd(mcp, {
     command: "echo out & echo err 1>&2 & echo 中文输出",
     shell_type: "cmd",
     use_pty: false,
+    encoding: "utf-8",
   });
   match(result.stdout, /out\s+中文输出/);
   match(result.stderr, /err/);

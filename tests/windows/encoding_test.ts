@@ -9,7 +9,7 @@
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import iconv from "iconv-lite";
 import { systemCodePages } from "../../src/pty/mod.ts";
-import { type Connection, serverTest, text } from "../helpers/mcp.ts";
+import { type CommandQuery, type Connection, runToEnd, serverTest, text } from "../helpers/mcp.ts";
 import { tempDir } from "../helpers/process.ts";
 
 const windows = Deno.build.os === "windows";
@@ -18,18 +18,6 @@ const OEM = systemCodePages()?.oem ?? 0;
 const CHINESE = OEM === 936;
 /** What a GBK file needs on a system whose code page is not GBK. */
 const GBK_UNLESS_CHINESE = CHINESE ? {} : { encoding: "gbk" };
-
-interface Query {
-  status: string;
-  exit_code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-async function runToEnd(mcp: Connection, args: Record<string, unknown>): Promise<Query> {
-  const { token } = await mcp.callOk<{ token: string }>("run_command", args);
-  return await mcp.callOk<Query>("query_command_status", { token, wait_ms: 30_000 });
-}
 
 /** A folder with the test files: GBK and UTF-8 text, a GBK batch file. */
 function files(): { dir: string; gbk: string; utf8: string; bat: string; tail: string } {
@@ -145,7 +133,10 @@ withServer("set /p through pipes reads input in the console's code page", async 
     });
     const sent = await mcp.call("send_command_input", { token, input });
     if (sent.isError) await mcp.callOk("terminate_command", { token });
-    const result = await mcp.callOk<Query>("query_command_status", { token, wait_ms: 30_000 });
+    const result = await mcp.callOk<CommandQuery>("query_command_status", {
+      token,
+      wait_ms: 30_000,
+    });
     return { sent, result };
   };
   const native = CHINESE ? "中文输入" : "café ü";

@@ -9,22 +9,10 @@
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { runningUnderWine } from "../../src/pty/mod.ts";
-import { type Connection, serverTest, text } from "../helpers/mcp.ts";
+import { type CommandQuery, type Connection, runToEnd, serverTest, text } from "../helpers/mcp.ts";
 import { eventually, tempDir } from "../helpers/process.ts";
 
 const windows = Deno.build.os === "windows";
-
-interface Query {
-  status: string;
-  exit_code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-async function runToEnd(mcp: Connection, args: Record<string, unknown>): Promise<Query> {
-  const { token } = await mcp.callOk<{ token: string }>("run_command", args);
-  return await mcp.callOk<Query>("query_command_status", { token, wait_ms: 30_000 });
-}
 
 const withServer = (
   name: string,
@@ -155,7 +143,10 @@ withServer("a git.bat planted in the working directory is not run for `git`", as
       match(text(result), /the working directory is not searched: use \.\\git/);
     } else {
       const { token } = result.structuredContent as { token: string };
-      const done = await mcp.callOk<Query>("query_command_status", { token, wait_ms: 30_000 });
+      const done = await mcp.callOk<CommandQuery>("query_command_status", {
+        token,
+        wait_ms: 30_000,
+      });
       ok(!done.stdout.includes("planted"), done.stdout);
     }
     const explicit = await runToEnd(mcp, {
@@ -183,13 +174,13 @@ serverTest(
       let seen = "";
       ok(
         await eventually(() => seen.includes("started"), 15_000, async () => {
-          seen = (await mcp.callOk<Query>("query_command_status", { token })).stdout;
+          seen = (await mcp.callOk<CommandQuery>("query_command_status", { token })).stdout;
         }),
         seen,
       );
       const started = performance.now();
       await mcp.callOk("terminate_command", { token });
-      const done = await mcp.callOk<Query>("query_command_status", { token });
+      const done = await mcp.callOk<CommandQuery>("query_command_status", { token });
       assertEquals(done.status, "terminated");
       // The job would be ended after WINTERM_KILL_GRACE_MS (30 s here); ping -n 60 runs a
       // minute: only the Ctrl+C can have ended it this soon.
@@ -221,11 +212,11 @@ withServer(
       let seen = "";
       ok(
         await eventually(() => seen.includes("ready"), 30_000, async () => {
-          seen = (await mcp.callOk<Query>("query_command_status", { token })).stdout;
+          seen = (await mcp.callOk<CommandQuery>("query_command_status", { token })).stdout;
         }),
       );
       await mcp.callOk("terminate_command", { token });
-      const done = await mcp.callOk<Query>("query_command_status", { token });
+      const done = await mcp.callOk<CommandQuery>("query_command_status", { token });
       match(done.stdout, /cleaned up/);
       ok(Deno.statSync(marker).isFile);
     } finally {

@@ -34,6 +34,16 @@ export const Env = Type.Record(
   },
 );
 
+/** How a program's bytes are read and its input written (the `encoding` argument). */
+export const Encoding = Type.String({
+  minLength: 1,
+  maxLength: 40,
+  description: "The program's character encoding: utf-8, oem, ansi (Windows code pages), a " +
+    "code page number (936, 65001) or a label (gbk, big5, shift_jis, cp850, windows-1252). " +
+    "Default: detected (Windows pipes: UTF-8 if the bytes are UTF-8, else the console code " +
+    "page; terminals: UTF-8). A cmd or PowerShell shell is switched to it (chcp).",
+});
+
 /** A union of string literals (an enum, as JSON Schema `anyOf` of `const`s). */
 export function literals<const T extends readonly string[]>(
   values: T,

@@ -4,7 +4,7 @@
  *
  * | route | does |
  * |---|---|
- * | `POST /api/terminals` | create `{shell?, cwd?, env?, cols?, rows?}` (also `command`, `args`, `outputByteLimit`) |
+ * | `POST /api/terminals` | create `{shell?, cwd?, env?, cols?, rows?}` (also `command`, `args`, `outputByteLimit`, `encoding`) |
  * | `POST /api/terminals/:id/input` | type `{input}`; Enter is added unless it ends with a newline |
  * | `GET /api/terminals/:id/output` | read: `since`, `mode`, `headLines`, `tailLines`, `maxLines`, `raw` |
  * | `GET /api/terminals/:id/stats` | statistics |
@@ -23,7 +23,7 @@ import type { Engine } from "../engine/mod.ts";
 import type { Terminal } from "../engine/services/terminals.ts";
 import { log } from "../log.ts";
 import { SIGNAL_NAMES, type SignalName } from "../pty/mod.ts";
-import { Env, literals, validationErrors } from "../schema.ts";
+import { Encoding, Env, literals, validationErrors } from "../schema.ts";
 import { VERSION } from "../version.ts";
 
 /** The error codes of the API. */
@@ -66,6 +66,7 @@ const CreateBody = Type.Object({
   cols: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
   rows: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
   outputByteLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 * 1024 * 1024 })),
+  encoding: Type.Optional(Encoding),
 }, { additionalProperties: false });
 
 const InputBody = Type.Object({

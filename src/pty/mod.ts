@@ -11,16 +11,30 @@
  * ```
  * @module
  */
-import { spawnPosix } from "./posix/process.ts";
-import { spawnWindows } from "./windows/process.ts";
-import type { ChildProcess, SpawnOptions } from "./types.ts";
+import { preparePosix, spawnPosix } from "./posix/process.ts";
+import { prepareWindows, spawnWindows } from "./windows/process.ts";
+import type { ChildProcess, PreparedSpawn, SpawnOptions } from "./types.ts";
 
 export * from "./types.ts";
 export { envValue, HOST_FLAVOR, isDirectory, type PathFlavor, resolveProgram } from "./resolve.ts";
 export { quoteWindowsCommandLine } from "./windows/command_line.ts";
-export { runningUnderWine } from "./windows/kernel32.ts";
+export { runningUnderWine, systemCodePages } from "./windows/kernel32.ts";
 
-/** Starts a child. Throws {@link SpawnError} when it cannot start. */
-export function spawn(options: SpawnOptions): ChildProcess {
-  return Deno.build.os === "windows" ? spawnWindows(options) : spawnPosix(options);
+const WINDOWS = Deno.build.os === "windows";
+
+/**
+ * Decides what will run for `options` without starting anything: the program resolved, and
+ * the interpreter that really runs it, if any. Throws {@link SpawnError}.
+ */
+export function prepareSpawn(options: SpawnOptions): PreparedSpawn {
+  return WINDOWS ? prepareWindows(options) : preparePosix(options);
+}
+
+/**
+ * Starts a child: exactly what {@link prepareSpawn} decided, or `options` prepared now.
+ * Throws {@link SpawnError} when it cannot start.
+ */
+export function spawn(what: SpawnOptions | PreparedSpawn): ChildProcess {
+  const prepared = "options" in what ? what : prepareSpawn(what);
+  return WINDOWS ? spawnWindows(prepared) : spawnPosix(prepared);
 }

@@ -35,6 +35,24 @@ export interface SpawnOptions {
   verbatimArguments?: boolean;
 }
 
+/**
+ * What will run for some {@link SpawnOptions}, decided before anything starts (by
+ * `prepareSpawn`), so that a caller can judge every image that runs and then start exactly
+ * this (`spawn`), without the file being looked up again.
+ */
+export interface PreparedSpawn {
+  readonly options: SpawnOptions;
+  /** The program, resolved: an absolute path. */
+  readonly program: string;
+  /**
+   * The image that really runs the program when it is not the program itself: on Windows the
+   * system's own cmd.exe for a batch file (`.bat`, `.cmd`).
+   */
+  readonly interpreter?: string;
+  /** Windows: what CreateProcessW gets. */
+  readonly windows?: { application: string; commandLine: string };
+}
+
 /** How a child ended. Exactly one of the two is set, except on Windows kills (both may be). */
 export interface ExitStatus {
   /** The exit code, or null when a signal ended the process. */
@@ -86,10 +104,13 @@ export interface ChildProcess {
   /** How the standard streams are connected. */
   readonly mode: StdioMode;
   /**
-   * The character encoding of the output bytes (a TextDecoder label): UTF-8, except for
-   * pipe-mode children on Windows, which write in the OEM code page unless told otherwise.
+   * What the child's bytes are. `"utf-8"`: a console translates them (a Windows pseudoconsole
+   * always speaks UTF-8 to us, whatever the program's code page). Otherwise they are the
+   * program's own bytes, and this is the code page of the console the program runs on (Windows
+   * pipes: what a console program writes and reads unless it chooses otherwise), or null where
+   * there is none (POSIX, where UTF-8 is the convention).
    */
-  readonly outputEncoding: string;
+  readonly codePage: "utf-8" | number | null;
   /** Settles once the child has exited, been reaped, and its output is drained. */
   readonly exited: Promise<ExitStatus>;
   /** Adds an output listener. */
@@ -104,8 +125,11 @@ export interface ChildProcess {
   /** Changes the terminal size (PTY mode). Throws with the reason when the OS refuses. */
   resize(cols: number, rows: number): void;
   /**
-   * Sends a signal to the child's whole process tree (its session on POSIX; its job object on
-   * Windows, where every signal but SIGINT ends the tree). No effect once the child has exited.
+   * Sends a signal to the child's whole process tree (its session on POSIX). On Windows, where
+   * the tree shares the child's console: SIGINT, SIGTERM and SIGQUIT are Ctrl+C typed into it
+   * (CTRL_C_EVENT, which programs may handle), SIGHUP closes it (CTRL_CLOSE_EVENT, as when a
+   * console window closes), SIGWINCH and SIGCONT do nothing, and the rest end the job object's
+   * whole tree at once. No effect once the child has exited.
    */
   kill(signal?: SignalName): void;
 }

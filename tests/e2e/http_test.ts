@@ -13,14 +13,15 @@ import { eventually, processesWith } from "../helpers/process.ts";
 const posix = Deno.build.os !== "windows";
 const linux = Deno.build.os === "linux";
 
+/** `everywhere`: the test starts no POSIX program and runs on Windows too. */
 function withHttp(
   name: string,
   fn: (server: HttpServer) => Promise<void>,
-  options: { args?: string[]; env?: Record<string, string> } = {},
+  options: { args?: string[]; env?: Record<string, string>; everywhere?: boolean } = {},
 ) {
   Deno.test({
     name,
-    ignore: !posix,
+    ignore: !posix && !options.everywhere,
     async fn() {
       const server = await startHttpServer(options.args, options.env);
       try {
@@ -258,7 +259,7 @@ withHttp("REST refuses what it should, with the right status and code", async (s
   assertEquals(local.status, 200);
   // Still serving.
   assertEquals((await request(server, "GET", "/api/terminals")).status, 200);
-}, { env: { WINTERM_HTTP_MAX_BODY_BYTES: "2048" } });
+}, { env: { WINTERM_HTTP_MAX_BODY_BYTES: "2048" }, everywhere: true });
 
 withHttp("CORS answers only configured origins", async (server) => {
   const preflight = await fetch(`${server.url}/api/terminals`, {
@@ -279,7 +280,7 @@ withHttp("CORS answers only configured origins", async (server) => {
     headers: { origin: "https://other.example" },
   });
   assertEquals(other.status, 403);
-}, { env: { WINTERM_CORS_ORIGINS: "https://app.example" } });
+}, { env: { WINTERM_CORS_ORIGINS: "https://app.example" }, everywhere: true });
 
 withHttp("MCP over Streamable HTTP with the SDK client; the token is required", async (server) => {
   const url = new URL(`${server.url}/mcp`);
@@ -316,7 +317,6 @@ withHttp("MCP over Streamable HTTP with the SDK client; the token is required", 
 
 Deno.test({
   name: "a non-loopback address without WINTERM_TOKEN is refused at start",
-  ignore: !posix,
   async fn() {
     const { code, stderr } = await new Deno.Command(Deno.execPath(), {
       args: ["run", ...START_FLAGS, MAIN, "--http", "--host", "0.0.0.0", "--port", "0"],

@@ -9,6 +9,8 @@ import { resolve } from "node:path";
 import {
   type ChildProcess,
   isDirectory,
+  type PreparedSpawn,
+  prepareSpawn,
   spawn,
   SpawnError,
   type StdioMode,
@@ -64,31 +66,28 @@ const encoder = new TextEncoder();
 export class Launcher {
   constructor(readonly policy?: Policy, readonly audit?: AuditLog) {}
 
-  /** Checks the launch against the policy and starts it. Throws {@link EngineError}. */
+  /**
+   * Decides what will run, checks every image that runs against the policy (the program, and
+   * the interpreter that runs it: cmd.exe for a batch file), and starts exactly that. Throws
+   * {@link EngineError}.
+   */
   launch(
     invocation: Invocation,
     options: LaunchOptions,
     fields: LaunchFields,
     context: LaunchContext,
   ): ChildProcess {
+    const failed = (error: unknown) =>
+      error instanceof SpawnError
+        ? new EngineError(
+          "invalid_input",
+          `cannot start ${invocation.display}: ${error.message}`,
+          fields.program,
+        )
+        : error;
+    let prepared: PreparedSpawn;
     try {
-      this.policy?.check({
-        program: invocation.file,
-        cwd: options.cwd,
-        envOverrides: options.envOverrides,
-      }, fields);
-    } catch (error) {
-      this.audit?.record({
-        event: "refused",
-        ...context,
-        program: invocation.file,
-        reason: (error as Error).message,
-      });
-      throw error;
-    }
-    let child: ChildProcess;
-    try {
-      child = spawn({
+      prepared = prepareSpawn({
         file: invocation.file,
         args: invocation.args,
         verbatimArguments: invocation.verbatimArguments,
@@ -99,20 +98,50 @@ export class Launcher {
         rows: options.rows,
       });
     } catch (error) {
-      if (error instanceof SpawnError) {
-        throw new EngineError(
-          "invalid_input",
-          `cannot start ${invocation.display}: ${error.message}`,
-          fields.program,
-        );
+      throw failed(error);
+    }
+    const ran = {
+      program: prepared.program,
+      ...(prepared.interpreter ? { interpreter: prepared.interpreter } : {}),
+    };
+    try {
+      for (const image of [prepared.program, prepared.interpreter]) {
+        if (image === undefined) continue;
+        try {
+          this.policy?.check({
+            program: image,
+            cwd: options.cwd,
+            envOverrides: options.envOverrides,
+          }, fields);
+        } catch (error) {
+          if (!(error instanceof EngineError) || image === prepared.program) throw error;
+          throw new EngineError(
+            error.kind,
+            `${error.message} (it is what runs the batch file ${prepared.program})`,
+            error.field,
+          );
+        }
       }
+    } catch (error) {
+      this.audit?.record({
+        event: "refused",
+        ...context,
+        ...ran,
+        reason: (error as Error).message,
+      });
       throw error;
+    }
+    let child: ChildProcess;
+    try {
+      child = spawn(prepared);
+    } catch (error) {
+      throw failed(error);
     }
     this.audit?.record({
       event: "start",
       ...context,
       pid: child.pid,
-      program: invocation.file,
+      ...ran,
       args: invocation.args,
       cwd: options.cwd,
       command: invocation.display,

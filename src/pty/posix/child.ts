@@ -19,7 +19,7 @@ const EOF_CHAR = new Uint8Array([0x04]);
 
 /** See the module documentation. */
 export class PosixChild extends ChildBase {
-  readonly outputEncoding = "utf-8";
+  readonly codePage = null;
   protected readonly readers: FdReader[];
   protected readonly writer: FdWriter;
   protected readonly endOfInput = EOF_CHAR;

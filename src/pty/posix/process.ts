@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { ChildProcess, SpawnOptions } from "../types.ts";
+import type { ChildProcess, PreparedSpawn, SpawnOptions } from "../types.ts";
 import { checkSpawnOptions, resolveProgram } from "../resolve.ts";
 import { PosixChild } from "./child.ts";
 import { libc } from "./libc.ts";
@@ -25,11 +25,18 @@ const IS_DARWIN = Deno.build.os === "darwin";
  */
 const DARWIN_CTTY_SHIM = 'exec 3<>"$0"; exec 3>&-; exec "$@"';
 
-/** Starts a child per `options`. Throws {@link SpawnError} when it cannot start. */
-export function spawnPosix(options: SpawnOptions): ChildProcess {
-  const mode = options.mode ?? "pty";
+/** Checks `options` and resolves the program. Throws {@link SpawnError}. */
+export function preparePosix(options: SpawnOptions): PreparedSpawn {
   checkSpawnOptions(options, "posix");
-  const program = resolveProgram(options.file, { cwd: options.cwd, env: options.env });
+  return {
+    options,
+    program: resolveProgram(options.file, { cwd: options.cwd, env: options.env }),
+  };
+}
+
+/** Starts a prepared child. Throws {@link SpawnError} when it cannot start. */
+export function spawnPosix({ options, program }: PreparedSpawn): ChildProcess {
+  const mode = options.mode ?? "pty";
   const loop = reactor();
   const stdio = mode === "pty" ? openTerminal(options.cols ?? 80, options.rows ?? 24) : openPipes();
   let pid: number;

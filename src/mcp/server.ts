@@ -1,13 +1,15 @@
 /**
  * The MCP server: lists the tools it is given and answers calls through them. Translation
  * only: validation failures and engine errors become `isError` results that say what was
- * wrong; an unknown tool is a protocol error.
+ * wrong; an unknown tool or a structurally invalid request is a protocol error (-32602) with
+ * a readable message. Engine errors carry local detail (paths searched, the server's PATH):
+ * shown to the local user of a stdio server, never to a remote one.
  *
  * @example
  * ```ts
  * import { createMcpServer } from "./server.ts";
  * import { StdioServerTransport } from "./sdk.ts";
- * const server = createMcpServer([]);
+ * const server = createMcpServer([], "local");
  * await server.connect(new StdioServerTransport());
  * ```
  * @module
@@ -35,8 +37,15 @@ const INSTRUCTIONS = "Real terminals for agents. One-shot commands: run_command 
   "Persistent terminals (shells, REPLs, servers): terminal_create, terminal_write, " +
   "terminal_wait (until output matches, idle, or exit), terminal_read.";
 
-/** Creates a server offering `tools`. */
-export function createMcpServer(tools: ToolDefinition[]): Server {
+/**
+ * Who reads the errors: `local`, the user who started the server (stdio), sees the detail of
+ * engine errors; `remote` (HTTP) sees what names the field and the rule, nothing of the
+ * server's environment.
+ */
+export type Audience = "local" | "remote";
+
+/** Creates a server offering `tools` to `audience`. */
+export function createMcpServer(tools: ToolDefinition[], audience: Audience): Server {
   const server = new Server(
     { name: NAME, version: VERSION },
     { capabilities: { tools: {}, logging: {} }, instructions: INSTRUCTIONS },
@@ -62,10 +71,46 @@ export function createMcpServer(tools: ToolDefinition[]): Server {
         structuredContent: result,
       };
     } catch (error) {
-      return failure(explain(name, error));
+      return failure(explain(name, error, audience));
     }
   });
+  answerInvalidRequestsAsInvalidParams(server);
   return server;
+}
+
+/** A request handler as the SDK's protocol layer keeps it (the request is checked inside). */
+type StoredHandler = (request: unknown, extra: unknown) => Promise<unknown>;
+
+/**
+ * The SDK checks each request against its Zod schema inside the stored handler and answers a
+ * mismatch as -32603 with the raw Zod issues. A request that does not have the shape of its
+ * method is the caller's mistake: answer -32602 and say which field breaks which rule. The
+ * SDK keeps its handlers in `_requestHandlers` (1.x); each one is wrapped once, here.
+ */
+function answerInvalidRequestsAsInvalidParams(server: Server): void {
+  const handlers = (server as unknown as { _requestHandlers: Map<string, StoredHandler> })
+    ._requestHandlers;
+  for (const [method, handler] of handlers) {
+    handlers.set(method, async (request, extra) => {
+      try {
+        return await handler(request, extra);
+      } catch (error) {
+        const issues = zodIssues(error);
+        if (!issues) throw error;
+        throw new McpError(ErrorCode.InvalidParams, `Invalid ${method} request: ${issues}`);
+      }
+    });
+  }
+}
+
+/** A Zod error's issues in words ("'params.name': expected string"), or undefined for other errors. */
+function zodIssues(error: unknown): string | undefined {
+  const issues = (error as { issues?: unknown })?.issues;
+  if (!Array.isArray(issues)) return undefined;
+  return issues.slice(0, 5).map((issue: { path?: unknown[]; message?: string }) => {
+    const path = (issue.path ?? []).join(".");
+    return `${path ? `'${path}'` : "the request"}: ${issue.message ?? "is invalid"}`;
+  }).join("; ");
 }
 
 function describeTool(tool: ToolDefinition): Tool {
@@ -84,11 +129,13 @@ function failure(message: string): CallToolResult {
   return { content: [{ type: "text", text: message }], isError: true };
 }
 
-function explain(tool: string, error: unknown): string {
+function explain(tool: string, error: unknown, audience: Audience): string {
   if (error instanceof EngineError) {
-    return error.field ? `'${error.field}': ${error.message}` : error.message;
+    const message = audience === "local" ? error.localMessage : error.message;
+    return error.field ? `'${error.field}': ${message}` : message;
   }
   log.error("tool failed unexpectedly", { tool, error, stack: (error as Error)?.stack });
+  if (audience === "remote") return `${tool} failed unexpectedly (the server log has the detail)`;
   return `${tool} failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 

@@ -54,13 +54,18 @@ export function resolveProgram(file: string, options: ResolveOptions): string {
   const found = flavor === "windows" ? findWindows(file, options) : findPosix(file, options);
   if (found.path) return found.path;
   if (found.notExecutable) {
-    throw new SpawnError("EACCES", `'${found.notExecutable}' is not executable`);
+    throw new SpawnError("EACCES", `program '${file}' is not executable`, found.notExecutable);
   }
   const hasDirectory = flavor === "windows" ? /[\\/]/.test(file) : file.includes("/");
-  const where = hasDirectory
-    ? `at ${path.resolve(options.cwd, file)}`
-    : `on PATH (${envValue(options.env, "PATH", flavor) ?? "PATH is not set"})`;
-  throw new SpawnError("ENOENT", `program '${file}' not found ${where}`);
+  if (hasDirectory) {
+    throw new SpawnError("ENOENT", `program '${file}' not found`, path.resolve(options.cwd, file));
+  }
+  const searched = envValue(options.env, "PATH", flavor);
+  throw new SpawnError(
+    "ENOENT",
+    `program '${file}' not found on PATH`,
+    searched === undefined ? "PATH is not set" : `PATH=${searched}`,
+  );
 }
 
 interface Found {

@@ -1,0 +1,131 @@
+/**
+ * A Deno TCP connection as the Node `Duplex` socket that `node:http` parses requests from.
+ * `node:http` accepts any Duplex through its `connection` event (a documented Node API), so
+ * the accept loop stays ours ({@link ./listener.ts}) while the HTTP parsing and its timeouts
+ * are Node's.
+ *
+ * @example
+ * ```ts
+ * import { createServer } from "node:http";
+ * import { ConnectionSocket } from "./socket.ts";
+ * const server = createServer((_request, response) => response.end("hi"));
+ * const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+ * server.emit("connection", new ConnectionSocket(await listener.accept()));
+ * ```
+ * @module
+ */
+import { Duplex } from "node:stream";
+
+/** How long a socket that has sent its last byte waits for the peer to close before it is dropped. */
+const LINGER_MS = 2000;
+const READ_SIZE = 64 * 1024;
+
+/** See the module documentation. */
+export class ConnectionSocket extends Duplex {
+  readonly remoteAddress: string;
+  readonly remotePort: number;
+  readonly remoteFamily: string;
+  readonly localAddress: string;
+  readonly localPort: number;
+  #conn: Deno.Conn;
+  #reading = false;
+  #timeoutMs = 0;
+  #timer?: ReturnType<typeof setTimeout>;
+  #linger?: ReturnType<typeof setTimeout>;
+
+  constructor(conn: Deno.Conn) {
+    super({ allowHalfOpen: false });
+    this.#conn = conn;
+    const remote = conn.remoteAddr as Deno.NetAddr;
+    const local = conn.localAddr as Deno.NetAddr;
+    this.remoteAddress = remote.hostname;
+    this.remotePort = remote.port;
+    this.remoteFamily = remote.hostname.includes(":") ? "IPv6" : "IPv4";
+    this.localAddress = local.hostname;
+    this.localPort = local.port;
+  }
+
+  override _read(): void {
+    if (this.#reading) return;
+    this.#reading = true;
+    this.#pump().finally(() => this.#reading = false);
+  }
+
+  async #pump(): Promise<void> {
+    try {
+      for (;;) {
+        const buffer = new Uint8Array(READ_SIZE);
+        const count = await this.#conn.read(buffer);
+        if (count === null) {
+          this.push(null);
+          return;
+        }
+        this.#active();
+        if (!this.push(buffer.subarray(0, count))) return;
+      }
+    } catch (error) {
+      if (!this.destroyed) this.destroy(error as Error);
+    }
+  }
+
+  override _write(
+    chunk: Uint8Array,
+    _encoding: string,
+    callback: (error?: Error | null) => void,
+  ): void {
+    this.#active();
+    this.#writeAll(chunk).then(() => callback(), (error) => callback(error));
+  }
+
+  async #writeAll(chunk: Uint8Array): Promise<void> {
+    for (let at = 0; at < chunk.length;) at += await this.#conn.write(chunk.subarray(at));
+  }
+
+  /** Half-closes after the last byte; a peer that never closes its side is dropped after a while. */
+  override _final(callback: (error?: Error | null) => void): void {
+    this.#conn.closeWrite().catch(() => {}).finally(() => callback());
+    this.#linger = setTimeout(() => this.destroy(), LINGER_MS);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    clearTimeout(this.#timer);
+    clearTimeout(this.#linger);
+    try {
+      this.#conn.close();
+    } catch {
+      // already closed
+    }
+    callback(error);
+  }
+
+  /** Emits `timeout` after `ms` without traffic (0 turns it off), as `net.Socket` does. */
+  setTimeout(ms: number, callback?: () => void): this {
+    this.#timeoutMs = ms;
+    if (callback) this.once("timeout", callback);
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#active();
+    return this;
+  }
+
+  setNoDelay(noDelay = true): this {
+    (this.#conn as Deno.TcpConn).setNoDelay?.(noDelay);
+    return this;
+  }
+
+  setKeepAlive(keepAlive = false): this {
+    (this.#conn as Deno.TcpConn).setKeepAlive?.(keepAlive);
+    return this;
+  }
+
+  /** Ends the socket once everything written has been sent (then {@link _final} lingers). */
+  destroySoon(): void {
+    this.end();
+  }
+
+  #active(): void {
+    if (this.#timeoutMs === 0 || this.destroyed) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.emit("timeout"), this.#timeoutMs);
+  }
+}

@@ -97,13 +97,16 @@ export function createApp(options: AppOptions): App {
     }
     await next();
   });
-  app.use(cors({
-    origin: (origin) => guard.corsAllowed(origin) ? origin : null,
-    allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
-    allowHeaders: CORS_HEADERS,
-    exposeHeaders: ["mcp-session-id"],
-    maxAge: 600,
-  }));
+  // Without configured origins there is no CORS at all: not even its headers.
+  if (guard.corsEnabled) {
+    app.use(cors({
+      origin: (origin) => guard.corsAllowed(origin) ? origin : null,
+      allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
+      allowHeaders: CORS_HEADERS,
+      exposeHeaders: ["mcp-session-id"],
+      maxAge: 600,
+    }));
+  }
   const requireToken = authenticate(options.token);
   app.use(async (c, next) => {
     // The only route without a token; the REST routes answer it.

@@ -216,11 +216,13 @@ export class RestApi {
       "/terminals/:id",
       async (c) => await this.#delete(c.req.param("id"), validate(DeleteBody, c.get("body") ?? {})),
     );
-    api.all("*", (c) =>
-      restError(404, "INVALID_INPUT", `no such route: ${c.req.method} ${c.req.path}`, {
-        method: c.req.method,
-        path: c.req.path,
-      })
+    api.all(
+      "*",
+      (c) =>
+        restError(404, "INVALID_INPUT", `no such route: ${c.req.method} ${c.req.path}`, {
+          method: c.req.method,
+          path: c.req.path,
+        }),
     );
     api.onError((error, c) => this.#failed(error, c));
     return api;

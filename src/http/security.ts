@@ -92,6 +92,11 @@ export class Guard {
     }
   }
 
+  /** Whether any CORS origin is configured. */
+  get corsEnabled(): boolean {
+    return this.#corsOrigins.size > 0;
+  }
+
   /** Whether `origin` is a configured CORS origin (one a page elsewhere may call from). */
   corsAllowed(origin: string | null): boolean {
     return origin !== null && this.#corsOrigins.has(origin);

@@ -85,6 +85,7 @@ export function createApp(options: AppOptions): App {
 
   app.use(async (c, next) => {
     const host = c.req.header("host") ?? null;
+    if (host === null) return refusal(c, 400, "INVALID_INPUT", "a Host header is required");
     if (!guard.hostAllowed(host)) {
       return refusal(c, 403, "FORBIDDEN", `Host '${host}' is not allowed`);
     }

@@ -65,6 +65,36 @@ const REFUSAL_LINGER_MS = 1000;
 
 const encoder = new TextEncoder();
 
+const STATUS_TEXT: Record<number, string> = {
+  400: "Bad Request",
+  408: "Request Timeout",
+  431: "Request Header Fields Too Large",
+  503: "Service Unavailable",
+};
+
+/**
+ * A whole HTTP/1.1 error answer, as bytes, in the REST API's error shape, for the answers
+ * given before any request reached the application (the connection is closed after it).
+ */
+export function rawErrorResponse(
+  status: number,
+  code: string,
+  message: string,
+  details: Record<string, unknown> = {},
+): Uint8Array {
+  const body = encoder.encode(
+    JSON.stringify({ success: false, error: { code, message, details } }),
+  );
+  const head = `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? "Error"}\r\n` +
+    "content-type: application/json\r\nconnection: close\r\n" +
+    (status === 503 ? "retry-after: 1\r\n" : "") +
+    `content-length: ${body.length}\r\n\r\n`;
+  const bytes = new Uint8Array(encoder.encode(head).length + body.length);
+  bytes.set(encoder.encode(head));
+  bytes.set(body, bytes.length - body.length);
+  return bytes;
+}
+
 /** See the module documentation. */
 export class ConnectionFront {
   /** The address listened on. */
@@ -184,22 +214,17 @@ export class ConnectionFront {
     }
     this.#refusing++;
     const limit = this.options.maxConnections;
-    const body = JSON.stringify({
-      success: false,
-      error: {
-        code: "UNAVAILABLE",
-        message: `all ${limit} connections are busy with requests, the most allowed ` +
-          "(WINTERM_HTTP_MAX_CONNECTIONS); retry shortly",
-        details: { limit },
-      },
-    });
-    const length = encoder.encode(body).length;
-    const head = "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n" +
-      `retry-after: 1\r\nconnection: close\r\ncontent-length: ${length}\r\n\r\n`;
+    const answer = rawErrorResponse(
+      503,
+      "UNAVAILABLE",
+      `all ${limit} connections are busy with requests, the most allowed ` +
+        "(WINTERM_HTTP_MAX_CONNECTIONS); retry shortly",
+      { limit },
+    );
     const linger = setTimeout(() => conn.close(), REFUSAL_LINGER_MS);
     (async () => {
       try {
-        await conn.write(encoder.encode(head + body));
+        await conn.write(answer);
         await conn.closeWrite();
         // Read what the peer sent until it closes, so that closing does not reset the answer away.
         const sink = new Uint8Array(4096);

@@ -23,15 +23,16 @@
  * @module
  */
 import { createServer } from "node:http";
+import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import type { HttpConfig, ToolProfile } from "../config.ts";
 import type { Engine } from "../engine/mod.ts";
 import { toolsFor } from "../mcp/profiles.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { type App, createApp } from "./app.ts";
-import { ConnectionFront } from "./listener.ts";
+import { ConnectionFront, rawErrorResponse } from "./listener.ts";
 import { McpSessions } from "./mcp_sessions.ts";
-import { RestApi } from "./rest.ts";
+import { RestApi, restError } from "./rest.ts";
 import { Guard, isLoopbackAddress, tokenProblem } from "./security.ts";
 
 /** A running HTTP front end. */
@@ -93,14 +94,24 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
     },
   });
 
-  const parser = createServer({
-    headersTimeout: config.headersTimeoutMs,
-    requestTimeout: config.requestTimeoutMs,
-    keepAliveTimeout: config.idleTimeoutMs,
-    // How often node:http looks for requests past their deadline.
-    connectionsCheckingInterval: Math.max(100, Math.min(1000, config.headersTimeoutMs / 4)),
-    maxHeaderSize: 16 * 1024,
-  }, getRequestListener(app.fetch, { overrideGlobalObjects: false }));
+  const parser = createServer(
+    {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      keepAliveTimeout: config.idleTimeoutMs,
+      // How often node:http looks for requests past their deadline.
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, config.headersTimeoutMs / 4)),
+      maxHeaderSize: MAX_HEADER_BYTES,
+      // A missing Host is refused by the app, in the API's error shape.
+      requireHostHeader: false,
+    },
+    getRequestListener(app.fetch, {
+      overrideGlobalObjects: false,
+      // A request the adapter cannot turn into a web Request (no Host, a bad absolute URL).
+      errorHandler: (error) =>
+        restError(400, "INVALID_INPUT", `malformed request: ${(error as Error).message}`),
+    }),
+  );
   const front = new ConnectionFront(
     Deno.listen({ hostname: config.host, port: config.port }),
     {
@@ -108,6 +119,11 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
       onConnection: (socket) => parser.emit("connection", socket),
     },
   );
+  parser.on("clientError", (error: Error & { code?: string }, socket: Duplex) => {
+    const answer = clientErrorAnswer(error, config);
+    if (answer && socket.writable) socket.end(answer);
+    else socket.destroy();
+  });
   // A connection with a request in flight is busy: never evicted to make room.
   parser.on("request", (request, response) => {
     const socket = request.socket;
@@ -135,6 +151,47 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
       parser.close();
     },
   };
+}
+
+/** The largest request head (request line and headers) accepted. */
+const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * The answer to a request node:http could not take (malformed, too large a head, too slow),
+ * naming the rule it broke; undefined when the peer is gone and there is nobody to answer.
+ */
+function clientErrorAnswer(
+  error: Error & { code?: string },
+  config: HttpConfig,
+): Uint8Array | undefined {
+  switch (error.code) {
+    case "ECONNRESET":
+    case "EPIPE":
+      return undefined;
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return rawErrorResponse(
+        408,
+        "INVALID_INPUT",
+        `the request was not received in time: headers within ${config.headersTimeoutMs} ms ` +
+          `(WINTERM_HTTP_HEADERS_TIMEOUT_MS), the whole request within ${config.requestTimeoutMs} ` +
+          "ms (WINTERM_HTTP_REQUEST_TIMEOUT_MS)",
+      );
+    case "HPE_HEADER_OVERFLOW":
+      return rawErrorResponse(
+        431,
+        "INVALID_INPUT",
+        `the request line and headers are larger than ${MAX_HEADER_BYTES} bytes`,
+      );
+    default:
+      return rawErrorResponse(
+        400,
+        "INVALID_INPUT",
+        `malformed HTTP request (${error.code ?? error.message})`,
+        {
+          reason: error.code ?? "unknown",
+        },
+      );
+  }
 }
 
 function generateToken(): string {

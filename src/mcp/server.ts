@@ -56,8 +56,13 @@ export function createMcpServer(tools: ToolDefinition[], audience: Audience): Se
     listed ??= tools.map(describeTool);
     return { tools: listed };
   });
+  const received = new WeakMap<object, unknown>();
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const { name, arguments: args = {} } = request.params;
+    const { name } = request.params;
+    // The arguments as they arrived: the SDK's parse silently drops a `__proto__` key, which
+    // must be refused like any other unknown argument.
+    const args = (received.get(extra) as { arguments?: Record<string, unknown> } | undefined)
+      ?.arguments ?? request.params.arguments ?? {};
     const tool = byName.get(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const problems = validationErrors(tool.input, args);
@@ -74,24 +79,26 @@ export function createMcpServer(tools: ToolDefinition[], audience: Audience): Se
       return failure(explain(name, error, audience));
     }
   });
-  answerInvalidRequestsAsInvalidParams(server);
+  checkRequestsFirst(server, received);
   return server;
 }
 
 /** A request handler as the SDK's protocol layer keeps it (the request is checked inside). */
-type StoredHandler = (request: unknown, extra: unknown) => Promise<unknown>;
+type StoredHandler = (request: unknown, extra: object) => Promise<unknown>;
 
 /**
- * The SDK checks each request against its Zod schema inside the stored handler and answers a
- * mismatch as -32603 with the raw Zod issues. A request that does not have the shape of its
- * method is the caller's mistake: answer -32602 and say which field breaks which rule. The
- * SDK keeps its handlers in `_requestHandlers` (1.x); each one is wrapped once, here.
+ * Wraps every request handler the SDK keeps (in `_requestHandlers`, SDK 1.x) so that:
+ * - the params of each request, as they arrived, are kept in `received` (by the request's
+ *   `extra`, which reaches our handler unchanged), before the SDK's Zod parse reshapes them;
+ * - a request that does not have the shape of its method, which the SDK answers -32603 with a
+ *   raw Zod dump, is answered -32602 with a message naming each field and its rule.
  */
-function answerInvalidRequestsAsInvalidParams(server: Server): void {
+function checkRequestsFirst(server: Server, received: WeakMap<object, unknown>): void {
   const handlers = (server as unknown as { _requestHandlers: Map<string, StoredHandler> })
     ._requestHandlers;
   for (const [method, handler] of handlers) {
     handlers.set(method, async (request, extra) => {
+      received.set(extra, (request as { params?: unknown }).params);
       try {
         return await handler(request, extra);
       } catch (error) {

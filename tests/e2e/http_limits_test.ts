@@ -93,7 +93,12 @@ async function postMcp(
   server: HttpServer,
   body: unknown,
   sessionId?: string,
-): Promise<{ status: number; sessionId: string | null; json: any }> {
+): Promise<{
+  status: number;
+  sessionId: string | null;
+  // deno-lint-ignore no-explicit-any
+  json: any;
+}> {
   const response = await fetch(`${server.url}/mcp`, {
     method: "POST",
     headers: {

@@ -414,6 +414,7 @@ withHttp("malformed requests get a 4xx in the API's error shape, never a 500", a
 });
 
 /** Calls a tool over MCP at /mcp with a raw JSON-RPC body (as a hostile client would write it). */
+// deno-lint-ignore no-explicit-any
 async function rawToolCall(server: HttpServer, body: string): Promise<any> {
   const headers = {
     authorization: `Bearer ${server.token}`,

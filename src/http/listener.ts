@@ -1,8 +1,8 @@
 /**
  * The accept loop in front of the HTTP parser: it caps open connections, makes room for a
  * newcomer by closing the least recently used idle one (a connection that has not sent a
- * request yet, or sits between requests), answers 503 only when every connection is busy with
- * a request, survives accept errors such as EMFILE (backing off, the listener kept), and
+ * request yet, or sits between requests; not one let in during the last second), answers 503
+ * when none can be closed, survives accept errors such as EMFILE (backing off, the listener kept), and
  * reports any other listener error as fatal so the process can exit non-zero.
  *
  * @example
@@ -58,10 +58,12 @@ const FIRST_BACKOFF_MS = 5;
 const MAX_BACKOFF_MS = 1000;
 /** How often repeated accept errors are summarised in the log. */
 const ERROR_LOG_INTERVAL_MS = 10_000;
+/** For this long after it is let in, a connection is not closed to make room for another. */
+const FRESH_MS = 1000;
 /** Refusals being written at once; beyond this a refused connection is just closed. */
 const MAX_REFUSING = 64;
 /** How long a refused connection may take to read its 503. */
-const REFUSAL_LINGER_MS = 1000;
+const REFUSAL_LINGER_MS = 250;
 
 const encoder = new TextEncoder();
 
@@ -103,6 +105,8 @@ export class ConnectionFront {
   readonly failed: Promise<Error>;
   /** Open connections, least recently used first, with their requests in flight. */
   #open = new Map<ConnectionSocket, number>();
+  /** When each connection was let in. */
+  #admitted = new WeakMap<ConnectionSocket, number>();
   #closing = false;
   #refusing = 0;
   #fail!: (error: Error) => void;
@@ -188,16 +192,22 @@ export class ConnectionFront {
       return;
     }
     this.#open.set(socket, 0);
+    this.#admitted.set(socket, performance.now());
     socket.once("close", () => this.#open.delete(socket));
     // Errors (resets, timeouts) end the connection; node:http has its own listener too.
     socket.on("error", () => {});
     this.options.onConnection(socket);
   }
 
-  /** Closes the least recently used connection with no request in flight; false if all are busy. */
+  /**
+   * Closes the least recently used connection with no request in flight; false if all are
+   * busy. A connection let in a moment ago is spared: its request may be on its way, and a
+   * clean 503 to the newcomer beats resetting a request in transit.
+   */
   #evictIdle(): boolean {
+    const settled = performance.now() - FRESH_MS;
     for (const [socket, inFlight] of this.#open) {
-      if (inFlight > 0) continue;
+      if (inFlight > 0 || this.#admitted.get(socket)! > settled) continue;
       this.#open.delete(socket);
       socket.destroy();
       log.debug("closed an idle connection to make room", { remote: socket.remoteAddress });

@@ -18,7 +18,8 @@ import { Duplex } from "node:stream";
 
 /** How long a socket that has sent its last byte waits for the peer to close before it is dropped. */
 const LINGER_MS = 2000;
-const READ_SIZE = 64 * 1024;
+/** The bytes one read takes at most. */
+const READ_SIZE = 16 * 1024;
 
 /** See the module documentation. */
 export class ConnectionSocket extends Duplex {
@@ -29,13 +30,18 @@ export class ConnectionSocket extends Duplex {
   readonly localPort: number;
   #conn: Deno.Conn;
   #reading = false;
+  #buffer = new Uint8Array(READ_SIZE);
   #timeoutMs = 0;
+  #lastActive = 0;
   #timer?: ReturnType<typeof setTimeout>;
   #linger?: ReturnType<typeof setTimeout>;
 
   constructor(conn: Deno.Conn) {
     super({ allowHalfOpen: false });
     this.#conn = conn;
+    // node:http writes a head and a body separately: with Nagle's algorithm the second write
+    // waits for the peer's delayed ACK (40 ms).
+    (conn as Deno.TcpConn).setNoDelay?.(true);
     const remote = conn.remoteAddr as Deno.NetAddr;
     const local = conn.localAddr as Deno.NetAddr;
     this.remoteAddress = remote.hostname;
@@ -54,14 +60,14 @@ export class ConnectionSocket extends Duplex {
   async #pump(): Promise<void> {
     try {
       for (;;) {
-        const buffer = new Uint8Array(READ_SIZE);
-        const count = await this.#conn.read(buffer);
+        const count = await this.#conn.read(this.#buffer);
         if (count === null) {
           this.push(null);
           return;
         }
         this.#active();
-        if (!this.push(buffer.subarray(0, count))) return;
+        // A copy of what arrived: the buffer is reused by the next read (one read at a time).
+        if (!this.push(this.#buffer.slice(0, count))) return;
       }
     } catch (error) {
       if (!this.destroyed) this.destroy(error as Error);
@@ -75,6 +81,20 @@ export class ConnectionSocket extends Duplex {
   ): void {
     this.#active();
     this.#writeAll(chunk).then(() => callback(), (error) => callback(error));
+  }
+
+  /** Several chunks (node:http's head and body) in one write. */
+  override _writev(
+    chunks: { chunk: Uint8Array }[],
+    callback: (error?: Error | null) => void,
+  ): void {
+    const bytes = new Uint8Array(chunks.reduce((size, { chunk }) => size + chunk.length, 0));
+    let at = 0;
+    for (const { chunk } of chunks) {
+      bytes.set(chunk, at);
+      at += chunk.length;
+    }
+    this._write(bytes, "buffer", callback);
   }
 
   async #writeAll(chunk: Uint8Array): Promise<void> {
@@ -123,9 +143,20 @@ export class ConnectionSocket extends Duplex {
     this.end();
   }
 
+  /** Notes traffic. One timer per socket, re-armed when it fires early, not on every chunk. */
   #active(): void {
-    if (this.#timeoutMs === 0 || this.destroyed) return;
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.emit("timeout"), this.#timeoutMs);
+    this.#lastActive = performance.now();
+    if (this.#timeoutMs === 0 || this.destroyed || this.#timer !== undefined) return;
+    this.#arm(this.#timeoutMs);
+  }
+
+  #arm(ms: number): void {
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      if (this.#timeoutMs === 0 || this.destroyed) return;
+      const quiet = performance.now() - this.#lastActive;
+      if (quiet >= this.#timeoutMs) this.emit("timeout");
+      else this.#arm(this.#timeoutMs - quiet);
+    }, ms);
   }
 }

@@ -14,6 +14,7 @@
  * ```
  * @module
  */
+import { concatBytes } from "./bytes.ts";
 
 /** The levels, from most to least verbose. */
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
@@ -89,7 +90,7 @@ function noteDropped(): void {
 async function drain(): Promise<void> {
   try {
     while (queue.length > 0) {
-      const chunk = concat(queue);
+      const chunk = concatBytes(queue);
       queue = [];
       queuedBytes = 0;
       for (let at = 0; at < chunk.length;) at += await Deno.stderr.write(chunk.subarray(at));
@@ -101,17 +102,6 @@ async function drain(): Promise<void> {
     queue = [];
     queuedBytes = 0;
   }
-}
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(chunks.reduce((size, chunk) => size + chunk.length, 0));
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
-  }
-  return out;
 }
 
 /** Waits (at most `timeoutMs`) until the queued lines are written: call before exiting. */

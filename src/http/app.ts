@@ -30,6 +30,7 @@ import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { bearerAuth } from "hono/bearer-auth";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
+import { concatBytes } from "../bytes.ts";
 import { log } from "../log.ts";
 import { jsonRpcError } from "./mcp_sessions.ts";
 import { type ErrorCode, restError } from "./rest.ts";
@@ -228,11 +229,5 @@ async function readLimited(request: Request, limit: number): Promise<string> {
     if (size > limit) throw new BodyTooLarge();
     chunks.push(chunk);
   }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.length;
-  }
-  return new TextDecoder().decode(bytes);
+  return new TextDecoder().decode(concatBytes(chunks));
 }

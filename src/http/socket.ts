@@ -15,6 +15,7 @@
  * @module
  */
 import { Duplex } from "node:stream";
+import { concatBytes } from "../bytes.ts";
 
 /** How long a socket that has sent its last byte waits for the peer to close before it is dropped. */
 const LINGER_MS = 2000;
@@ -88,13 +89,7 @@ export class ConnectionSocket extends Duplex {
     chunks: { chunk: Uint8Array }[],
     callback: (error?: Error | null) => void,
   ): void {
-    const bytes = new Uint8Array(chunks.reduce((size, { chunk }) => size + chunk.length, 0));
-    let at = 0;
-    for (const { chunk } of chunks) {
-      bytes.set(chunk, at);
-      at += chunk.length;
-    }
-    this._write(bytes, "buffer", callback);
+    this._write(concatBytes(chunks.map(({ chunk }) => chunk)), "buffer", callback);
   }
 
   async #writeAll(chunk: Uint8Array): Promise<void> {

@@ -116,7 +116,10 @@ export class ConnectionFront {
   constructor(private readonly listener: Deno.Listener, private readonly options: FrontOptions) {
     this.addr = listener.addr as Deno.NetAddr;
     this.failed = new Promise((resolve) => this.#fail = resolve);
-    this.#acceptLoop();
+    this.#acceptLoop().catch((error) => {
+      log.error("the HTTP accept loop failed", { error, stack: error?.stack });
+      this.#fail(error);
+    });
   }
 
   /** Connections open now. */
@@ -196,7 +199,12 @@ export class ConnectionFront {
     socket.once("close", () => this.#open.delete(socket));
     // Errors (resets, timeouts) end the connection; node:http has its own listener too.
     socket.on("error", () => {});
-    this.options.onConnection(socket);
+    try {
+      this.options.onConnection(socket);
+    } catch (error) {
+      log.error("a connection could not be served", { error, stack: (error as Error)?.stack });
+      socket.destroy();
+    }
   }
 
   /**

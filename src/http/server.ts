@@ -124,7 +124,8 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
     if (answer && socket.writable) socket.end(answer);
     else socket.destroy();
   });
-  // A connection with a request in flight is busy: never evicted to make room.
+  // A connection with a request in flight is busy: never evicted to make room. (A WebSocket
+  // taken over from node:http's `upgrade` event must be marked busy the same way.)
   parser.on("request", (request, response) => {
     const socket = request.socket;
     front.busy(socket);

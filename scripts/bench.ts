@@ -7,7 +7,8 @@
  * - server start until `initialize` is answered;
  * - server memory with 50 live terminals, and the time to shut down with them;
  * - `terminal_read` latency on a 100,000-line buffer, and memory with 50 idle shells;
- * - the REST API under 50 concurrent clients for a minute.
+ * - the REST API under 50 concurrent clients for a minute;
+ * - REST latency on fresh connections while 1,000 idle connections are held open.
  *
  * Medians of repeated runs. Linux/macOS only (the Windows figures need a Windows machine).
  *
@@ -17,7 +18,7 @@ import { fileURLToPath } from "node:url";
 import { spawn } from "../src/pty/mod.ts";
 import { CommandService } from "../src/engine/services/commands.ts";
 import { connect, type Connection, MAIN } from "../tests/helpers/mcp.ts";
-import { request, startHttpServer } from "../tests/helpers/http.ts";
+import { rawRequest, request, startHttpServer } from "../tests/helpers/http.ts";
 import { bundle } from "./compile.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -287,6 +288,40 @@ async function httpLoad(rows: Row[]): Promise<void> {
   }
 }
 
+/** Latency of requests on fresh connections while a crowd of idle connections is held open. */
+async function httpUnderIdleCrowd(rows: Row[]): Promise<void> {
+  const server = await startHttpServer();
+  const { hostname, port } = new URL(server.url);
+  const crowd: Deno.Conn[] = [];
+  try {
+    for (let i = 0; i < 1000; i++) crowd.push(await Deno.connect({ hostname, port: Number(port) }));
+    // Connections younger than a second are spared from eviction: let the crowd settle.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const times: number[] = [];
+    let refused = 0;
+    for (let i = 0; i < 200; i++) {
+      const started = performance.now();
+      // A new connection each time (fetch would reuse a pooled one).
+      const answer = await rawRequest(
+        server,
+        `GET /api/terminals HTTP/1.1\nhost: localhost\nauthorization: Bearer ${server.token}\n`,
+      ).catch(() => undefined);
+      times.push(performance.now() - started);
+      if (answer?.status !== 200) refused++;
+    }
+    rows.push({
+      what: "REST `GET /api/terminals` from new clients while 1,000 idle connections are held",
+      figure: `median ${median(times).toFixed(1)} ms, p99 ${
+        percentile(times, 99).toFixed(1)
+      } ms; ${refused} of 200 refused`,
+      note: "the cap is 256: idle connections make room for newcomers",
+    });
+  } finally {
+    crowd.forEach((conn) => conn.close());
+    await server.stop();
+  }
+}
+
 const rows: Row[] = [];
 const started = new Date();
 console.error("PTY throughput...");
@@ -301,6 +336,8 @@ console.error("terminals...");
 await terminals(rows);
 console.error("HTTP load (a minute)...");
 await httpLoad(rows);
+console.error("HTTP with an idle crowd...");
+await httpUnderIdleCrowd(rows);
 
 const cpu = Deno.readTextFileSync("/proc/cpuinfo").match(/model name\s*:\s*(.*)/)?.[1] ??
   "unknown CPU";

@@ -62,18 +62,22 @@ export function resolveProgram(file: string, options: ResolveOptions): string {
   const found = flavor === "windows" ? findWindows(file, options) : findPosix(file, options);
   if (found.path) return found.path;
   if (found.notExecutable) {
-    throw new SpawnError("EACCES", `'${found.notExecutable}' is not executable`);
+    throw new SpawnError("EACCES", `program '${file}' is not executable`, found.notExecutable);
   }
   const hasDirectory = flavor === "windows" ? /[\\/]/.test(file) : file.includes("/");
-  const where = hasDirectory
-    ? `at ${path.resolve(options.cwd, file)}`
-    : `on PATH (${envValue(options.env, "PATH", flavor) ?? "PATH is not set"})`;
   const local = !hasDirectory && flavor === "windows" &&
     findWindows(`.\\${file}`, options).path;
-  const hint = local
-    ? ` (the working directory is not searched: use .\\${file} to run ${local})`
-    : "";
-  throw new SpawnError("ENOENT", `program '${file}' not found ${where}${hint}`);
+  const hint = local ? ` (the working directory is not searched: use .\\${file})` : "";
+  if (hasDirectory) {
+    throw new SpawnError("ENOENT", `program '${file}' not found`, path.resolve(options.cwd, file));
+  }
+  const searched = envValue(options.env, "PATH", flavor);
+  throw new SpawnError(
+    "ENOENT",
+    `program '${file}' not found on PATH${hint}`,
+    (searched === undefined ? "PATH is not set" : `PATH=${searched}`) +
+      (local ? `; ${local} is in the working directory` : ""),
+  );
 }
 
 interface Found {

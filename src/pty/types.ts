@@ -138,9 +138,12 @@ export interface ChildProcess {
 export class SpawnError extends Error {
   /** The OS error name, e.g. `ENOENT`. */
   readonly code: string;
-  constructor(code: string, message: string) {
+  /** Where it looked (paths, PATH): for the server's own user, not for remote callers. */
+  readonly detail?: string;
+  constructor(code: string, message: string, detail?: string) {
     super(message);
     this.name = "SpawnError";
     this.code = code;
+    this.detail = detail;
   }
 }

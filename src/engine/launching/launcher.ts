@@ -51,10 +51,12 @@ export interface LaunchFields {
 export function resolveDirectory(path: string | undefined, field: string): string {
   const directory = resolve(Deno.cwd(), path ?? ".");
   if (!isDirectory(directory)) {
+    // The message repeats the caller's words; where that led on this machine is local detail.
     throw new EngineError(
       "invalid_input",
-      `'${directory}' does not exist or is not a directory`,
+      `'${path ?? "."}' does not exist or is not a directory`,
       field,
+      directory === path ? undefined : `resolved to ${directory}`,
     );
   }
   return directory;
@@ -83,6 +85,7 @@ export class Launcher {
           "invalid_input",
           `cannot start ${invocation.display}: ${error.message}`,
           fields.program,
+          error.detail,
         )
         : error;
     let prepared: PreparedSpawn;

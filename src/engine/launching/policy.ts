@@ -176,8 +176,9 @@ export class Policy {
         )
       ) {
         throw refused(
-          `working directory ${real} is outside the allowed roots (cwd.allow)`,
+          "the working directory is outside the allowed roots (cwd.allow)",
           fields.cwd,
+          real,
         );
       }
     }
@@ -201,6 +202,6 @@ export class Policy {
   }
 }
 
-function refused(reason: string, field: string): EngineError {
-  return new EngineError("forbidden", `refused by policy: ${reason}`, field);
+function refused(reason: string, field: string, detail?: string): EngineError {
+  return new EngineError("forbidden", `refused by policy: ${reason}`, field, detail);
 }

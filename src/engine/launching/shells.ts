@@ -212,8 +212,9 @@ function defaultShell(ctx: ShellContext, field: string): ChosenShell {
 function notFound(shell: string, searched: string[], field: string): EngineError {
   return new EngineError(
     "invalid_input",
-    `no ${shell} shell found (searched: ${searched.join("; ")})`,
+    `no ${shell} shell found`,
     field,
+    `searched: ${searched.join("; ")}`,
   );
 }
 
@@ -350,7 +351,9 @@ function resolveField(file: string, field: string, ctx: ShellContext): string {
   try {
     return resolveProgram(file, { ...ctx, flavor: ctx.flavor ?? HOST_FLAVOR });
   } catch (error) {
-    if (error instanceof SpawnError) throw new EngineError("invalid_input", error.message, field);
+    if (error instanceof SpawnError) {
+      throw new EngineError("invalid_input", error.message, field, error.detail);
+    }
     throw error;
   }
 }
@@ -457,7 +460,7 @@ export function buildTerminalInvocation(
     } catch (error) {
       // The program is this request's `command`, whatever the one-shot path calls it.
       if (error instanceof EngineError && error.field === "executable") {
-        throw new EngineError(error.kind, error.message, "command");
+        throw new EngineError(error.kind, error.message, "command", error.detail);
       }
       throw error;
     }

@@ -71,13 +71,13 @@ async function ourPty(): Promise<number> {
 }
 
 async function engine(service: CommandService): Promise<number> {
-  const command = service.run({
+  const { command } = service.run({
     command: PRODUCER,
     shellType: "sh",
     maxBufferSize: 64 * 1024 * 1024,
   });
   await command.done;
-  return command.stdout.end;
+  return command.read({ maxBytes: 1 }).stdout.length;
 }
 
 function rssKiB(pid: number): number {

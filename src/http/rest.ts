@@ -18,9 +18,8 @@ import { type Static, Type } from "@sinclair/typebox";
 import type { FrontEnd } from "../engine/launching/audit.ts";
 import { EngineError } from "../engine/errors.ts";
 import { keySequence } from "../engine/services/keys.ts";
-import { LINE_MODES } from "../engine/output/lines.ts";
 import type { Engine } from "../engine/mod.ts";
-import type { Terminal } from "../engine/services/terminals.ts";
+import { LINE_MODES, type Terminal } from "../engine/services/terminals.ts";
 import { log } from "../log.ts";
 import { SIGNAL_NAMES, type SignalName } from "../pty/mod.ts";
 import { Env, literals, validationErrors } from "../schema.ts";
@@ -212,7 +211,12 @@ export class RestApi {
   #create(body: Static<typeof CreateBody>): Response {
     const terminal = this.engine.terminals.create({ ...body, via: this.via });
     const { id, ...rest } = describe(terminal);
-    return ok({ terminalId: id, ...rest }, 201);
+    const clamped = terminal.outputByteLimitClamped;
+    const notice = clamped
+      ? `outputByteLimit ${clamped.requested} lowered to the server's ${clamped.limit} ` +
+        "(WINTERM_TERMINAL_MAX_BYTES)"
+      : undefined;
+    return ok({ terminalId: id, ...rest, ...(notice ? { notice } : {}) }, 201);
   }
 
   async #input(id: string, body: Static<typeof InputBody>): Promise<Response> {

@@ -7,6 +7,10 @@
  * Appends are O(1) amortised; reads are O(log n) to find the start plus the bytes copied.
  * Everything runs on the one JS thread, so no locking is needed.
  *
+ * Arrival times have millisecond resolution. A time that has been reported to a reader (see
+ * {@link OutputBuffer.reserveUntil}) is never given to bytes that arrive later: those get the
+ * next millisecond, so "everything after the time I was told" never misses them.
+ *
  * @example
  * ```ts
  * import { OutputBuffer } from "./buffer.ts";
@@ -17,6 +21,7 @@
  * ```
  * @module
  */
+import type { BudgetMember, OutputBudget } from "./budget.ts";
 import { boundaryAtOrAfter, completePrefixLength, decode } from "./utf8.ts";
 
 /** Limits of an {@link OutputBuffer}. */
@@ -25,6 +30,8 @@ export interface OutputBufferOptions {
   maxBytes?: number;
   /** Lines kept (0: no line limit). Default 0. */
   maxLines?: number;
+  /** The server-wide budget the kept bytes count against. */
+  budget?: OutputBudget;
 }
 
 /** Bytes read from a buffer. */
@@ -119,9 +126,12 @@ const markTime = (mark: Mark) => mark.time;
 const identity = (value: number) => value;
 
 /** See the module documentation. */
-export class OutputBuffer {
+export class OutputBuffer implements BudgetMember {
   readonly maxBytes: number;
   readonly maxLines: number;
+  #budget: OutputBudget | undefined;
+  /** The latest arrival time reported to a reader. */
+  #reported = -Infinity;
   #blocks = new Queue<Block>();
   #tail = new Uint8Array(0);
   #tailUsed = 0;
@@ -135,6 +145,13 @@ export class OutputBuffer {
   constructor(options: OutputBufferOptions = {}) {
     this.maxBytes = Math.max(1, options.maxBytes ?? DEFAULT_MAX_BYTES);
     this.maxLines = Math.max(0, options.maxLines ?? 0);
+    this.#budget = options.budget;
+    this.#budget?.join(this);
+  }
+
+  /** Bytes kept now. */
+  get retained(): number {
+    return this.#end - this.#start;
   }
 
   /** Absolute offset of the oldest byte still kept. */
@@ -169,7 +186,10 @@ export class OutputBuffer {
   append(data: Uint8Array, time: number = Date.now()): void {
     if (data.length === 0) return;
     const offset = this.#end;
+    const retained = this.retained;
     const last = this.#marks.last();
+    // A time already reported belongs to the bytes reported with it.
+    if (time <= this.#reported) time = this.#reported + 1;
     // Times must ascend for the searches; a clock stepping back keeps the previous time.
     if (!last) this.#marks.push({ offset, time });
     else if (time > last.time) this.#marks.push({ offset, time });
@@ -177,6 +197,28 @@ export class OutputBuffer {
     this.#store(data);
     this.#end += data.length;
     this.#trim();
+    this.#budget?.charge(this.retained - retained);
+  }
+
+  /**
+   * Records that arrival times up to `time` have been reported to a reader: bytes appended from
+   * now on are stamped later than `time`.
+   */
+  reserveUntil(time: number): void {
+    this.#reported = Math.max(this.#reported, time);
+  }
+
+  /** Drops the oldest `bytes` kept bytes (for the server-wide budget). */
+  dropOldest(bytes: number): void {
+    const retained = this.retained;
+    this.#dropBefore(Math.min(this.#end, this.#start + Math.max(0, bytes)));
+    this.#budget?.charge(this.retained - retained);
+  }
+
+  /** Gives the kept bytes back to the budget; the buffer must not be used afterwards. */
+  release(): void {
+    this.#budget?.leave(this);
+    this.#budget = undefined;
   }
 
   #indexLines(data: Uint8Array, offset: number): void {
@@ -220,8 +262,13 @@ export class OutputBuffer {
     if (this.maxLines > 0 && lines.next - lines.first > this.maxLines) {
       newStart = Math.max(newStart, lines.at(lines.next - this.maxLines));
     }
-    if (newStart === this.#start) return;
+    this.#dropBefore(newStart);
+  }
+
+  #dropBefore(newStart: number): void {
+    if (newStart <= this.#start) return;
     this.#start = newStart;
+    const lines = this.#lineStarts;
     // Each queue keeps its entry covering the new start: a partly dropped block, the line the
     // new start falls in, the arrival time of the oldest kept byte.
     this.#blocks.dropBefore(this.#blocks.lastAtOrBelow(newStart, blockStart));

@@ -326,7 +326,7 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
           timeoutSeconds: args.timeout ?? 30,
           cwd: args.working_directory,
           usePty: args.use_pty ?? true,
-          maxBufferSize: args.max_buffer_size ?? 10 * MIB,
+          maxBufferSize: args.max_buffer_size,
           env: args.env,
           via,
         });
@@ -371,7 +371,7 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
         }
         return report(command, {
           offsets: { stdout: args.stdout_offset ?? 0, stderr: args.stderr_offset ?? 0 },
-          maxBytes: args.max_bytes ?? MIB,
+          maxBytes: args.max_bytes,
           raw: args.raw ?? false,
         });
       },
@@ -395,7 +395,7 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
         if (!command) return Promise.resolve(notFound(args.token));
         return Promise.resolve(report(command, {
           after: args.since_timestamp,
-          maxBytes: args.max_bytes ?? MIB,
+          maxBytes: args.max_bytes,
           raw: args.raw ?? false,
         }));
       },

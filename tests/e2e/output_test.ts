@@ -209,8 +209,16 @@ withServer(
       command: "printf 'x\\033[30000000Gy\\n\\033[200000000G\\nab\\033[10000000@cd\\n'",
     });
     const clean = await mcp.callOk<Query>("query_command_status", { token, wait_ms: 10_000 });
-    // The cursor stops at the last column (the cleaner models a 1000-column terminal).
-    assertEquals(clean.stdout, "x" + " ".repeat(998) + "y\n\nabcd\n");
+    // The cursor stops at the last column of the command's terminal (160 columns), as it would
+    // on screen; a terminal's own width likewise.
+    assertEquals(clean.stdout, "x" + " ".repeat(158) + "y\n\nabcd\n");
+    const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+      command: "printf 'x\\033[30000000Gy\\n'",
+      cols: 50,
+    });
+    await mcp.callOk("terminal_wait", { terminalId, exit: true, timeoutMs: 10_000 });
+    const read = await mcp.callOk<Read>("terminal_read", { terminalId });
+    assertEquals(read.output, "x" + " ".repeat(48) + "y\n");
   },
 );
 

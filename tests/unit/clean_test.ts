@@ -230,3 +230,13 @@ Deno.test("cleaning time grows linearly with the input, whatever it holds", () =
     { numRuns: 25 },
   );
 });
+
+Deno.test("rows are as wide as the terminal: what the screen would show", () => {
+  const narrow = { columns: 10 };
+  assertEquals(cleanTerminalText("x\x1b[999Gy\n", narrow), "x" + " ".repeat(8) + "y\n");
+  // Writing past the last column wraps; a carriage return then goes to the new row's start.
+  assertEquals(cleanTerminalText("\x1b[G0123456789abc\rX\n", narrow), "0123456789Xbc\n");
+  assertEquals(cleanTerminalText("x\x1b[99b\n", narrow), "x".repeat(11) + "\n");
+  // Plain text is never wrapped or cut, whatever the width.
+  assertEquals(cleanTerminalText("a".repeat(25) + "\n", narrow), "a".repeat(25) + "\n");
+});

@@ -127,3 +127,17 @@ Deno.test("a slow pattern is matched in slices: the event loop stays free", asyn
   assertEquals(found, undefined);
   ok(longest < 200, `the event loop was blocked for ${longest.toFixed(0)} ms`);
 });
+
+Deno.test("a slow pattern is known slow from the start; a cancelled scan stops at its next slice", async () => {
+  const slow = compilePattern("(?:[ab]*[ba]*c?){500}[xyz]", "", "pattern");
+  const quick = compilePattern("ready", "", "pattern");
+  ok(slow.cost > 50 * quick.cost, `${slow.cost} vs ${quick.cost} ms a character`);
+  const buffer = new OutputBuffer();
+  buffer.append(encoder.encode("ab".repeat(50_000) + "\n"));
+  const scanner = new PatternScanner(slow, buffer, 0);
+  const scanning = scanner.scan(true);
+  setTimeout(() => scanner.cancel(), 50);
+  const started = performance.now();
+  assertEquals(await scanning, undefined);
+  ok(performance.now() - started < 1000, "the scan went on after it was cancelled");
+});

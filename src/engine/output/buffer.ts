@@ -22,7 +22,7 @@
  * @module
  */
 import type { BudgetMember, OutputBudget } from "./budget.ts";
-import { boundaryAtOrAfter, completePrefixLength, decode } from "./utf8.ts";
+import { boundaryAtOrAfter, completePrefixLength } from "./utf8.ts";
 
 /** Limits of an {@link OutputBuffer}. */
 export interface OutputBufferOptions {
@@ -283,36 +283,55 @@ export class OutputBuffer implements BudgetMember {
     const start = Math.min(clamp(from, this.#start, this.#end), end);
     const bytes = new Uint8Array(end - start);
     let written = 0;
-    const blocks = this.#blocks;
-    let index = Math.max(blocks.first, blocks.lastAtOrBelow(start, blockStart));
-    for (; index < blocks.next && written < bytes.length; index++) {
-      const block = blocks.at(index);
-      written += copyInto(bytes, written, block.bytes, block.start, start + written, end);
-    }
-    if (written < bytes.length) {
-      const tail = this.#tail.subarray(0, this.#tailUsed);
-      copyInto(bytes, written, tail, this.#tailStart, start + written, end);
+    for (const piece of this.#pieces(start, end)) {
+      bytes.set(piece, written);
+      written += piece.length;
     }
     return { bytes, start, end, dropped };
+  }
+
+  /** The stored bytes of [start, end) (within what is kept), as views: nothing is copied. */
+  *#pieces(start: number, end: number): Generator<Uint8Array> {
+    const blocks = this.#blocks;
+    let at = start;
+    for (
+      let index = Math.max(blocks.first, blocks.lastAtOrBelow(start, blockStart));
+      index < blocks.next && at < end;
+      index++
+    ) {
+      const block = blocks.at(index);
+      const piece = slice(block.bytes, block.start, at, end);
+      if (piece.length) yield piece;
+      at += piece.length;
+    }
+    if (at < end) yield slice(this.#tail.subarray(0, this.#tailUsed), this.#tailStart, at, end);
   }
 
   /**
    * Reads text in [from, to), moved onto character boundaries: a character cut at the start is
    * skipped, one cut at the end is left for the next read. With `final` (the stream has ended),
-   * an incomplete character at the very end is decoded as U+FFFD instead of held back.
+   * an incomplete character at the very end is decoded as U+FFFD instead of held back. The text
+   * is decoded from the stored bytes as they are (a big read costs no copy of its bytes).
    */
   readText(from?: number, to?: number, final = false): TextRange {
-    const range = this.read(from, to);
-    const skip = boundaryAtOrAfter(range.bytes, 0);
-    const keep = final && range.end === this.#end
-      ? range.bytes.length
-      : Math.max(skip, completePrefixLength(range.bytes));
-    return {
-      text: decode(range.bytes.subarray(skip, keep)),
-      start: range.start + skip,
-      end: range.start + keep,
-      dropped: range.dropped,
-    };
+    const end = clamp(to ?? this.#end, 0, this.#end);
+    const first = from ?? this.#start;
+    const dropped = Math.max(0, Math.min(end, this.#start) - Math.max(0, first));
+    const start = Math.min(clamp(first, this.#start, this.#end), end);
+    // Character boundaries need only the first and last few bytes.
+    const head = this.read(start, Math.min(end, start + 4)).bytes;
+    const textStart = start + boundaryAtOrAfter(head, 0);
+    let textEnd = end;
+    if (!(final && end === this.#end)) {
+      const tail = this.read(Math.max(textStart, end - 4), end).bytes;
+      textEnd = Math.max(textStart, end - (tail.length - completePrefixLength(tail)));
+    }
+    const decoder = new TextDecoder();
+    let text = "";
+    for (const piece of this.#pieces(textStart, textEnd)) {
+      text += decoder.decode(piece, { stream: true });
+    }
+    return { text: text + decoder.decode(), start: textStart, end: textEnd, dropped };
   }
 
   /** Absolute offset where line `n` starts (clamped to what is kept). */
@@ -347,20 +366,11 @@ export class OutputBuffer implements BudgetMember {
   }
 }
 
-/** Copies the part of `block` (which starts at absolute `blockStart`) inside [from, to). */
-function copyInto(
-  out: Uint8Array,
-  at: number,
-  block: Uint8Array,
-  blockStart: number,
-  from: number,
-  to: number,
-): number {
+/** The part of `block` (which starts at absolute `blockStart`) inside [from, to). */
+function slice(block: Uint8Array, blockStart: number, from: number, to: number): Uint8Array {
   const begin = from - blockStart;
-  if (begin < 0 || begin >= block.length) return 0;
-  const piece = block.subarray(begin, Math.min(block.length, to - blockStart));
-  out.set(piece, at);
-  return piece.length;
+  if (begin < 0 || begin >= block.length) return block.subarray(0, 0);
+  return block.subarray(begin, Math.min(block.length, to - blockStart));
 }
 
 function clamp(value: number, low: number, high: number): number {

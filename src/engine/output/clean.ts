@@ -16,13 +16,13 @@
  * Bounded cost, whatever the parameters (a program controls them):
  * - parameters are clamped while they are read (at most {@link MAX_PARAMETERS} of them, each at
  *   most 99,999), never converted from an arbitrarily long digit string;
- * - a line is edited as rows of {@link MAX_COLUMNS} cells, like a terminal that wide: the cursor
- *   never goes past the last column, text written there wraps to a new row, a carriage return
- *   goes to the start of the current row. So every sequence costs at most one row's worth of
- *   work (typed-array moves), and adds at most {@link MAX_COLUMNS} characters to the result:
- *   the cleaned text is never longer than the printed text plus {@link MAX_COLUMNS} characters
- *   per escape sequence and per line. Printed text without cursor moves is never cut or
- *   wrapped, however long its line.
+ * - a line is edited as rows as wide as the terminal (`columns`, at most {@link MAX_COLUMNS}),
+ *   as a terminal does: the cursor never goes past the last column, text written there wraps to
+ *   a new row, a carriage return goes to the start of the current row. So every sequence costs
+ *   at most one row's worth of work (typed-array moves), and adds at most a row of characters
+ *   to the result: the cleaned text is never longer than the printed text plus a row per escape
+ *   sequence and per line. Printed text without cursor moves is never cut or wrapped, however
+ *   long its line.
  *
  * @example
  * ```ts
@@ -37,7 +37,7 @@
  * @module
  */
 
-/** Cells in a row: the widest terminal this cleaner models (the server opens none wider). */
+/** Cells in a row at most: the widest terminal modelled (the server opens none wider). */
 export const MAX_COLUMNS = 1000;
 /** Parameters of one CSI sequence that are read; later ones are ignored. */
 export const MAX_PARAMETERS = 16;
@@ -73,6 +73,7 @@ const enum State {
  * a typed array, 0 for a blank) and the rows before it are kept as text.
  */
 class Line {
+  readonly #width: number;
   #plain = "";
   /** Cell mode: the line's rows before the current one (they wrapped), as text. */
   #head = "";
@@ -85,6 +86,10 @@ class Line {
   #wrapPending = false;
   /** The last character printed, for REP; 0 when something else came after it. */
   last = 0;
+
+  constructor(width: number) {
+    this.#width = width;
+  }
 
   write(segment: string): void {
     if (segment.length === 0) return;
@@ -106,24 +111,24 @@ class Line {
   #put(code: number): void {
     const row = this.#row!;
     if (this.#wrapPending) {
-      this.#head += render(row, MAX_COLUMNS);
+      this.#head += render(row, this.#width);
       row.fill(0);
       this.#used = 0;
       this.#cursor = 0;
       this.#wrapPending = false;
     }
     row[this.#cursor] = code;
-    if (this.#cursor === MAX_COLUMNS - 1) this.#wrapPending = true;
+    if (this.#cursor === this.#width - 1) this.#wrapPending = true;
     else this.#cursor++;
     if (this.#cursor > this.#used || this.#wrapPending) {
-      this.#used = this.#wrapPending ? MAX_COLUMNS : this.#cursor;
+      this.#used = this.#wrapPending ? this.#width : this.#cursor;
     }
   }
 
   /** Switches to cell mode: the last row of the plain text becomes cells, the cursor at its end. */
   #cells(): Uint32Array {
     if (this.#cellMode) return this.#row!;
-    this.#row ??= new Uint32Array(MAX_COLUMNS);
+    this.#row ??= new Uint32Array(this.#width);
     this.#cellMode = true;
     const text = this.#plain;
     this.#plain = "";
@@ -132,7 +137,7 @@ class Line {
     for (let i = 0; i < text.length; i++) {
       if (!isLowAfterHigh(text, i)) points++;
     }
-    const inRow = points === 0 ? 0 : ((points - 1) % MAX_COLUMNS) + 1;
+    const inRow = points === 0 ? 0 : ((points - 1) % this.#width) + 1;
     let split = text.length;
     for (let counted = 0; counted < inRow; counted++) {
       split--;
@@ -155,7 +160,7 @@ class Line {
   /** Moves to column `column` of the current row (clamped to the row). */
   moveTo(column: number): void {
     this.#cells();
-    this.#cursor = Math.min(Math.max(0, column), MAX_COLUMNS - 1);
+    this.#cursor = Math.min(Math.max(0, column), this.#width - 1);
     this.#wrapPending = false;
     this.last = 0;
   }
@@ -206,25 +211,30 @@ class Line {
     this.last = 0;
     if (!this.#cellMode || this.#cursor >= this.#used) return;
     const row = this.#row!;
-    const inserted = Math.min(count, MAX_COLUMNS - this.#cursor);
-    row.copyWithin(this.#cursor + inserted, this.#cursor, MAX_COLUMNS - inserted);
+    const inserted = Math.min(count, this.#width - this.#cursor);
+    row.copyWithin(this.#cursor + inserted, this.#cursor, this.#width - inserted);
     row.fill(0, this.#cursor, this.#cursor + inserted);
-    this.#used = Math.min(MAX_COLUMNS, this.#used + inserted);
+    this.#used = Math.min(this.#width, this.#used + inserted);
   }
 
   /** REP: prints the last character again, at most a row's worth of times. */
   repeat(count: number): void {
     const code = this.last;
     if (code === 0) return;
-    const times = Math.min(count, MAX_COLUMNS);
+    const times = Math.min(count, this.#width);
     if (!this.#cellMode) this.#plain += String.fromCodePoint(code).repeat(times);
     else for (let i = 0; i < times; i++) this.#put(code);
   }
 
+  /** Characters of this line forgotten by {@link forgetOld}. */
+  forgotten = 0;
+
   /** Forgets all but about the last `keep` characters of the line (see CleanerOptions). */
   forgetOld(keep: number): void {
+    const before = this.size;
     if (!this.#cellMode) this.#plain = keepEnd(this.#plain, keep);
     else this.#head = keepEnd(this.#head, keep);
+    this.forgotten += before - this.size;
   }
 
   /** About how many characters the line holds. */
@@ -252,6 +262,7 @@ class Line {
     this.#cursor = 0;
     this.#wrapPending = false;
     this.last = 0;
+    this.forgotten = 0;
     return text;
   }
 }
@@ -295,6 +306,8 @@ function render(row: Uint32Array, length: number): string {
 
 /** Options of a {@link Cleaner}. */
 export interface CleanerOptions {
+  /** The terminal's width (1 to {@link MAX_COLUMNS}). Default {@link MAX_COLUMNS}. */
+  columns?: number;
   /**
    * Keep only about this many of the newest characters of a line still being written (for a
    * reader that only looks at the newest part of it, such as a pattern scanner): a line that
@@ -309,13 +322,15 @@ export interface CleanerOptions {
  */
 export class Cleaner {
   readonly #keepLine: number;
+  readonly #line: Line;
 
   constructor(options: CleanerOptions = {}) {
     this.#keepLine = options.keepLine ?? Infinity;
+    const columns = Math.round(options.columns ?? MAX_COLUMNS);
+    this.#line = new Line(Math.min(MAX_COLUMNS, Math.max(1, columns)));
   }
 
   #state = State.Ground;
-  #line = new Line();
   /** A carriage return whose meaning depends on the next character (`\r\n` is a newline). */
   #pendingReturn = false;
   #params: number[] = [];
@@ -416,6 +431,11 @@ export class Cleaner {
   /** The unfinished line as it would read if the stream ended now (nothing is consumed). */
   peek(): string {
     return this.#line.text();
+  }
+
+  /** Characters at the start of the unfinished line forgotten (see {@link CleanerOptions}). */
+  get forgotten(): number {
+    return this.#line.forgotten;
   }
 
   /** Ends the stream: returns the unfinished line and starts afresh. */
@@ -597,7 +617,7 @@ export class Cleaner {
 }
 
 /** Cleans a whole text (see the module documentation). */
-export function cleanTerminalText(input: string): string {
-  const cleaner = new Cleaner();
+export function cleanTerminalText(input: string, options: CleanerOptions = {}): string {
+  const cleaner = new Cleaner(options);
   return cleaner.push(input) + cleaner.end();
 }

@@ -29,9 +29,10 @@ export class TextFollower {
   #pending = "";
   #skipped = 0;
 
-  constructor(options: { maxChars: number }) {
+  /** `columns`: the terminal's width, for cleaning (see clean.ts). */
+  constructor(options: { maxChars: number; columns?: number }) {
     this.#maxChars = options.maxChars;
-    this.#cleaner = new Cleaner({ keepLine: options.maxChars });
+    this.#cleaner = new Cleaner({ keepLine: options.maxChars, columns: options.columns });
   }
 
   /** Takes the next bytes of the stream (UTF-8). */

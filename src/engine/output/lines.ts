@@ -49,6 +49,8 @@ export interface LineReadOptions {
   final?: boolean;
   /** Most bytes the output may take in JSON. Default: no limit. */
   budget?: number;
+  /** The terminal's width, for cleaning (see clean.ts). */
+  columns?: number;
 }
 
 /** What was read. */
@@ -96,6 +98,7 @@ interface Context {
   buffer: OutputBuffer;
   raw: boolean;
   final: boolean;
+  columns?: number;
 }
 
 /** The first lines of [from, to) that fit `budget`. */
@@ -153,7 +156,12 @@ function tail(context: Context, from: number, budget: number): Piece {
 /** See the module documentation. */
 export function readLines(buffer: OutputBuffer, options: LineReadOptions = {}): LineRead {
   const mode = options.mode ?? "full";
-  const context = { buffer, raw: options.raw ?? false, final: options.final ?? false };
+  const context = {
+    buffer,
+    raw: options.raw ?? false,
+    final: options.final ?? false,
+    columns: options.columns,
+  };
   const budget = Math.max(MARKER_ROOM * 2, (options.budget ?? Infinity) - MARKER_ROOM);
   const total = buffer.lineCount;
   const first = Math.min(Math.max(options.since ?? buffer.firstLine, buffer.firstLine), total);

@@ -12,10 +12,15 @@
  * last line (a prompt). A match is found if it lies within that window; a match that would
  * start more than the overlap before the new output (a single match longer than the overlap,
  * spread over output that arrived in separate checks) can be missed. The text is matched in
- * slices, and the scanner yields to the event loop between them: slices are sized from the time
- * matching actually takes (about {@link SLICE_TARGET_MS} each), and for a pattern slow enough
- * the overlap shrinks with them, down to {@link MIN_OVERLAP} characters. Output that comes
- * faster than it can be matched is skipped past {@link MATCH_BACKLOG} bytes (the newest kept).
+ * slices of at most {@link MAX_SLICE} new characters, and the scanner yields to the event loop
+ * between them. Slices are sized from what matching costs (about {@link SLICE_TARGET_MS} each):
+ * the cost a character is measured when the pattern is compiled (on texts made to keep it busy)
+ * and on every slice, the highest seen counting (it decays slowly); for a pattern slow enough the
+ * overlap shrinks too, down to {@link MIN_OVERLAP} characters. So one step of matching holds
+ * the server for at most (overlap + slice) characters at the pattern's cost: milliseconds for
+ * ordinary patterns, and well under a second for the slowest re2js runs measured here (about
+ * 80 µs a character) even when the text turns costly at once. Output that comes faster than it
+ * can be matched is skipped past {@link MATCH_BACKLOG} bytes (the newest kept).
  *
  * @example
  * ```ts
@@ -42,7 +47,11 @@ export const MIN_OVERLAP = 256;
 export const MATCH_BACKLOG = 1024 * 1024;
 /** The time one slice of matching aims at. */
 export const SLICE_TARGET_MS = 8;
-const MIN_SLICE = 256, FIRST_SLICE = 1024, MAX_SLICE = 256 * 1024;
+/** New characters matched at once, at most. */
+export const MAX_SLICE = 4096;
+const MIN_SLICE = 256;
+/** Characters of each calibration text. */
+const CALIBRATION = 256;
 
 /** A match: the text, where it starts (in cleaned characters since the scan began), groups. */
 export interface PatternMatch {
@@ -54,6 +63,8 @@ export interface PatternMatch {
 /** A compiled pattern. */
 export interface Pattern {
   readonly source: string;
+  /** Milliseconds a character, measured at compile time on texts made to keep it busy. */
+  readonly cost: number;
   /** The first match in `text`, if any. */
   find(text: string): PatternMatch | undefined;
 }
@@ -129,16 +140,31 @@ export function compilePattern(source: string, flags: string, field: string): Pa
       field,
     );
   }
-  return {
-    source,
-    find(text: string): PatternMatch | undefined {
-      const matcher = regex.matcher(text);
-      if (!matcher.find()) return undefined;
-      const groups: (string | null)[] = [];
-      for (let group = 1; group <= matcher.groupCount(); group++) groups.push(matcher.group(group));
-      return { text: matcher.group() ?? "", index: matcher.start(), groups };
-    },
+  const find = (text: string): PatternMatch | undefined => {
+    const matcher = regex.matcher(text);
+    if (!matcher.find()) return undefined;
+    const groups: (string | null)[] = [];
+    for (let group = 1; group <= matcher.groupCount(); group++) groups.push(matcher.group(group));
+    return { text: matcher.group() ?? "", index: matcher.start(), groups };
   };
+  return { source, cost: calibrate(source, find), find };
+}
+
+/**
+ * What matching costs a character, measured on texts likely to keep the pattern busy: the
+ * pattern's own characters, and runs of a few letters (what nested repetitions feed on).
+ */
+function calibrate(source: string, find: (text: string) => unknown): number {
+  const own = [...new Set(source.replace(/[\\()[\]{}*+?|^$.]/g, ""))].join("") || "ab";
+  let cost = 0;
+  for (const unit of [own, "ab", "a"]) {
+    const text = unit.repeat(Math.ceil(CALIBRATION / unit.length)).slice(0, CALIBRATION);
+    find(text.slice(0, CALIBRATION / 4)); // warms the engine up: a first run is slow anyway
+    const started = performance.now();
+    find(text);
+    cost = Math.max(cost, (performance.now() - started) / text.length);
+  }
+  return cost;
 }
 
 /** The end of `text`, at most `length` characters, from a line start when there is one. */
@@ -159,26 +185,40 @@ export class PatternScanner {
   readonly #pattern: Pattern;
   readonly #buffer: OutputBuffer;
   #offset: number;
-  /** The unfinished line is only matched by its newest part: the cleaner keeps no more. */
-  #cleaner = new Cleaner({ keepLine: MATCH_OVERLAP + MAX_SLICE });
-  /** Cleaned text already matched, kept as the overlap. */
+  readonly #columns: number | undefined;
+  #cleaner: Cleaner;
+  /** Complete lines already matched, kept as the overlap. */
   #window = "";
-  /** Cleaned characters produced before the window's first one. */
-  #windowIndex = 0;
-  #slice = FIRST_SLICE;
+  /** Cleaned characters of complete lines produced since the scan began. */
+  #emitted = 0;
+  #slice = MIN_SLICE;
   #overlap = MIN_OVERLAP;
-  /** Milliseconds per character, as measured. */
-  #cost = 0;
+  /** Milliseconds a character: the highest measured, decaying slowly. */
+  #cost: number;
   #running: Promise<PatternMatch | undefined> | undefined;
   #again = false;
+  #final = false;
+  #cancelled = false;
   /** Bytes skipped because output came faster than it could be matched. */
   skipped = 0;
 
-  /** Scans `buffer` from offset `from` (at most its newest {@link MATCH_BACKLOG} bytes). */
-  constructor(pattern: Pattern, buffer: OutputBuffer, from: number) {
+  /**
+   * Scans `buffer` from offset `from` (at most its newest {@link MATCH_BACKLOG} bytes), cleaned
+   * for a terminal `columns` wide.
+   */
+  constructor(pattern: Pattern, buffer: OutputBuffer, from: number, columns?: number) {
     this.#pattern = pattern;
     this.#buffer = buffer;
     this.#offset = from;
+    this.#columns = columns;
+    this.#cleaner = this.#newCleaner();
+    this.#cost = pattern.cost;
+    this.#size();
+  }
+
+  /** Stops scanning (a scan in progress ends at its next slice, matching nothing more). */
+  cancel(): void {
+    this.#cancelled = true;
   }
 
   /**
@@ -186,27 +226,30 @@ export class PatternScanner {
    * `final`: the stream has ended. Calls made while a scan runs join it (and rescan).
    */
   scan(final = false): Promise<PatternMatch | undefined> {
+    this.#final ||= final;
     if (this.#running) {
       this.#again = true;
       return this.#running;
     }
-    this.#running = this.#scanLoop(final).finally(() => this.#running = undefined);
+    this.#running = this.#scanLoop().finally(() => this.#running = undefined);
     return this.#running;
   }
 
-  async #scanLoop(final: boolean): Promise<PatternMatch | undefined> {
+  async #scanLoop(): Promise<PatternMatch | undefined> {
     let found: PatternMatch | undefined;
     do {
       this.#again = false;
-      found = await this.#scanOnce(final);
-    } while (!found && this.#again);
+      found = await this.#scanOnce();
+    } while (!found && this.#again && !this.#cancelled);
     return found;
   }
 
-  async #scanOnce(final: boolean): Promise<PatternMatch | undefined> {
+  async #scanOnce(): Promise<PatternMatch | undefined> {
     const buffer = this.#buffer;
     let busySince = performance.now();
     for (;;) {
+      if (this.#cancelled) return undefined;
+      const final = this.#final;
       this.#skipBacklog();
       const sliceEnd = Math.min(buffer.end, this.#offset + this.#slice);
       const range = buffer.readText(this.#offset, sliceEnd, final && sliceEnd === buffer.end);
@@ -218,23 +261,44 @@ export class PatternScanner {
         : range.start + utf8Length(range.text.slice(0, consumed));
       const progressed = offset > this.#offset;
       this.#offset = Math.max(this.#offset, offset);
-      const atEnd = this.#offset >= buffer.end || !progressed;
-      // The unfinished line is matched too (a prompt), but only its newest part is new.
-      const partial = atEnd ? this.#cleaner.peek().slice(-(this.#overlap + consumed)) : "";
-      const text = this.#window + fresh;
-      const started = performance.now();
-      const match = this.#pattern.find(text + partial);
-      this.#measure(performance.now() - started, text.length + partial.length);
-      if (match) return { ...match, index: this.#windowIndex + match.index };
-      const kept = overlapOf(text, this.#overlap);
-      this.#windowIndex += text.length - kept.length;
-      this.#window = kept;
-      if (atEnd) return undefined;
+      this.#emitted += fresh.length;
+      const match = this.#match(fresh, Math.min(consumed, this.#slice));
+      if (match) return match;
+      if (this.#offset >= buffer.end || !progressed) return undefined;
       if (performance.now() - busySince >= SLICE_TARGET_MS) {
         await yieldToOthers();
         busySince = performance.now();
       }
     }
+  }
+
+  /**
+   * Matches the overlap and the lines this slice completed (only their newest part if a long
+   * line completed), and the line still being written: whole, after them, when it is short; its
+   * newest part on its own when it is long (its start was matched on earlier slices).
+   */
+  #match(fresh: string, added: number): PatternMatch | undefined {
+    const newest = this.#overlap + this.#slice;
+    let lines = this.#window + fresh;
+    if (lines.length > newest + this.#overlap) lines = lines.slice(lines.length - newest);
+    const linesStart = this.#emitted - lines.length;
+    const line = this.#cleaner.peek();
+    const recent = this.#overlap + added;
+    const whole = line.length <= recent && this.#cleaner.forgotten === 0;
+    const started = performance.now();
+    let match = this.#pattern.find(whole ? lines + line : lines);
+    let index = match ? linesStart + match.index : 0;
+    let scanned = lines.length + (whole ? line.length : 0);
+    if (!match && !whole) {
+      const tail = line.slice(line.length - recent);
+      match = this.#pattern.find(tail);
+      index = this.#emitted + this.#cleaner.forgotten + line.length - tail.length +
+        (match?.index ?? 0);
+      scanned += tail.length;
+    }
+    this.#measure(performance.now() - started, scanned);
+    this.#window = overlapOf(lines, this.#overlap);
+    return match ? { ...match, index } : undefined;
   }
 
   /** Output beyond the backlog is skipped: matching goes on from a line start near the newest. */
@@ -248,18 +312,28 @@ export class PatternScanner {
     if (offset === this.#offset) return;
     this.skipped += offset - this.#offset;
     this.#offset = offset;
-    this.#cleaner = new Cleaner({ keepLine: MATCH_OVERLAP + MAX_SLICE });
-    this.#windowIndex += this.#window.length;
+    this.#cleaner = this.#newCleaner();
     this.#window = "";
   }
 
-  /** Sizes the next slice (and the overlap) from how long this one took. */
+  /** The unfinished line is only matched by its newest part: the cleaner keeps no more. */
+  #newCleaner(): Cleaner {
+    return new Cleaner({ keepLine: MATCH_OVERLAP + MAX_SLICE, columns: this.#columns });
+  }
+
+  /** Takes in how long a slice took; sizes the next. */
   #measure(elapsedMs: number, characters: number): void {
-    const cost = elapsedMs / Math.max(1, characters);
-    this.#cost = this.#cost === 0 ? cost : (this.#cost + cost) / 2;
+    // A call costs something however short the text: short texts say little about a character.
+    const cost = elapsedMs / Math.max(CALIBRATION * 4, characters);
+    this.#cost = Math.max(this.#pattern.cost, cost, this.#cost * 0.9);
+    this.#size();
+  }
+
+  /** Slice and overlap: together about the target time at the current cost. */
+  #size(): void {
     const affordable = SLICE_TARGET_MS / Math.max(this.#cost, 1e-6);
     this.#overlap = Math.round(Math.min(MATCH_OVERLAP, Math.max(MIN_OVERLAP, affordable / 2)));
-    const next = Math.min(this.#slice * 2, affordable - this.#overlap);
-    this.#slice = Math.round(Math.min(MAX_SLICE, Math.max(MIN_SLICE, next)));
+    const slice = Math.min(this.#slice * 2, affordable - this.#overlap);
+    this.#slice = Math.round(Math.min(MAX_SLICE, Math.max(MIN_SLICE, slice)));
   }
 }

@@ -44,6 +44,8 @@ export interface RangeOptions {
   budget: number;
   /** A forward read ends before an unfinished escape sequence at its end. Default true. */
   holdBack?: boolean;
+  /** The terminal's width, for cleaning (see clean.ts). */
+  columns?: number;
 }
 
 /** Text read from a range. */
@@ -73,10 +75,11 @@ function clean(
   text: string,
   start: number,
   end: number,
-  limit: number,
+  options: RangeOptions,
   holdBack: boolean,
 ): Cleaned {
-  const cleaner = new Cleaner();
+  const cleaner = new Cleaner({ columns: options.columns });
+  const limit = options.budget;
   const out = cleaner.push(text, limit);
   if (cleaner.consumed < text.length) {
     const consumed = text.slice(0, cleaner.consumed);
@@ -132,7 +135,7 @@ export function readForward(
       return read;
     }
     const more = (options.holdBack ?? true) && (range.end < buffer.end || !final);
-    const cleaned = clean(range.text, range.start, range.end, budget, more);
+    const cleaned = clean(range.text, range.start, range.end, options, more);
     if (cleaned.end <= range.start && end < buffer.end) {
       // Nothing but the start of a sequence: read on until it ends (it shows no text).
       end = Math.min(buffer.end, end + Math.max(end - start, 16));
@@ -181,7 +184,7 @@ export function readBackward(
       }
       return read;
     }
-    const cleaned = clean(range.text, range.start, range.end, budget, false);
+    const cleaned = clean(range.text, range.start, range.end, options, false);
     read.text = cleaned.text;
     if (cleaned.complete && jsonSize(read.text) <= budget) return read;
     if (cleaned.complete) {

@@ -39,6 +39,8 @@ export interface StreamOutputOptions {
   budget?: OutputBudget;
   /** Converts arriving bytes to UTF-8 (a code page's decoder); none: they are UTF-8. */
   decode?: (bytes: Uint8Array) => Uint8Array;
+  /** The terminal's width (cleaning edits lines as rows this wide); none: no terminal. */
+  columns?: number;
 }
 
 /** See the module documentation. */
@@ -46,6 +48,8 @@ export class StreamOutput {
   readonly #buffer: OutputBuffer;
   readonly #decode: ((bytes: Uint8Array) => Uint8Array) | undefined;
   #screen: Promise<Screen> | undefined;
+  /** The terminal's width, for cleaning; it follows resizes. */
+  columns: number | undefined;
 
   constructor(options: StreamOutputOptions) {
     this.#buffer = new OutputBuffer({
@@ -54,6 +58,7 @@ export class StreamOutput {
       budget: options.budget,
     });
     this.#decode = options.decode;
+    this.columns = options.columns;
   }
 
   /** Takes bytes as they arrive (at `time`); returns them as kept (UTF-8). */
@@ -120,17 +125,17 @@ export class StreamOutput {
 
   /** Reads forward from `offset`: at most `maxBytes` raw bytes, fitted to the budget. */
   readFrom(offset: number, maxBytes: number, options: RangeOptions): RangeRead {
-    return readForward(this.#buffer, offset, maxBytes, options);
+    return readForward(this.#buffer, offset, maxBytes, { columns: this.columns, ...options });
   }
 
   /** The newest part of the output from `offset` on that fits the budget. */
   readNewest(offset: number, options: RangeOptions): RangeRead {
-    return readBackward(this.#buffer, offset, options);
+    return readBackward(this.#buffer, offset, { columns: this.columns, ...options });
   }
 
   /** Reads by lines (see lines.ts). */
   readLines(options: LineReadOptions): LineRead {
-    return readLines(this.#buffer, options);
+    return readLines(this.#buffer, { columns: this.columns, ...options });
   }
 
   /** The screen view (created on first use, then kept in step). */
@@ -139,14 +144,15 @@ export class StreamOutput {
     return this.#screen;
   }
 
-  /** Resizes the screen view, if there is one. */
-  resizeScreen(cols: number, rows: number): void {
+  /** The terminal was resized: cleaning and the screen view follow. */
+  resize(cols: number, rows: number): void {
+    this.columns = cols;
     this.#screen?.then((screen) => screen.resize(cols, rows));
   }
 
   /** A scanner matching `pattern` against the output from `offset` on, as it arrives. */
   scan(pattern: Pattern, offset: number): PatternScanner {
-    return new PatternScanner(pattern, this.#buffer, offset);
+    return new PatternScanner(pattern, this.#buffer, offset, this.columns);
   }
 
   /** Frees the screen and gives the kept bytes back to the budget. */

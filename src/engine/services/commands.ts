@@ -40,7 +40,7 @@ export interface RunRequest extends InvocationRequest {
   cwd?: string;
   /** PTY (default) or pipes (stdout and stderr kept apart). */
   usePty?: boolean;
-  /** Bytes kept per stream. Default 10 MiB; at most the service's `maxBufferSize`. */
+  /** Bytes kept per stream; at most the service's `maxBufferSize` (also the default). */
   maxBufferSize?: number;
   /** Extra environment variables. */
   env?: Record<string, string>;
@@ -62,7 +62,7 @@ export interface CommandReadRequest {
   offsets?: Partial<Record<StreamName, number>>;
   /** Instead of offsets: only output that arrived after this time (ms since the epoch). */
   after?: number;
-  /** Most raw bytes per stream; at most the answer limit. Default 1 MiB. */
+  /** Most raw bytes per stream; at most the answer limit. Default 1 MiB (or the answer limit). */
   maxBytes?: number;
   /** Keep escape sequences and carriage returns. */
   raw?: boolean;
@@ -174,11 +174,14 @@ export class Command {
     this.#answerBytes = limits.answerBytes;
     // Output is kept as UTF-8: legacy code pages (Windows pipes) are converted on arrival.
     const encoding = invocation.utf8Output ? "utf-8" : child.outputEncoding;
+    // On a terminal, output is cleaned as that terminal shows it; pipes have no width.
+    const columns = child.mode === "pty" ? COMMAND_COLS : undefined;
     const stream = () =>
       new StreamOutput({
         maxBytes: limits.bufferSize,
         budget: limits.budget,
         decode: utf8Transcoder(encoding),
+        columns,
       });
     this.#output = { stdout: stream(), stderr: stream() };
     child.onData((raw, stream) => {
@@ -215,7 +218,10 @@ export class Command {
   read(request: CommandReadRequest): CommandRead {
     const final = !this.running;
     const limit = this.#answerBytes;
-    const maxBytes = clampSize(request.maxBytes ?? DEFAULT_READ_BYTES, limit);
+    // Only a size the client asked for is reported as lowered; the default just fits.
+    const maxBytes = request.maxBytes === undefined
+      ? { value: Math.min(DEFAULT_READ_BYTES, limit), clamped: undefined }
+      : clampSize(request.maxBytes, limit);
     const from = (stream: StreamName) =>
       request.after === undefined
         ? request.offsets?.[stream] ?? 0
@@ -268,9 +274,10 @@ export class Command {
    * lines at the exit, then `onExit` is called. Returns the function that stops following.
    */
   follow(onText: (stream: StreamName, text: string) => void, onExit: () => void): () => void {
+    const columns = this.#output.stdout.columns;
     const followers = {
-      stdout: new TextFollower({ maxChars: FOLLOW_MAX_CHARS }),
-      stderr: new TextFollower({ maxChars: FOLLOW_MAX_CHARS }),
+      stdout: new TextFollower({ maxChars: FOLLOW_MAX_CHARS, columns }),
+      stderr: new TextFollower({ maxChars: FOLLOW_MAX_CHARS, columns }),
     };
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deliver = (take: (follower: TextFollower) => string) => {
@@ -436,7 +443,9 @@ export class CommandService {
       },
       context,
     );
-    const bufferSize = clampSize(request.maxBufferSize ?? DEFAULT_MAX_BYTES, this.maxBufferSize);
+    const bufferSize = request.maxBufferSize === undefined
+      ? { value: Math.min(DEFAULT_MAX_BYTES, this.maxBufferSize), clamped: undefined }
+      : clampSize(request.maxBufferSize, this.maxBufferSize);
     const command = new Command(
       context,
       child,

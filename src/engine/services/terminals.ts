@@ -32,7 +32,7 @@ import type { Pattern, PatternMatch } from "../output/patterns.ts";
 import type { ScreenView } from "../output/screen.ts";
 import { cutHead, omissionMarker } from "../output/shape.ts";
 import { StreamOutput } from "../output/stream.ts";
-import { boundaryAtOrAfter, utf8Transcoder } from "../output/utf8.ts";
+import { boundaryAtOrAfter, utf8Length, utf8Transcoder } from "../output/utf8.ts";
 import { buildTerminalInvocation, type TerminalInvocationRequest } from "../launching/shells.ts";
 import { type Clamped, clampSize, shortDisplay } from "./limits.ts";
 
@@ -187,6 +187,7 @@ export class Terminal {
       maxBytes: limits.maxBytes,
       budget: limits.budget,
       decode: limits.transcode ? utf8Transcoder(child.outputEncoding) : undefined,
+      columns: cols,
     });
     child.onData((raw) => {
       this.lastActivity = Date.now();
@@ -236,7 +237,7 @@ export class Terminal {
     }
     this.cols = cols;
     this.rows = rows;
-    this.#output.resizeScreen(cols, rows);
+    this.#output.resize(cols, rows);
   }
 
   /** Sends a signal to the program's whole process tree. */
@@ -368,7 +369,11 @@ export class Terminal {
     if (cut === view.text.length) return { ...view, truncated: false };
     const shown = view.text.slice(0, view.text.lastIndexOf("\n", cut - 1) + 1);
     const rows = view.text.split("\n").length - shown.split("\n").length;
-    const marker = omissionMarker({ lines: rows, bytes: view.text.length - shown.length });
+    const marker = omissionMarker({
+      lines: rows,
+      bytes: utf8Length(view.text) - utf8Length(shown),
+      hint: "over the answer size limit",
+    });
     return { ...view, text: shown + marker, truncated: true };
   }
 
@@ -389,6 +394,7 @@ export class Terminal {
         if (done) return;
         done = true;
         for (const timer of [...timers, checkTimer, idleTimer]) clearTimeout(timer);
+        scanner?.cancel();
         stopListening();
         request.signal?.removeEventListener("abort", onAbort);
         this.touch();

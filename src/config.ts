@@ -14,6 +14,15 @@
 import { parseArgs } from "node:util";
 import { type LogLevel, parseLogLevel } from "./log.ts";
 
+const MIB = 1024 * 1024;
+/**
+ * The most output text one answer carries, as JSON bytes. An MCP result holds it twice (the
+ * structured content, and its JSON again as text, where each quote and backslash is escaped
+ * once more: at most twice the size), so a whole message stays under 3 times this plus a few
+ * KiB: about 6.1 MiB, well under the 10 MiB an SDK client accepts.
+ */
+export const MAX_ANSWER_BYTES = 2 * MIB;
+
 /** Which tools the MCP server lists. */
 export const TOOL_PROFILES = ["all", "winterm", "terminals"] as const;
 /** One of {@link TOOL_PROFILES}. */
@@ -37,8 +46,14 @@ export interface Config {
   terminalIdleSeconds: number;
   /** Lines of output kept per terminal. */
   terminalMaxLines: number;
-  /** Bytes of output kept per terminal. */
+  /** Bytes of output kept per terminal (and the most a client's outputByteLimit can be). */
   terminalMaxBytes: number;
+  /** Bytes of output kept per stream of a command (the most max_buffer_size can be). */
+  commandMaxBytes: number;
+  /** Output retained by all commands and terminals together. */
+  outputBudgetBytes: number;
+  /** Output text in one answer (JSON-escaped bytes, all streams together). */
+  maxAnswerBytes: number;
   /** The policy file, if any. */
   policyPath?: string;
   /** The audit log file, if any. */
@@ -115,7 +130,15 @@ Environment:
   WINTERM_MAX_TERMINALS           terminals open at once (default 64)
   WINTERM_TERMINAL_IDLE_SECONDS   unused terminals are released after this (default 86400)
   WINTERM_TERMINAL_MAX_LINES      lines kept per terminal (default 10000)
-  WINTERM_TERMINAL_MAX_BYTES      bytes kept per terminal (default 10485760)
+  WINTERM_TERMINAL_MAX_BYTES      bytes kept per terminal; caps outputByteLimit (default 10485760)
+  WINTERM_COMMAND_MAX_BYTES       bytes kept per command stream; caps max_buffer_size
+                                  (default 10485760)
+  WINTERM_OUTPUT_BUDGET_BYTES     output kept by all commands and terminals together; past it
+                                  finished commands are evicted, then the largest buffers
+                                  trimmed (default 268435456)
+  WINTERM_MAX_ANSWER_BYTES        output text in one answer, as JSON bytes; caps max_bytes
+                                  (default and most 2097152: a whole MCP message stays under
+                                  about 6.1 MiB)
   WINTERM_AUDIT_INPUT             "content" to log what is typed, not only its size
   WINTERM_TOKEN                   HTTP bearer token, at least 32 characters of A-Z a-z 0-9 - . _ ~ + /
                                   (e.g. \`openssl rand -hex 24\`; generated and printed to stderr
@@ -223,6 +246,21 @@ export function parseConfig(
       10 * 1024 * 1024,
       1024,
       1024 * 1024 * 1024,
+    ),
+    commandMaxBytes: integer(env, "WINTERM_COMMAND_MAX_BYTES", 10 * MIB, 1024, 1024 * MIB),
+    outputBudgetBytes: integer(
+      env,
+      "WINTERM_OUTPUT_BUDGET_BYTES",
+      256 * MIB,
+      MIB,
+      1024 * 1024 * MIB,
+    ),
+    maxAnswerBytes: integer(
+      env,
+      "WINTERM_MAX_ANSWER_BYTES",
+      MAX_ANSWER_BYTES,
+      16 * 1024,
+      MAX_ANSWER_BYTES,
     ),
     policyPath: values.policy ?? nonEmpty(env.WINTERM_POLICY),
     auditPath: values.audit ?? nonEmpty(env.WINTERM_AUDIT),

@@ -15,6 +15,7 @@
  */
 import type { Config } from "../config.ts";
 import { AuditLog } from "./launching/audit.ts";
+import { OutputBudget } from "./output/budget.ts";
 import { CommandService } from "./services/commands.ts";
 import { Launcher } from "./launching/launcher.ts";
 import { Policy } from "./launching/policy.ts";
@@ -39,12 +40,17 @@ export class Engine {
         ? new AuditLog(options.auditPath, { inputContent: options.auditInputContent })
         : undefined,
     );
+    // One budget for the output of every command and terminal.
+    const budget = new OutputBudget(options.outputBudgetBytes);
     this.commands = new CommandService({
       launcher,
       maxRunning: options.maxCommands,
       retainCount: options.commandRetention,
       retainMs: options.commandRetentionMinutes * 60_000,
       killGraceMs: options.killGraceMs,
+      maxBufferSize: options.commandMaxBytes,
+      answerBytes: options.maxAnswerBytes,
+      budget,
     });
     this.terminals = new TerminalService({
       launcher,
@@ -53,6 +59,8 @@ export class Engine {
       maxLines: options.terminalMaxLines,
       maxBytes: options.terminalMaxBytes,
       killGraceMs: options.killGraceMs,
+      answerBytes: options.maxAnswerBytes,
+      budget,
     });
   }
 

@@ -30,9 +30,8 @@ import { type Context, Hono } from "hono";
 import type { FrontEnd } from "../engine/launching/audit.ts";
 import { EngineError } from "../engine/errors.ts";
 import { keySequence } from "../engine/services/keys.ts";
-import { LINE_MODES } from "../engine/output/lines.ts";
 import type { Engine } from "../engine/mod.ts";
-import type { Terminal } from "../engine/services/terminals.ts";
+import { LINE_MODES, type Terminal } from "../engine/services/terminals.ts";
 import { log } from "../log.ts";
 import { SIGNAL_NAMES, type SignalName } from "../pty/mod.ts";
 import { Encoding, Env, literals, validationErrors } from "../schema.ts";
@@ -254,7 +253,12 @@ export class RestApi {
   #create(body: Static<typeof CreateBody>): Response {
     const terminal = this.engine.terminals.create({ ...body, via: this.via });
     const { id, ...rest } = describe(terminal);
-    return ok({ terminalId: id, ...rest }, 201);
+    const clamped = terminal.outputByteLimitClamped;
+    const notice = clamped
+      ? `outputByteLimit ${clamped.requested} lowered to the server's ${clamped.limit} ` +
+        "(WINTERM_TERMINAL_MAX_BYTES)"
+      : undefined;
+    return ok({ terminalId: id, ...rest, ...(notice ? { notice } : {}) }, 201);
   }
 
   #list(): Response {

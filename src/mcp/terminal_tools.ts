@@ -6,18 +6,17 @@
  * @module
  */
 import { Type } from "@sinclair/typebox";
-import { cleanTerminalText } from "../engine/output/clean.ts";
 import type { FrontEnd } from "../engine/launching/audit.ts";
 import { EngineError } from "../engine/errors.ts";
 import { KEY_NAMES, keySequence } from "../engine/services/keys.ts";
-import { LINE_MODES } from "../engine/output/lines.ts";
 import {
+  compilePattern,
   describeExit,
   estimateTokens,
+  LINE_MODES,
   type Terminal,
   type TerminalService,
 } from "../engine/services/terminals.ts";
-import { boundaryAtOrAfter } from "../engine/output/utf8.ts";
 import { type ExitStatus, SIGNAL_NAMES } from "../pty/mod.ts";
 import { Encoding, Env, literals } from "../schema.ts";
 import { defineTool, type ToolDefinition, withProgress } from "./tool.ts";
@@ -40,8 +39,6 @@ const READ_ONLY = {
   idempotentHint: true,
   openWorldHint: false,
 };
-/** A wait's output: at most this many characters, the newest. */
-const WAIT_OUTPUT_CHARS = 64 * 1024;
 const encoder = new TextEncoder();
 
 const AcpEnv = Type.Array(
@@ -79,7 +76,9 @@ const CreateInput = Type.Object({
     minimum: 1,
     maximum: 1024 * MIB,
     description:
-      "terminal_output returns at most this many bytes: the newest, cut at a character boundary.",
+      "terminal_output returns at most this many bytes: the newest, cut at a character boundary. " +
+      "At most the server's WINTERM_TERMINAL_MAX_BYTES (a larger value is lowered, and the answer " +
+      "says so).",
   })),
   encoding: Type.Optional(Encoding),
 }, { additionalProperties: false });
@@ -94,6 +93,7 @@ const TerminalInfo = Type.Object({
   status: literals(["active", "exited"] as const),
   size: Type.Object({ cols: Type.Integer(), rows: Type.Integer() }),
   exitStatus: Type.Optional(ExitStatusSchema),
+  notice: Type.Optional(Type.String({ description: "A limit the server applied to the request." })),
 });
 
 const WriteInput = Type.Object({
@@ -147,6 +147,10 @@ const ReadOutput = Type.Object({
     cursorX: Type.Integer(),
     cursorY: Type.Integer(),
     alternate: Type.Boolean({ description: "A full-screen program is on the alternate screen." }),
+    unrenderedBytes: Type.Integer({
+      description: "Output not shown yet: the program printed faster than the screen could " +
+        "follow in this request (read again to see it).",
+    }),
   })),
   exitStatus: Type.Optional(ExitStatusSchema),
 });
@@ -156,7 +160,9 @@ const WaitInput = Type.Object({
   pattern: Type.Optional(Type.String({
     minLength: 1,
     maxLength: 1000,
-    description: "A regular expression (JavaScript syntax) to wait for in the cleaned output.",
+    description: "A regular expression (RE2 syntax: no backreferences or lookaround; matched in " +
+      "linear time) to wait for in the cleaned output. Matched against new output plus the " +
+      "newest 4 KiB before it.",
   })),
   flags: Type.Optional(
     Type.String({ pattern: "^[imsu]*$", maxLength: 4, description: "Regex flags: i, m, s, u." }),
@@ -187,8 +193,11 @@ const WaitInput = Type.Object({
 
 const WaitOutput = Type.Object({
   condition: literals(["pattern", "idle", "exit", "timeout", "cancelled"] as const),
-  output: Type.String({ description: "Cleaned output since the last write (or since `since`)." }),
-  truncated: Type.Boolean({ description: "Only the newest 64 KiB of that output are included." }),
+  output: Type.String({
+    description: "Cleaned output since the last write (or since `since`): the newest 64 KiB of " +
+      "it, with a marker in front saying what was left out and how to read it.",
+  }),
+  truncated: Type.Boolean({ description: "Older output was left out." }),
   match: Type.Union([
     Type.Object({
       text: Type.String(),
@@ -199,6 +208,9 @@ const WaitOutput = Type.Object({
   ]),
   nextReadFrom: Type.Integer(),
   elapsedMs: Type.Integer(),
+  skippedBytes: Type.Optional(Type.Integer({
+    description: "Output not matched: it came faster than the pattern could be matched.",
+  })),
   exitStatus: Type.Optional(ExitStatusSchema),
 });
 
@@ -206,18 +218,6 @@ const IdOnly = Type.Object({ terminalId: TerminalId }, { additionalProperties: f
 
 function exitField(terminal: Terminal): { exitStatus?: ExitStatus } {
   return terminal.exitStatus ? { exitStatus: terminal.exitStatus } : {};
-}
-
-function compilePattern(pattern: string, flags = ""): RegExp {
-  try {
-    return new RegExp(pattern, flags);
-  } catch (error) {
-    throw new EngineError(
-      "invalid_input",
-      `not a valid regular expression: ${(error as Error).message}`,
-      "pattern",
-    );
-  }
 }
 
 /** The terminal tools over a terminal service; `via` names the front end in the audit log. */
@@ -243,7 +243,16 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
           ? Object.fromEntries(args.env.map(({ name, value }) => [name, value]))
           : args.env;
         const terminal = terminals.create({ ...args, env, via });
-        return Promise.resolve(terminal.info());
+        const clamped = terminal.outputByteLimitClamped;
+        return Promise.resolve({
+          ...terminal.info(),
+          ...(clamped
+            ? {
+              notice: `outputByteLimit ${clamped.requested} lowered to the server's ` +
+                `${clamped.limit} (WINTERM_TERMINAL_MAX_BYTES)`,
+            }
+            : {}),
+        });
       },
     }),
     defineTool({
@@ -294,17 +303,17 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       annotations: READ_ONLY,
       handler: async (args) => {
         const terminal = terminals.get(args.terminalId);
-        const buffer = terminal.output;
         if (args.mode === "screen") {
-          const { text, ...screen } = await terminal.screen();
+          const { text, truncated, ...screen } = await terminal.screen();
+          const stats = terminal.stats();
           return {
             output: text,
-            totalLines: buffer.lineCount,
+            totalLines: stats.totalLines,
             nextReadFrom: terminal.nextReadFrom,
             hasMore: false,
-            truncated: false,
+            truncated,
             stats: {
-              totalBytes: buffer.end,
+              totalBytes: stats.totalBytes,
               estimatedTokens: estimateTokens(text.length),
               linesShown: screen.rows,
               linesOmitted: 0,
@@ -330,7 +339,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         const terminal = terminals.get(args.terminalId);
         const pattern = args.pattern === undefined
           ? undefined
-          : compilePattern(args.pattern, args.flags);
+          : compilePattern(args.pattern, args.flags ?? "", "pattern");
         const started = performance.now();
         const outcome = await withProgress(
           terminal.wait({
@@ -343,20 +352,15 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
           context,
           args.pattern ? `/${args.pattern}/` : args.idleMs ? "quiet output" : "the exit",
         );
-        const text = cleanTerminalText(
-          terminal.output.readText(outcome.from, undefined, !terminal.running).text,
-        );
-        const truncated = text.length > WAIT_OUTPUT_CHARS;
-        const match = outcome.match;
+        const { output, truncated } = terminal.outputSince(outcome.from);
         return {
           condition: outcome.condition,
-          output: truncated ? text.slice(-WAIT_OUTPUT_CHARS) : text,
+          output,
           truncated,
-          match: match
-            ? { text: match[0], index: match.index, groups: match.slice(1).map((g) => g ?? null) }
-            : null,
+          match: outcome.match ?? null,
           nextReadFrom: terminal.nextReadFrom,
           elapsedMs: Math.round(performance.now() - started),
+          ...(outcome.skippedBytes ? { skippedBytes: outcome.skippedBytes } : {}),
           ...exitField(terminal),
         };
       },
@@ -381,16 +385,8 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       annotations: READ_ONLY,
       handler: (args) => {
         const terminal = terminals.get(args.terminalId);
-        terminal.touch();
-        const range = terminal.output.readText(0, undefined, !terminal.running);
-        let bytes = encoder.encode(args.raw ? range.text : cleanTerminalText(range.text));
-        const limit = terminal.outputByteLimit;
-        const cut = limit !== undefined && bytes.length > limit;
-        // The newest bytes are kept; the cut moves forward to a character boundary.
-        if (cut) bytes = bytes.subarray(boundaryAtOrAfter(bytes, bytes.length - limit));
         return Promise.resolve({
-          output: new TextDecoder().decode(bytes),
-          truncated: cut || range.dropped > 0,
+          ...terminal.acpOutput(args.raw ?? false),
           ...exitField(terminal),
         });
       },

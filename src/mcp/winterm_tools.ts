@@ -6,14 +6,16 @@
  * @module
  */
 import { type Static, Type } from "@sinclair/typebox";
-import { cleanTerminalText } from "../engine/output/clean.ts";
 import type { FrontEnd } from "../engine/launching/audit.ts";
-import type { Command, CommandService } from "../engine/services/commands.ts";
+import type {
+  Command,
+  CommandRead,
+  CommandReadRequest,
+  CommandService,
+} from "../engine/services/commands.ts";
 import { EngineError } from "../engine/errors.ts";
 import { waitFor } from "../engine/events.ts";
-import type { OutputBuffer } from "../engine/output/buffer.ts";
 import { findCmd, findPowerShell, SHELL_TYPES } from "../engine/launching/shells.ts";
-import type { StreamName } from "../pty/mod.ts";
 import { NAME, VERSION } from "../version.ts";
 import { Encoding, Env, literals } from "../schema.ts";
 import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
@@ -73,7 +75,8 @@ const RunCommandInput = Type.Object({
     minimum: 1024,
     maximum: 256 * MIB,
     default: 10 * MIB,
-    description: "Bytes of output kept per stream; older output is dropped past it.",
+    description: "Bytes of output kept per stream; older output is dropped past it. At most " +
+      "the server's WINTERM_COMMAND_MAX_BYTES (a larger value is lowered, and the answer says so).",
   })),
   env: Type.Optional(Env),
   encoding: Type.Optional(Encoding),
@@ -85,6 +88,7 @@ const RunCommandOutput = Type.Object({
   message: Type.String(),
   pid: Type.Integer(),
   command: Type.String({ description: "What runs, as a command line." }),
+  max_buffer_size: Type.Integer({ description: "Bytes kept per stream, as applied." }),
 });
 
 const QueryInput = Type.Object({
@@ -106,7 +110,9 @@ const QueryInput = Type.Object({
     minimum: 1,
     maximum: 16 * MIB,
     default: MIB,
-    description: "At most this many bytes per stream in one answer; continue from the next offset.",
+    description: "At most this many bytes per stream in one answer; continue from the next " +
+      "offset. One answer carries at most WINTERM_MAX_ANSWER_BYTES of output (2 MiB by default, " +
+      "both streams together): a larger value is lowered, and the message says so.",
   })),
   raw: Type.Optional(Type.Boolean({
     default: false,
@@ -149,7 +155,10 @@ const QueryOutput = Type.Object({
   stderr_dropped_bytes: Type.Integer(),
   execution_time: Type.Union([Type.Integer(), Type.Null()], { description: "Milliseconds." }),
   timeout_occurred: Type.Boolean(),
-  last_output_timestamp: Type.Union([Type.Number(), Type.Null()]),
+  last_output_timestamp: Type.Union([Type.Number(), Type.Null()], {
+    description: "Where the output shown ends (ms since the epoch): pass it as since_timestamp " +
+      "to enhanced_query_command_status to follow the command; nothing is missed.",
+  }),
   message: Type.String(),
 });
 type QueryOutput = Static<typeof QueryOutput>;
@@ -211,30 +220,6 @@ function lookup(commands: CommandService, token: string): Command {
   return command;
 }
 
-interface StreamRead {
-  text: string;
-  next: number;
-  dropped: number;
-  truncated: boolean;
-}
-
-function readStream(
-  buffer: OutputBuffer,
-  from: number,
-  maxBytes: number,
-  final: boolean,
-  raw: boolean,
-): StreamRead {
-  const start = Math.max(from, buffer.start);
-  const range = buffer.readText(from, Math.min(buffer.end, start + maxBytes), final);
-  return {
-    text: raw ? range.text : cleanTerminalText(range.text),
-    next: range.end,
-    dropped: range.dropped,
-    truncated: range.dropped > 0 || range.end < buffer.end,
-  };
-}
-
 function describeState(command: Command): string {
   if (command.running) return `running for ${Math.round(command.executionTimeMs / 1000)} s`;
   if (command.status === "terminated") return "terminated";
@@ -243,37 +228,32 @@ function describeState(command: Command): string {
   return `completed with exit code ${command.exitCode}`;
 }
 
-function report(
-  command: Command,
-  offsets: Record<StreamName, number>,
-  maxBytes: number,
-  raw: boolean,
-): QueryOutput {
-  const final = !command.running;
-  const out = readStream(command.stdout, offsets.stdout, maxBytes, final, raw);
-  const err = readStream(command.stderr, offsets.stderr, maxBytes, final, raw);
-  const lastTimes = [command.stdout, command.stderr].filter((b) => b.end > 0).map((b) =>
-    b.timeAt(b.end - 1)
-  );
+function report(command: Command, request: CommandReadRequest): QueryOutput {
+  const read: CommandRead = command.read(request);
+  const { stdout, stderr } = read;
+  const clamped = read.maxBytesClamped
+    ? ` (max_bytes ${read.maxBytesClamped.requested} lowered to ${read.maxBytesClamped.limit}, ` +
+      "the most one answer carries: read on from the next offsets)"
+    : "";
   return {
     token: command.token,
     status: command.status,
     exit_code: command.exitCode,
     signal: command.signal,
-    stdout: out.text,
-    stderr: err.text,
-    stdout_length: command.stdout.end,
-    stderr_length: command.stderr.end,
-    stdout_next_offset: out.next,
-    stderr_next_offset: err.next,
-    stdout_truncated: out.truncated,
-    stderr_truncated: err.truncated,
-    stdout_dropped_bytes: out.dropped,
-    stderr_dropped_bytes: err.dropped,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    stdout_length: stdout.length,
+    stderr_length: stderr.length,
+    stdout_next_offset: stdout.end,
+    stderr_next_offset: stderr.end,
+    stdout_truncated: stdout.truncated,
+    stderr_truncated: stderr.truncated,
+    stdout_dropped_bytes: stdout.dropped,
+    stderr_dropped_bytes: stderr.dropped,
     execution_time: command.executionTimeMs,
     timeout_occurred: command.timeoutOccurred,
-    last_output_timestamp: lastTimes.length ? Math.max(...lastTimes) : null,
-    message: describeState(command),
+    last_output_timestamp: read.lastOutputTime,
+    message: describeState(command) + clamped,
   };
 }
 
@@ -303,46 +283,21 @@ function notFound(token: string): QueryOutput {
 /** Pushes a command's output to the client as MCP log notifications, a few times a second. */
 function streamOutput(command: Command, context: ToolContext): void {
   const logger = `winterm:${command.token}`;
-  const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
-  const pending = { stdout: "", stderr: "" };
-  const limit = 64 * 1024;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const flush = () => {
-    timer = undefined;
-    for (const stream of ["stdout", "stderr"] as const) {
-      let text = pending[stream];
-      if (!text) continue;
-      pending[stream] = "";
-      if (text.length > limit) {
-        text = `[... ${text.length - limit} characters skipped ...]\n` + text.slice(-limit);
-      }
+  command.follow(
+    (stream, text) =>
+      context.log({ level: "info", logger, data: { token: command.token, stream, text } }),
+    () =>
       context.log({
         level: "info",
         logger,
-        data: { token: command.token, stream, text: cleanTerminalText(text) },
-      });
-    }
-  };
-  const stop = command.events.add((event) => {
-    if (event.type === "output") {
-      pending[event.stream] += decoders[event.stream].decode(event.data, { stream: true });
-      timer ??= setTimeout(flush, 200);
-      return;
-    }
-    clearTimeout(timer);
-    flush();
-    context.log({
-      level: "info",
-      logger,
-      data: {
-        token: command.token,
-        event: "exit",
-        status: command.status,
-        exit_code: command.exitCode,
-      },
-    });
-    stop();
-  });
+        data: {
+          token: command.token,
+          event: "exit",
+          status: command.status,
+          exit_code: command.exitCode,
+        },
+      }),
+  );
 }
 
 /** The winterm tools over a command service; `via` names the front end in the audit log. */
@@ -364,7 +319,7 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
         openWorldHint: true,
       },
       handler: (args, context) => {
-        const command = commands.run({
+        const { command, bufferClamped } = commands.run({
           command: args.command,
           executable: args.executable,
           args: args.args,
@@ -372,7 +327,7 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
           timeoutSeconds: args.timeout ?? 30,
           cwd: args.working_directory,
           usePty: args.use_pty ?? true,
-          maxBufferSize: args.max_buffer_size ?? 10 * MIB,
+          maxBufferSize: args.max_buffer_size,
           env: args.env,
           encoding: args.encoding,
           via,
@@ -381,9 +336,13 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
         return Promise.resolve({
           token: command.token,
           status: "pending" as const,
-          message: "submitted",
+          message: bufferClamped
+            ? `submitted; max_buffer_size ${bufferClamped.requested} lowered to the server's ` +
+              `${bufferClamped.limit} (WINTERM_COMMAND_MAX_BYTES)`
+            : "submitted",
           pid: command.pid,
-          command: command.invocation.display,
+          command: command.display,
+          max_buffer_size: command.bufferSize,
         });
       },
     }),
@@ -412,8 +371,11 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
             "the command to finish",
           );
         }
-        const offsets = { stdout: args.stdout_offset ?? 0, stderr: args.stderr_offset ?? 0 };
-        return report(command, offsets, args.max_bytes ?? MIB, args.raw ?? false);
+        return report(command, {
+          offsets: { stdout: args.stdout_offset ?? 0, stderr: args.stderr_offset ?? 0 },
+          maxBytes: args.max_bytes,
+          raw: args.raw ?? false,
+        });
       },
     }),
     defineTool({
@@ -433,12 +395,11 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
       handler: (args) => {
         const command = commands.get(args.token);
         if (!command) return Promise.resolve(notFound(args.token));
-        const since = args.since_timestamp;
-        const offsets = since === undefined ? { stdout: 0, stderr: 0 } : {
-          stdout: command.stdout.offsetAfter(since),
-          stderr: command.stderr.offsetAfter(since),
-        };
-        return Promise.resolve(report(command, offsets, args.max_bytes ?? MIB, args.raw ?? false));
+        return Promise.resolve(report(command, {
+          after: args.since_timestamp,
+          maxBytes: args.max_bytes,
+          raw: args.raw ?? false,
+        }));
       },
     }),
     defineTool({

@@ -54,8 +54,12 @@ async function untilOutput(mcp: Connection, token: string, needle: string): Prom
   return last!;
 }
 
-const withServer = (name: string, fn: (mcp: Connection) => Promise<void>, ignore = !posix) =>
-  serverTest(name, fn, { ignore });
+const withServer = (
+  name: string,
+  fn: (mcp: Connection) => Promise<void>,
+  ignore = !posix,
+  env: Record<string, string> = {},
+) => serverTest(name, fn, { ignore, env });
 
 withServer("echo and exit codes, in PTY and pipe mode", async (mcp) => {
   for (const use_pty of [true, false]) {
@@ -245,6 +249,9 @@ withServer(
       ok((use_pty ? received.replaceAll("\r\n", "\n") : received) === expected, "content differs");
     }
   },
+  !posix,
+  // The operator allows 16 MiB a stream (the default is 10 MiB).
+  { WINTERM_COMMAND_MAX_BYTES: String(16 * 1024 * 1024) },
 );
 
 withServer(

@@ -7,7 +7,7 @@ import {
 } from "../../src/engine/launching/argv.ts";
 import { SpawnError } from "../../src/pty/mod.ts";
 import { quoteWindowsArg, quoteWindowsCommandLine } from "../../src/pty/windows/command_line.ts";
-import { forAll, type Random } from "../helpers/random.ts";
+import { fc, stringOf } from "../helpers/arbitraries.ts";
 
 const NASTY = [
   "a",
@@ -31,15 +31,15 @@ const NASTY = [
   "\n",
 ];
 
-function randomArgs(random: Random, pieces = NASTY): string[] {
-  return Array.from({ length: random.int(0, 6) }, () => random.string(pieces, random.int(0, 8)));
-}
+const args = fc.array(stringOf(NASTY, 8), { maxLength: 6 });
 
 Deno.test("POSIX: quoting then splitting gives the arguments back", () => {
-  forAll(500, (random) => {
-    const args = randomArgs(random);
-    assertEquals(splitPosix(args.map(quotePosix).join(" ")), args);
-  });
+  fc.assert(
+    fc.property(args, (args) => {
+      assertEquals(splitPosix(args.map(quotePosix).join(" ")), args);
+    }),
+    { numRuns: 500 },
+  );
 });
 
 Deno.test("POSIX: splitting follows shell quoting rules", () => {
@@ -60,11 +60,13 @@ Deno.test("POSIX: splitting follows shell quoting rules", () => {
 });
 
 Deno.test("Windows: quoting then splitting gives the arguments back", () => {
-  forAll(500, (random) => {
-    const program = random.pick(["prog.exe", "C:\\Program Files\\x\\y.exe", "C:\\a\\b.exe", ""]);
-    const args = randomArgs(random);
-    assertEquals(splitWindows(quoteWindowsCommandLine([program, ...args])), [program, ...args]);
-  });
+  const program = fc.constantFrom("prog.exe", "C:\\Program Files\\x\\y.exe", "C:\\a\\b.exe", "");
+  fc.assert(
+    fc.property(program, args, (program, args) => {
+      assertEquals(splitWindows(quoteWindowsCommandLine([program, ...args])), [program, ...args]);
+    }),
+    { numRuns: 500 },
+  );
 });
 
 Deno.test("Windows: splitting follows CommandLineToArgvW's documented examples", () => {

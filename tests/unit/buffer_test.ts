@@ -1,7 +1,8 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { OutputBudget } from "../../src/engine/output/budget.ts";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
 import { isContinuation } from "../../src/engine/output/utf8.ts";
-import { forAll, type Random, TEXT_PIECES } from "../helpers/random.ts";
+import { fc, stringOf, TEXT_PIECES } from "../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
 
@@ -21,102 +22,127 @@ class Model {
   }
 }
 
-function randomChunk(random: Random): Uint8Array {
-  switch (random.int(0, 3)) {
-    case 0:
-      return new Uint8Array(0);
-    case 1: // text with newlines
-      return encoder.encode(random.string([...TEXT_PIECES, "\n", "\r\n"], random.int(1, 60)));
-    case 2: // big binary
-      return Uint8Array.from({ length: random.int(1000, 5000) }, () => random.int(0, 255));
-    default: // a few bytes, possibly splitting characters
-      return Uint8Array.from(
-        { length: random.int(1, 8) },
-        () => random.pick([10, 0x41, 0xe4, 0xb8, 0xad, 0xf0, 0x9f]),
-      );
-  }
-}
+const chunk: fc.Arbitrary<Uint8Array> = fc.oneof(
+  fc.constant(new Uint8Array(0)),
+  // text with newlines
+  stringOf([...TEXT_PIECES, "\n", "\r\n"], 60, 1).map((text) => encoder.encode(text)),
+  // big binary
+  fc.uint8Array({ minLength: 1000, maxLength: 5000 }),
+  // a few bytes, possibly splitting characters
+  fc.uint8Array({ minLength: 1, maxLength: 8 }).map((bytes) =>
+    bytes.map((b) => [10, 0x41, 0xe4, 0xb8, 0xad, 0xf0, 0x9f][b % 7])
+  ),
+);
+
+const fraction = fc.double({ min: 0, max: 1, noNaN: true });
+
+/** What the model test does at each step: a chunk, a clock step, and where to probe. */
+const step = fc.record({
+  chunk,
+  tick: fc.nat(3),
+  probes: fc.array(fc.tuple(fraction, fraction), { minLength: 4, maxLength: 4 }),
+  lineStride: fc.nat(5),
+  lookBack: fc.nat(6),
+  offsetFraction: fc.double({ min: 0, max: 0.999, noNaN: true }),
+});
 
 Deno.test("OutputBuffer matches a never-dropping model under random appends and limits", () => {
-  forAll(60, (random) => {
-    const maxBytes = random.pick([1, 7, 100, 4096, 20_000, 1 << 20]);
-    const maxLines = random.pick([0, 0, 1, 3, 50]);
-    const buffer = new OutputBuffer({ maxBytes, maxLines });
-    const model = new Model();
-    let time = 1000;
-    for (let step = 0; step < 80; step++) {
-      time += random.int(0, 3);
-      const chunk = randomChunk(random);
-      model.append(chunk, time);
-      buffer.append(chunk, time);
-      const end = model.bytes.length;
-      assertEquals(buffer.end, end);
-      assertEquals(buffer.lineCount, model.lineStarts.length);
-      // Start: the byte limit, pushed further by the line limit.
-      let start = Math.max(0, end - maxBytes);
-      if (maxLines > 0 && model.lineStarts.length > maxLines) {
-        start = Math.max(start, model.lineStarts[model.lineStarts.length - maxLines]);
+  const limits = fc.tuple(
+    fc.constantFrom(1, 7, 100, 4096, 20_000, 1 << 20),
+    fc.constantFrom(0, 0, 1, 3, 50),
+  );
+  const steps = fc.array(step, { minLength: 10, maxLength: 80 });
+  fc.assert(
+    fc.property(limits, steps, ([maxBytes, maxLines], steps) => {
+      const buffer = new OutputBuffer({ maxBytes, maxLines });
+      const model = new Model();
+      let time = 1000;
+      for (const { chunk, tick, probes, lineStride, lookBack, offsetFraction } of steps) {
+        time += tick;
+        model.append(chunk, time);
+        buffer.append(chunk, time);
+        const end = model.bytes.length;
+        assertEquals(buffer.end, end);
+        assertEquals(buffer.lineCount, model.lineStarts.length);
+        // Start: the byte limit, pushed further by the line limit.
+        let start = Math.max(0, end - maxBytes);
+        if (maxLines > 0 && model.lineStarts.length > maxLines) {
+          start = Math.max(start, model.lineStarts[model.lineStarts.length - maxLines]);
+        }
+        // Both limits only ever move the start forward, so the current one is exact.
+        assertEquals(buffer.start, start);
+        const kept = buffer.start;
+        // Random reads give the model's bytes, and report what was dropped.
+        for (const [x, y] of probes) {
+          const from = Math.floor(x * (end + 2));
+          const to = from + Math.floor(y * (end + 2 - from));
+          const read = buffer.read(from, to);
+          const expectedStart = Math.min(Math.max(from, kept), Math.min(to, end));
+          assertEquals(read.start, expectedStart);
+          assertEquals(read.end, Math.min(to, end));
+          assertEquals([...read.bytes], model.bytes.slice(expectedStart, Math.min(to, end)));
+          assertEquals(read.dropped, Math.max(0, Math.min(Math.min(to, end), kept) - from));
+        }
+        // Lines: numbers are stable, starts clamp to what is kept.
+        // The first line is the one holding the kept start; lines wholly before it are gone.
+        const first = buffer.firstLine;
+        assertEquals(first, Math.max(0, model.lineStarts.findLastIndex((s) => s <= kept)));
+        assertEquals(buffer.lineAt(kept), first);
+        for (let n = first; n < buffer.lineCount; n += 1 + lineStride) {
+          assertEquals(buffer.lineStart(n), Math.max(kept, model.lineStarts[n]));
+          assertEquals(buffer.lineAt(model.lineStarts[n]), n);
+        }
+        // Times: the first byte after t is where the first chunk after t began (or kept start).
+        const t = time - lookBack;
+        const after = model.chunks.find((c) => c.time > t);
+        assertEquals(buffer.offsetAfter(t), after ? Math.max(kept, after.offset) : end);
+        if (end > kept) {
+          const offset = kept + Math.floor(offsetFraction * (end - kept));
+          assertEquals(
+            buffer.timeAt(offset),
+            model.chunks.findLast((c) => c.offset <= offset)!.time,
+          );
+        }
       }
-      // Both limits only ever move the start forward, so the current one is exact.
-      assertEquals(buffer.start, start);
-      const kept = buffer.start;
-      // Random reads give the model's bytes, and report what was dropped.
-      for (let probe = 0; probe < 4; probe++) {
-        const from = random.int(0, end + 2);
-        const to = random.int(from, end + 2);
-        const read = buffer.read(from, to);
-        const expectedStart = Math.min(Math.max(from, kept), Math.min(to, end));
-        assertEquals(read.start, expectedStart);
-        assertEquals(read.end, Math.min(to, end));
-        assertEquals([...read.bytes], model.bytes.slice(expectedStart, Math.min(to, end)));
-        assertEquals(read.dropped, Math.max(0, Math.min(Math.min(to, end), kept) - from));
-      }
-      // Lines: numbers are stable, starts clamp to what is kept.
-      // The first line is the one holding the kept start; lines wholly before it are gone.
-      const first = buffer.firstLine;
-      assertEquals(first, Math.max(0, model.lineStarts.findLastIndex((s) => s <= kept)));
-      assertEquals(buffer.lineAt(kept), first);
-      for (let n = first; n < buffer.lineCount; n += 1 + random.int(0, 5)) {
-        assertEquals(buffer.lineStart(n), Math.max(kept, model.lineStarts[n]));
-        assertEquals(buffer.lineAt(model.lineStarts[n]), n);
-      }
-      // Times: the first byte after t is where the first chunk after t began (or kept start).
-      const t = time - random.int(0, 6);
-      const after = model.chunks.find((c) => c.time > t);
-      assertEquals(buffer.offsetAfter(t), after ? Math.max(kept, after.offset) : end);
-      if (end > kept) {
-        const offset = random.int(kept, end - 1);
-        assertEquals(buffer.timeAt(offset), model.chunks.findLast((c) => c.offset <= offset)!.time);
-      }
-    }
-  });
+    }),
+    { numRuns: 60 },
+  );
 });
 
 Deno.test("readText never splits a character and reports dropped bytes", () => {
-  forAll(200, (random) => {
-    const text = random.string(TEXT_PIECES, random.int(0, 200));
-    const bytes = encoder.encode(text);
-    const buffer = new OutputBuffer({ maxBytes: random.int(1, bytes.length + 5) });
-    // Appended in random pieces that cut characters apart.
-    for (let at = 0; at < bytes.length;) {
-      const size = random.int(1, 7);
-      buffer.append(bytes.slice(at, at + size));
-      at += size;
-    }
-    const from = random.int(0, bytes.length);
-    const to = random.int(from, bytes.length);
-    const final = random.chance(0.5);
-    const range = buffer.readText(from, to, final);
-    const onBoundary = (i: number) => i >= bytes.length || !isContinuation(bytes[i]);
-    if (range.text !== "") {
-      // (A range wholly dropped, or wholly inside one character, is empty.)
-      assertEquals(onBoundary(range.start), true);
-      if (!(final && to === bytes.length)) assertEquals(onBoundary(range.end), true);
-    }
-    assertEquals(range.text, new TextDecoder().decode(bytes.subarray(range.start, range.end)));
-    assertEquals(range.dropped, Math.max(0, Math.min(to, buffer.start) - from));
-    assertEquals(range.text.includes("\ufffd"), false);
+  const input = fc.record({
+    text: stringOf(TEXT_PIECES, 200),
+    keep: fraction,
+    sizes: fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 20 }),
+    from: fraction,
+    to: fraction,
+    final: fc.boolean(),
   });
+  fc.assert(
+    fc.property(input, ({ text, keep, sizes, from: f, to: t, final }) => {
+      const bytes = encoder.encode(text);
+      const buffer = new OutputBuffer({ maxBytes: 1 + Math.floor(keep * (bytes.length + 4)) });
+      // Appended in random pieces that cut characters apart.
+      for (let at = 0, i = 0; at < bytes.length; i++) {
+        const size = sizes[i % sizes.length];
+        buffer.append(bytes.slice(at, at + size));
+        at += size;
+      }
+      const from = Math.floor(f * bytes.length);
+      const to = from + Math.floor(t * (bytes.length - from));
+      const range = buffer.readText(from, to, final);
+      const onBoundary = (i: number) => i >= bytes.length || !isContinuation(bytes[i]);
+      if (range.text !== "") {
+        // (A range wholly dropped, or wholly inside one character, is empty.)
+        assertEquals(onBoundary(range.start), true);
+        if (!(final && to === bytes.length)) assertEquals(onBoundary(range.end), true);
+      }
+      assertEquals(range.text, new TextDecoder().decode(bytes.subarray(range.start, range.end)));
+      assertEquals(range.dropped, Math.max(0, Math.min(to, buffer.start) - from));
+      assertEquals(range.text.includes("\ufffd"), false);
+    }),
+    { numRuns: 200 },
+  );
 });
 
 Deno.test("readText holds back an incomplete last character until it completes", () => {
@@ -143,4 +169,42 @@ Deno.test("a line limit drops whole lines and keeps numbering", () => {
   assertEquals(buffer.firstLine, 2);
   assertEquals(buffer.lineCount, 4);
   assertEquals(buffer.readText().text, "three\nfour");
+});
+
+Deno.test("a reported arrival time is never given to bytes that arrive later", () => {
+  // Before the fix, bytes arriving in the millisecond an answer reported were stamped with that
+  // same millisecond, and "everything after the time I was told" skipped them.
+  const buffer = new OutputBuffer();
+  buffer.append(encoder.encode("first\n"), 1000);
+  const reported = buffer.timeAt(buffer.end - 1);
+  buffer.reserveUntil(reported);
+  buffer.append(encoder.encode("second\n"), 1000); // the same millisecond, after the answer
+  assertEquals(buffer.readText(buffer.offsetAfter(reported)).text, "second\n");
+  assertEquals(buffer.timeAt(buffer.end - 1), 1001);
+  // Later bytes at a later time keep their own time; times only ever ascend.
+  buffer.append(encoder.encode("third\n"), 1005);
+  assertEquals(buffer.timeAt(buffer.end - 1), 1005);
+});
+
+Deno.test("the budget is shared: past it, finished work goes first, then the largest buffer's oldest bytes", () => {
+  const budget = new OutputBudget(10_000);
+  const big = new OutputBuffer({ budget }), small = new OutputBuffer({ budget });
+  small.append(new Uint8Array(1000));
+  big.append(new Uint8Array(8000));
+  assertEquals(budget.used, 9000);
+  // 12,000 is over: back to nine tenths of the limit, taken from the largest.
+  big.append(new Uint8Array(3000));
+  assertEquals([budget.used, small.retained, big.retained], [9000, 1000, 8000]);
+  // Readers are told what went.
+  assertEquals(big.read(0).dropped, 3000);
+  // A reliever (the finished commands) is asked first.
+  let finished: OutputBuffer | undefined = small;
+  budget.addReliever(() => {
+    if (!finished) return false;
+    finished.release();
+    finished = undefined;
+    return true;
+  });
+  big.append(new Uint8Array(2000));
+  assertEquals([budget.used, big.retained], [9000, 9000]);
 });

@@ -1,6 +1,15 @@
-import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { cleanTerminalText } from "../../src/engine/output/clean.ts";
-import { forAll, type Random, TEXT_PIECES } from "../helpers/random.ts";
+import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
+import { Cleaner, cleanTerminalText, MAX_COLUMNS } from "../../src/engine/output/clean.ts";
+import {
+  csiSequence,
+  cuts,
+  fc,
+  hostileOutput,
+  pieces,
+  plainText,
+  stringOf,
+  TEXT_PIECES,
+} from "../helpers/arbitraries.ts";
 
 /** Sequences that change colours, titles, modes or charsets but never the text. */
 const INVISIBLE = [
@@ -33,75 +42,112 @@ const INVISIBLE = [
   "\x1b[2J",
   "\x1b[H",
   "\x1b[12;40H",
+  "\x1b[99999999999999999999999H",
+  "\x1b[2147483647L",
+  "\x1b[2147483647M",
+  "\x1b[2147483647S",
 ];
 
-function plainText(random: Random): string {
-  return random.string([...TEXT_PIECES, "\n"], random.int(0, 40));
-}
-
+/** The characters a cleaned text may hold besides text: tab and newline. */
 function isClean(text: string): boolean {
   // deno-lint-ignore no-control-regex
   return !/[\x00-\x08\x0b-\x1f\x7f-\x9f]/.test(text);
 }
 
+function count(text: string, pattern: RegExp): number {
+  return text.match(pattern)?.length ?? 0;
+}
+
 Deno.test("plain text passes through unchanged", () => {
-  forAll(300, (random) => {
-    const text = plainText(random);
-    assertEquals(cleanTerminalText(text), text);
+  fc.assert(fc.property(plainText, (text) => assertEquals(cleanTerminalText(text), text)), {
+    numRuns: 300,
   });
 });
 
 Deno.test("invisible sequences anywhere between characters leave the text unchanged", () => {
-  forAll(300, (random) => {
-    const text = plainText(random);
-    let noisy = "";
-    for (const char of text) {
-      while (random.chance(0.3)) noisy += random.pick(INVISIBLE);
-      noisy += char === "\n" && random.chance(0.5) ? "\r\n" : char;
-    }
-    noisy += random.chance(0.5) ? random.pick(INVISIBLE) : "";
-    assertEquals(cleanTerminalText(noisy), text);
-  });
+  const noisy = fc.array(
+    fc.tuple(fc.constantFrom(...TEXT_PIECES, "\n", "\r\n"), stringOf(INVISIBLE, 3)),
+    { maxLength: 40 },
+  );
+  fc.assert(
+    fc.property(noisy, stringOf(INVISIBLE, 1), (parts, last) => {
+      const text = parts.map(([piece]) => piece.replace("\r\n", "\n")).join("");
+      const input = parts.map(([piece, noise]) => noise + piece).join("") + last;
+      assertEquals(cleanTerminalText(input), text);
+    }),
+    { numRuns: 300 },
+  );
 });
 
-Deno.test("the result of random terminal noise is clean and cleaning is idempotent", () => {
-  const alphabet = [
-    ...TEXT_PIECES,
-    ...INVISIBLE,
-    "\r",
-    "\n",
-    "\b",
-    "\x1b",
-    "\x1b[",
-    "\x1b]",
-    "\x1b[K",
-    "\x1b[2K",
-    "\x1b[3C",
-    "\x1b[2D",
-    "\x1b[5G",
-    "\x1b[2X",
-    "\x1b[P",
-    "\x1b[2@",
-    "\x9b",
-    "\x7f",
-    "\x1b[1;2",
-    "\u009c",
-  ];
-  forAll(500, (random) => {
-    const noisy = random.string(alphabet, random.int(0, 60));
-    const clean = cleanTerminalText(noisy);
-    assertEquals(isClean(clean), true, JSON.stringify({ noisy, clean }));
-    assertEquals(cleanTerminalText(clean), clean);
-  });
+Deno.test("hostile output cleans to text only, idempotently, one line break per line feed", () => {
+  fc.assert(
+    fc.property(hostileOutput, (input) => {
+      const clean = cleanTerminalText(input);
+      ok(isClean(clean), JSON.stringify({ input, clean }));
+      assertEquals(cleanTerminalText(clean), clean);
+      assertEquals(count(clean, /\n/g), count(input, /\n/g));
+    }),
+    { numRuns: 1000 },
+  );
+});
+
+Deno.test("the cleaned text is bounded: the printed text plus a row per sequence", () => {
+  fc.assert(
+    fc.property(hostileOutput, (input) => {
+      // deno-lint-ignore no-control-regex -- counting escape characters
+      const sequences = count(input, /[\x1b\x9b]/g);
+      ok(cleanTerminalText(input).length <= input.length + MAX_COLUMNS * (sequences + 1));
+    }),
+    { numRuns: 1000 },
+  );
+});
+
+Deno.test("a stream cleaned in pieces reads as the whole cleaned at once", () => {
+  fc.assert(
+    fc.property(hostileOutput, cuts, (input, at) => {
+      const cleaner = new Cleaner();
+      const streamed = pieces(input, at).map((piece) => cleaner.push(piece)).join("") +
+        cleaner.end();
+      assertEquals(streamed, cleanTerminalText(input));
+    }),
+    { numRuns: 1000 },
+  );
+});
+
+Deno.test("a limit stops the cleaner early, and going on from there loses nothing", () => {
+  // With no cursor movement, lines are independent: what is read up to the stop, then the rest,
+  // is the whole.
+  const lines = fc.array(fc.tuple(stringOf(TEXT_PIECES, 8), stringOf(INVISIBLE, 2)), {
+    maxLength: 30,
+  }).map((parts) => parts.map(([text, noise]) => noise + text + "\n").join(""));
+  fc.assert(
+    fc.property(lines, fc.integer({ min: 1, max: 50 }), (input, limit) => {
+      const first = new Cleaner();
+      const head = first.push(input, limit);
+      const consumed = first.consumed;
+      ok(consumed > 0 || input.length === 0);
+      // It stops only once it has made the limit's worth of text.
+      if (consumed < input.length) ok(head.length + first.peek().length >= limit);
+      const rest = new Cleaner();
+      assertEquals(
+        head + first.end() + rest.push(input.slice(consumed)) + rest.end(),
+        cleanTerminalText(input),
+      );
+    }),
+    { numRuns: 500 },
+  );
 });
 
 Deno.test("carriage-return overwrites collapse to the final text", () => {
-  forAll(200, (random) => {
-    const steps = Array.from({ length: random.int(1, 6) }, () => `${random.int(0, 100)}%`);
-    const last = steps[steps.length - 1];
-    // Each redraw erases the line first, as progress bars do.
-    assertEquals(cleanTerminalText(steps.map((s) => `\r\x1b[K${s}`).join("") + "\n"), last + "\n");
-  });
+  const progress = fc.array(fc.nat(100).map((n) => `${n}%`), { minLength: 1, maxLength: 6 });
+  fc.assert(
+    fc.property(progress, (steps) => {
+      // Each redraw erases the line first, as progress bars do.
+      const input = steps.map((step) => `\r\x1b[K${step}`).join("") + "\n";
+      assertEquals(cleanTerminalText(input), steps[steps.length - 1] + "\n");
+    }),
+    { numRuns: 200 },
+  );
   assertEquals(cleanTerminalText("abc\rX"), "Xbc");
   assertEquals(cleanTerminalText("abc\b\bZ"), "aZc");
   assertEquals(cleanTerminalText("ab\x1b[3Cc"), "ab   c");
@@ -109,13 +155,88 @@ Deno.test("carriage-return overwrites collapse to the final text", () => {
   assertEquals(cleanTerminalText("abcdef\x1b[3G\x1b[2X"), "ab  ef");
   assertEquals(cleanTerminalText("abcdef\r\x1b[2P"), "cdef");
   assertEquals(cleanTerminalText("abc\r\x1b[2@X"), "X abc");
+  assertEquals(cleanTerminalText("x\x1b[3b!"), "xxxx!");
+  assertEquals(cleanTerminalText("abc\x1b[2`Z"), "aZc");
   assertEquals(cleanTerminalText("进度 10%\r进度 100%\r\n完成"), "进度 100%\n完成");
   assertEquals(cleanTerminalText("a\r\n\r\nb"), "a\n\nb");
 });
 
-Deno.test("unterminated sequences at the end are dropped, not shown", () => {
+Deno.test("sequences split across pieces never leak into the text", () => {
+  const cleaner = new Cleaner();
+  assertEquals(cleaner.push("ok \x1b[3"), "");
+  assertEquals(cleaner.unfinishedSequenceLength, 3);
+  assertEquals(cleaner.push("2mgreen\x1b]0;ti"), "");
+  assertEquals(cleaner.push("tle\x07 done\n"), "ok green done\n");
+  assertEquals(cleaner.unfinishedSequenceLength, 0);
+});
+
+Deno.test("unterminated sequences are dropped, and a string ends at its line", () => {
   assertEquals(cleanTerminalText("ok\x1b]0;half a title"), "ok");
   assertEquals(cleanTerminalText("ok\x1b[1;3"), "ok");
   assertEquals(cleanTerminalText("ok\x1b"), "ok");
   assertEquals(cleanTerminalText("ok\x1bP1$r"), "ok");
+  assertEquals(cleanTerminalText("a\x1b]0;never ends\nb\n"), "a\nb\n");
+  // An ESC ends a string too (as in a terminal), and what follows is read as usual.
+  assertEquals(cleanTerminalText("\x1b]0;title\x1b[1mbold\x1b[0m"), "bold");
+});
+
+Deno.test("huge parameters cost nothing: columns and counts are capped at the row", () => {
+  const row = MAX_COLUMNS;
+  assertEquals(cleanTerminalText("x\x1b[30000000Gy\n"), "x" + " ".repeat(row - 2) + "y\n");
+  assertEquals(cleanTerminalText("\x1b[200000000G"), "");
+  assertEquals(cleanTerminalText("ab\x1b[G\x1b[10000000@"), "");
+  assertEquals(cleanTerminalText("ab\x1b[G\x1b[10000000@c"), "c");
+  assertEquals(cleanTerminalText("x\x1b[2147483647b"), "x".repeat(row + 1));
+  assertEquals(
+    cleanTerminalText("ab\x1b[" + "9".repeat(100_000) + "C!"),
+    "ab" + " ".repeat(row - 3) + "!",
+  );
+  assertEquals(cleanTerminalText("abc\x1b[1;99999999999P"), "abc");
+  assertEquals(cleanTerminalText("abc\x1b[G\x1b[99999999999P"), "");
+  assertEquals(cleanTerminalText("abc\x1b[G\x1b[99999999999X"), "");
+  // A long printed line stays whole; a carriage return goes to the start of its last row.
+  const long = "a".repeat(2500);
+  assertEquals(cleanTerminalText(long + "\n"), long + "\n");
+  assertEquals(cleanTerminalText(long + "\rB\n"), "a".repeat(2000) + "B" + "a".repeat(499) + "\n");
+});
+
+/** Milliseconds to clean `text`: the best of three runs. */
+function timeToClean(text: string): number {
+  let best = Infinity;
+  for (let run = 0; run < 3; run++) {
+    const started = performance.now();
+    cleanTerminalText(text);
+    best = Math.min(best, performance.now() - started);
+  }
+  return best;
+}
+
+Deno.test("cleaning time grows linearly with the input, whatever it holds", () => {
+  // 16 times the input must take about 16 times as long: quadratic work would take 256 times.
+  // The bound (64 times, plus a millisecond for timer noise) leaves room for a busy machine.
+  const unit = fc.oneof(
+    hostileOutput,
+    fc.array(csiSequence, { minLength: 1, maxLength: 8 })
+      .map((parts) => "x" + parts.join("")),
+  );
+  fc.assert(
+    fc.property(unit, (piece) => {
+      if (piece.length === 0) return;
+      const small = piece.repeat(Math.ceil(16_384 / piece.length));
+      const large = small.repeat(16);
+      const [a, b] = [timeToClean(small), timeToClean(large)];
+      ok(b <= 64 * a + 1, `${a.toFixed(2)} ms, then ${b.toFixed(2)} ms: ${JSON.stringify(piece)}`);
+    }),
+    { numRuns: 25 },
+  );
+});
+
+Deno.test("rows are as wide as the terminal: what the screen would show", () => {
+  const narrow = { columns: 10 };
+  assertEquals(cleanTerminalText("x\x1b[999Gy\n", narrow), "x" + " ".repeat(8) + "y\n");
+  // Writing past the last column wraps; a carriage return then goes to the new row's start.
+  assertEquals(cleanTerminalText("\x1b[G0123456789abc\rX\n", narrow), "0123456789Xbc\n");
+  assertEquals(cleanTerminalText("x\x1b[99b\n", narrow), "x".repeat(11) + "\n");
+  // Plain text is never wrapped or cut, whatever the width.
+  assertEquals(cleanTerminalText("a".repeat(25) + "\n", narrow), "a".repeat(25) + "\n");
 });

@@ -7,7 +7,7 @@ import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { splitWindows } from "../../src/engine/launching/argv.ts";
 import { quoteWindowsCommandLine } from "../../src/pty/windows/command_line.ts";
 import { windowsEnvironment } from "../../src/pty/windows/environment.ts";
-import { forAll } from "../helpers/random.ts";
+import { fc, stringOf } from "../helpers/arbitraries.ts";
 import { start } from "../helpers/process.ts";
 import { commandLineToArgv } from "../helpers/windows.ts";
 
@@ -36,19 +36,19 @@ Deno.test({
   name: "quoted argument lists come back unchanged from CommandLineToArgvW",
   ignore: !windows,
   fn() {
-    forAll(400, (random) => {
-      const program = random.pick([
-        "C:\\Program Files\\App\\app.exe",
-        "C:\\bin\\tool.exe",
-        "tool.exe",
-      ]);
-      const args = Array.from(
-        { length: random.int(0, 6) },
-        () => random.string(PIECES, random.int(0, 6)),
-      );
-      const line = quoteWindowsCommandLine([program, ...args]);
-      assertEquals(commandLineToArgv(line), [program, ...args], line);
-    });
+    const program = fc.constantFrom(
+      "C:\\Program Files\\App\\app.exe",
+      "C:\\bin\\tool.exe",
+      "tool.exe",
+    );
+    const args = fc.array(stringOf(PIECES, 6), { maxLength: 6 });
+    fc.assert(
+      fc.property(program, args, (program, args) => {
+        const line = quoteWindowsCommandLine([program, ...args]);
+        assertEquals(commandLineToArgv(line), [program, ...args], line);
+      }),
+      { numRuns: 400 },
+    );
   },
 });
 
@@ -56,10 +56,13 @@ Deno.test({
   name: "our splitter agrees with CommandLineToArgvW on random command lines",
   ignore: !windows,
   fn() {
-    forAll(400, (random) => {
-      const line = "prog.exe " + random.string([...PIECES, '"""', '\\\\\\"'], random.int(0, 12));
-      assertEquals(splitWindows(line), commandLineToArgv(line), JSON.stringify(line));
-    });
+    fc.assert(
+      fc.property(stringOf([...PIECES, '"""', '\\\\\\"'], 12), (rest) => {
+        const line = "prog.exe " + rest;
+        assertEquals(splitWindows(line), commandLineToArgv(line), JSON.stringify(line));
+      }),
+      { numRuns: 400 },
+    );
   },
 });
 

@@ -7,6 +7,10 @@
  * Appends are O(1) amortised; reads are O(log n) to find the start plus the bytes copied.
  * Everything runs on the one JS thread, so no locking is needed.
  *
+ * Arrival times have millisecond resolution. A time that has been reported to a reader (see
+ * {@link OutputBuffer.reserveUntil}) is never given to bytes that arrive later: those get the
+ * next millisecond, so "everything after the time I was told" never misses them.
+ *
  * @example
  * ```ts
  * import { OutputBuffer } from "./buffer.ts";
@@ -17,7 +21,8 @@
  * ```
  * @module
  */
-import { boundaryAtOrAfter, completePrefixLength, decode } from "./utf8.ts";
+import type { BudgetMember, OutputBudget } from "./budget.ts";
+import { boundaryAtOrAfter, completePrefixLength } from "./utf8.ts";
 
 /** Limits of an {@link OutputBuffer}. */
 export interface OutputBufferOptions {
@@ -25,6 +30,8 @@ export interface OutputBufferOptions {
   maxBytes?: number;
   /** Lines kept (0: no line limit). Default 0. */
   maxLines?: number;
+  /** The server-wide budget the kept bytes count against. */
+  budget?: OutputBudget;
 }
 
 /** Bytes read from a buffer. */
@@ -119,9 +126,12 @@ const markTime = (mark: Mark) => mark.time;
 const identity = (value: number) => value;
 
 /** See the module documentation. */
-export class OutputBuffer {
+export class OutputBuffer implements BudgetMember {
   readonly maxBytes: number;
   readonly maxLines: number;
+  #budget: OutputBudget | undefined;
+  /** The latest arrival time reported to a reader. */
+  #reported = -Infinity;
   #blocks = new Queue<Block>();
   #tail = new Uint8Array(0);
   #tailUsed = 0;
@@ -135,6 +145,13 @@ export class OutputBuffer {
   constructor(options: OutputBufferOptions = {}) {
     this.maxBytes = Math.max(1, options.maxBytes ?? DEFAULT_MAX_BYTES);
     this.maxLines = Math.max(0, options.maxLines ?? 0);
+    this.#budget = options.budget;
+    this.#budget?.join(this);
+  }
+
+  /** Bytes kept now. */
+  get retained(): number {
+    return this.#end - this.#start;
   }
 
   /** Absolute offset of the oldest byte still kept. */
@@ -169,7 +186,10 @@ export class OutputBuffer {
   append(data: Uint8Array, time: number = Date.now()): void {
     if (data.length === 0) return;
     const offset = this.#end;
+    const retained = this.retained;
     const last = this.#marks.last();
+    // A time already reported belongs to the bytes reported with it.
+    if (time <= this.#reported) time = this.#reported + 1;
     // Times must ascend for the searches; a clock stepping back keeps the previous time.
     if (!last) this.#marks.push({ offset, time });
     else if (time > last.time) this.#marks.push({ offset, time });
@@ -177,6 +197,28 @@ export class OutputBuffer {
     this.#store(data);
     this.#end += data.length;
     this.#trim();
+    this.#budget?.charge(this.retained - retained);
+  }
+
+  /**
+   * Records that arrival times up to `time` have been reported to a reader: bytes appended from
+   * now on are stamped later than `time`.
+   */
+  reserveUntil(time: number): void {
+    this.#reported = Math.max(this.#reported, time);
+  }
+
+  /** Drops the oldest `bytes` kept bytes (for the server-wide budget). */
+  dropOldest(bytes: number): void {
+    const retained = this.retained;
+    this.#dropBefore(Math.min(this.#end, this.#start + Math.max(0, bytes)));
+    this.#budget?.charge(this.retained - retained);
+  }
+
+  /** Gives the kept bytes back to the budget; the buffer must not be used afterwards. */
+  release(): void {
+    this.#budget?.leave(this);
+    this.#budget = undefined;
   }
 
   #indexLines(data: Uint8Array, offset: number): void {
@@ -220,8 +262,13 @@ export class OutputBuffer {
     if (this.maxLines > 0 && lines.next - lines.first > this.maxLines) {
       newStart = Math.max(newStart, lines.at(lines.next - this.maxLines));
     }
-    if (newStart === this.#start) return;
+    this.#dropBefore(newStart);
+  }
+
+  #dropBefore(newStart: number): void {
+    if (newStart <= this.#start) return;
     this.#start = newStart;
+    const lines = this.#lineStarts;
     // Each queue keeps its entry covering the new start: a partly dropped block, the line the
     // new start falls in, the arrival time of the oldest kept byte.
     this.#blocks.dropBefore(this.#blocks.lastAtOrBelow(newStart, blockStart));
@@ -236,36 +283,55 @@ export class OutputBuffer {
     const start = Math.min(clamp(from, this.#start, this.#end), end);
     const bytes = new Uint8Array(end - start);
     let written = 0;
-    const blocks = this.#blocks;
-    let index = Math.max(blocks.first, blocks.lastAtOrBelow(start, blockStart));
-    for (; index < blocks.next && written < bytes.length; index++) {
-      const block = blocks.at(index);
-      written += copyInto(bytes, written, block.bytes, block.start, start + written, end);
-    }
-    if (written < bytes.length) {
-      const tail = this.#tail.subarray(0, this.#tailUsed);
-      copyInto(bytes, written, tail, this.#tailStart, start + written, end);
+    for (const piece of this.#pieces(start, end)) {
+      bytes.set(piece, written);
+      written += piece.length;
     }
     return { bytes, start, end, dropped };
+  }
+
+  /** The stored bytes of [start, end) (within what is kept), as views: nothing is copied. */
+  *#pieces(start: number, end: number): Generator<Uint8Array> {
+    const blocks = this.#blocks;
+    let at = start;
+    for (
+      let index = Math.max(blocks.first, blocks.lastAtOrBelow(start, blockStart));
+      index < blocks.next && at < end;
+      index++
+    ) {
+      const block = blocks.at(index);
+      const piece = slice(block.bytes, block.start, at, end);
+      if (piece.length) yield piece;
+      at += piece.length;
+    }
+    if (at < end) yield slice(this.#tail.subarray(0, this.#tailUsed), this.#tailStart, at, end);
   }
 
   /**
    * Reads text in [from, to), moved onto character boundaries: a character cut at the start is
    * skipped, one cut at the end is left for the next read. With `final` (the stream has ended),
-   * an incomplete character at the very end is decoded as U+FFFD instead of held back.
+   * an incomplete character at the very end is decoded as U+FFFD instead of held back. The text
+   * is decoded from the stored bytes as they are (a big read costs no copy of its bytes).
    */
   readText(from?: number, to?: number, final = false): TextRange {
-    const range = this.read(from, to);
-    const skip = boundaryAtOrAfter(range.bytes, 0);
-    const keep = final && range.end === this.#end
-      ? range.bytes.length
-      : Math.max(skip, completePrefixLength(range.bytes));
-    return {
-      text: decode(range.bytes.subarray(skip, keep)),
-      start: range.start + skip,
-      end: range.start + keep,
-      dropped: range.dropped,
-    };
+    const end = clamp(to ?? this.#end, 0, this.#end);
+    const first = from ?? this.#start;
+    const dropped = Math.max(0, Math.min(end, this.#start) - Math.max(0, first));
+    const start = Math.min(clamp(first, this.#start, this.#end), end);
+    // Character boundaries need only the first and last few bytes.
+    const head = this.read(start, Math.min(end, start + 4)).bytes;
+    const textStart = start + boundaryAtOrAfter(head, 0);
+    let textEnd = end;
+    if (!(final && end === this.#end)) {
+      const tail = this.read(Math.max(textStart, end - 4), end).bytes;
+      textEnd = Math.max(textStart, end - (tail.length - completePrefixLength(tail)));
+    }
+    const decoder = new TextDecoder();
+    let text = "";
+    for (const piece of this.#pieces(textStart, textEnd)) {
+      text += decoder.decode(piece, { stream: true });
+    }
+    return { text: text + decoder.decode(), start: textStart, end: textEnd, dropped };
   }
 
   /** Absolute offset where line `n` starts (clamped to what is kept). */
@@ -300,20 +366,11 @@ export class OutputBuffer {
   }
 }
 
-/** Copies the part of `block` (which starts at absolute `blockStart`) inside [from, to). */
-function copyInto(
-  out: Uint8Array,
-  at: number,
-  block: Uint8Array,
-  blockStart: number,
-  from: number,
-  to: number,
-): number {
+/** The part of `block` (which starts at absolute `blockStart`) inside [from, to). */
+function slice(block: Uint8Array, blockStart: number, from: number, to: number): Uint8Array {
   const begin = from - blockStart;
-  if (begin < 0 || begin >= block.length) return 0;
-  const piece = block.subarray(begin, Math.min(block.length, to - blockStart));
-  out.set(piece, at);
-  return piece.length;
+  if (begin < 0 || begin >= block.length) return block.subarray(0, 0);
+  return block.subarray(begin, Math.min(block.length, to - blockStart));
 }
 
 function clamp(value: number, low: number, high: number): number {

@@ -2,211 +2,622 @@
  * Turns terminal output into the text a person would read: escape sequences removed (CSI, OSC
  * ended by BEL or ST, DCS/SOS/PM/APC, charset selects and other ESC sequences, their 8-bit C1
  * forms), control characters dropped, and carriage-return overwrites (progress bars) collapsed
- * to their final text, honouring backspace and the in-line cursor and erase sequences
- * (`CSI K`, `C`, `D`, `G`, `X`, `P`, `@`). `\r\n` becomes `\n`. Sequences that move between
- * lines are dropped: for full-screen programs use a screen view instead.
+ * to their final text, honouring backspace and the in-line cursor and edit sequences (`CSI K`
+ * EL, `C` CUF, `a` HPR, `D` CUB, `G` CHA, `` ` `` HPA, `X` ECH, `P` DCH, `@` ICH, `b` REP).
+ * `\r\n` becomes `\n`. Sequences that move between lines (CUP, IL, DL, ...) are dropped: for
+ * full-screen programs use a screen view instead.
+ *
+ * It parses as a terminal does (the VT500 state machine: an ESC or CAN/SUB ends any sequence,
+ * C0 controls act inside CSI), one state carried across {@link Cleaner.push} calls, so a
+ * sequence split between two chunks of a stream is removed whole. One departure: a line feed
+ * ends a control string (OSC, DCS, ...), so an unterminated one hides the rest of its line, not
+ * the rest of the output, and every line feed of the input is one line break of the result.
+ *
+ * Bounded cost, whatever the parameters (a program controls them):
+ * - parameters are clamped while they are read (at most {@link MAX_PARAMETERS} of them, each at
+ *   most 99,999), never converted from an arbitrarily long digit string;
+ * - a line is edited as rows as wide as the terminal (`columns`, at most {@link MAX_COLUMNS}),
+ *   as a terminal does: the cursor never goes past the last column, text written there wraps to
+ *   a new row, a carriage return goes to the start of the current row. So every sequence costs
+ *   at most one row's worth of work (typed-array moves), and adds at most a row of characters
+ *   to the result: the cleaned text is never longer than the printed text plus a row per escape
+ *   sequence and per line. Printed text without cursor moves is never cut or wrapped, however
+ *   long its line.
  *
  * @example
  * ```ts
- * import { cleanTerminalText } from "./clean.ts";
+ * import { Cleaner, cleanTerminalText } from "./clean.ts";
  * cleanTerminalText("\x1b[32mok\x1b[0m\r\n");            // "ok\n"
  * cleanTerminalText("10%\r50%\r100%\n");                 // "100%\n"
  * cleanTerminalText("\x1b]0;title\x07prompt$ ");         // "prompt$ "
+ * const stream = new Cleaner();
+ * stream.push("\x1b[3");                                 // "" (a sequence has begun)
+ * stream.push("2mgreen\n");                              // "green\n"
  * ```
  * @module
  */
 
-const ESC = 0x1b, BEL = 0x07, BS = 0x08, LF = 0x0a, CR = 0x0d;
-const C1_DCS = 0x90, C1_SOS = 0x98, C1_CSI = 0x9b, C1_ST = 0x9c, C1_OSC = 0x9d, C1_PM = 0x9e;
+/** Cells in a row at most: the widest terminal modelled (the server opens none wider). */
+export const MAX_COLUMNS = 1000;
+/** Parameters of one CSI sequence that are read; later ones are ignored. */
+export const MAX_PARAMETERS = 16;
+const MAX_PARAMETER_VALUE = 99_999;
+
+const ESC = 0x1b, BEL = 0x07, BS = 0x08, LF = 0x0a, CR = 0x0d, CAN = 0x18, SUB = 0x1a;
+const DEL = 0x7f;
+const C1_DCS = 0x90, C1_SOS = 0x98, C1_CSI = 0x9b, C1_OSC = 0x9d, C1_PM = 0x9e;
 const C1_APC = 0x9f;
-/** Characters that need attention: C0 controls but tab, DEL, and C1 controls. */
+/** Characters that need attention in text: C0 controls but tab, DEL, and C1 controls. */
 // deno-lint-ignore no-control-regex -- matching control characters is this module's purpose
 const SPECIAL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/g;
+/** What can end (or break) a control string. */
+// deno-lint-ignore no-control-regex -- likewise
+const STRING_BREAK = /[\x07\x0a\x18\x1a\x1b\x80-\x9f]/g;
 
-/** The line being built: plain while the cursor stays at its end, cells once it moves. */
+const enum State {
+  Ground,
+  Escape,
+  EscapeIntermediate,
+  Csi,
+  /** A CSI sequence that will be ignored (private marker, intermediates, sub-parameters). */
+  CsiIgnore,
+  /** OSC: ended by ST or BEL. */
+  Osc,
+  /** DCS, SOS, PM, APC: ended by ST. */
+  ControlString,
+}
+
+/**
+ * The line being built. Plain while the cursor stays at its end (the common case: text is
+ * appended as strings); once the cursor moves, its current row becomes cells (code points in
+ * a typed array, 0 for a blank) and the rows before it are kept as text.
+ */
 class Line {
-  text = "";
-  cells: string[] | undefined;
-  cursor = 0;
+  readonly #width: number;
+  #plain = "";
+  /** Cell mode: the line's rows before the current one (they wrapped), as text. */
+  #head = "";
+  #row: Uint32Array | undefined;
+  #cellMode = false;
+  /** Cells of the row in use: one past the last written or kept cell. */
+  #used = 0;
+  #cursor = 0;
+  /** The cursor is on the last column and the next character wraps first (as in xterm). */
+  #wrapPending = false;
+  /** The last character printed, for REP; 0 when something else came after it. */
+  last = 0;
+
+  constructor(width: number) {
+    this.#width = width;
+  }
 
   write(segment: string): void {
-    if (!this.cells) {
-      this.text += segment;
-      return;
+    if (segment.length === 0) return;
+    if (!this.#cellMode) {
+      this.#plain += segment;
+    } else {
+      for (let i = 0; i < segment.length; i++) {
+        const code = segment.codePointAt(i)!;
+        if (code > 0xffff) i++;
+        this.#put(code);
+      }
     }
-    for (const char of segment) this.cells[this.cursor++] = char;
+    this.last = segment.codePointAt(segment.length - 1)!;
+    if (this.last >= 0xdc00 && this.last <= 0xdfff && segment.length > 1) {
+      this.last = segment.codePointAt(segment.length - 2)!;
+    }
   }
 
-  /** Switches to cell mode (the cursor is about to move). */
-  #toCells(): string[] {
-    if (!this.cells) {
-      this.cells = Array.from(this.text);
-      this.cursor = this.cells.length;
+  #put(code: number): void {
+    const row = this.#row!;
+    if (this.#wrapPending) {
+      this.#head += render(row, this.#width);
+      row.fill(0);
+      this.#used = 0;
+      this.#cursor = 0;
+      this.#wrapPending = false;
     }
-    return this.cells;
+    row[this.#cursor] = code;
+    if (this.#cursor === this.#width - 1) this.#wrapPending = true;
+    else this.#cursor++;
+    if (this.#cursor > this.#used || this.#wrapPending) {
+      this.#used = this.#wrapPending ? this.#width : this.#cursor;
+    }
   }
 
+  /** Switches to cell mode: the last row of the plain text becomes cells, the cursor at its end. */
+  #cells(): Uint32Array {
+    if (this.#cellMode) return this.#row!;
+    this.#row ??= new Uint32Array(this.#width);
+    this.#cellMode = true;
+    const text = this.#plain;
+    this.#plain = "";
+    // The plain text is as many rows as it takes; its last row (full or not) is the current one.
+    let points = 0;
+    for (let i = 0; i < text.length; i++) {
+      if (!isLowAfterHigh(text, i)) points++;
+    }
+    const inRow = points === 0 ? 0 : ((points - 1) % this.#width) + 1;
+    let split = text.length;
+    for (let counted = 0; counted < inRow; counted++) {
+      split--;
+      if (isLowAfterHigh(text, split)) split--;
+    }
+    this.#head = text.slice(0, split);
+    // Cells past #used are always blank, and finish() blanks the used ones: the row is clean.
+    const row = this.#row;
+    this.#used = 0;
+    this.#cursor = 0;
+    this.#wrapPending = false;
+    for (let i = split; i < text.length; i++) {
+      const code = text.codePointAt(i)!;
+      if (code > 0xffff) i++;
+      this.#put(code);
+    }
+    return row;
+  }
+
+  /** Moves to column `column` of the current row (clamped to the row). */
   moveTo(column: number): void {
-    this.#toCells();
-    this.cursor = Math.max(0, column);
+    this.#cells();
+    this.#cursor = Math.min(Math.max(0, column), this.#width - 1);
+    this.#wrapPending = false;
+    this.last = 0;
   }
 
   moveBy(delta: number): void {
-    this.#toCells();
-    this.cursor = Math.max(0, this.cursor + delta);
+    this.#cells();
+    this.moveTo(this.#cursor + delta);
   }
 
-  /** Erase in line: 0 cursor to end, 1 start to cursor, 2 whole line. */
+  /** Erase in line: 0 cursor to end, 1 start to cursor, 2 whole row. */
   erase(mode: number): void {
-    const cells = this.#toCells();
-    if (mode === 0) cells.length = Math.min(cells.length, this.cursor);
-    else if (mode === 1) cells.fill("", 0, Math.min(cells.length, this.cursor + 1));
-    else if (mode === 2) cells.length = 0;
+    this.last = 0;
+    // In plain mode the cursor is at the end: erasing to the end erases nothing.
+    if (mode === 0 && !this.#cellMode) return;
+    if (mode > 2) return;
+    const row = this.#cells();
+    if (mode === 0) {
+      row.fill(0, this.#cursor, this.#used);
+      this.#used = Math.min(this.#used, this.#cursor);
+    } else if (mode === 1) {
+      row.fill(0, 0, Math.min(this.#cursor + 1, this.#used));
+    } else {
+      row.fill(0, 0, this.#used);
+      this.#used = 0;
+    }
   }
 
+  /** ECH: blanks `count` cells from the cursor on. */
   eraseChars(count: number): void {
-    const cells = this.#toCells();
-    cells.fill("", this.cursor, Math.min(cells.length, this.cursor + count));
+    this.last = 0;
+    if (!this.#cellMode) return; // nothing after the cursor
+    this.#row!.fill(0, this.#cursor, Math.min(this.#cursor + count, this.#used));
   }
 
+  /** DCH: deletes `count` cells at the cursor; the rest of the row moves left. */
   deleteChars(count: number): void {
-    this.#toCells().splice(this.cursor, count);
+    this.last = 0;
+    if (!this.#cellMode || this.#cursor >= this.#used) return;
+    const row = this.#row!;
+    const removed = Math.min(count, this.#used - this.#cursor);
+    row.copyWithin(this.#cursor, this.#cursor + removed, this.#used);
+    row.fill(0, this.#used - removed, this.#used);
+    this.#used -= removed;
   }
 
+  /** ICH: inserts `count` blanks at the cursor; cells pushed past the last column are lost. */
   insertBlanks(count: number): void {
-    const cells = this.#toCells();
-    if (this.cursor < cells.length) cells.splice(this.cursor, 0, ...new Array(count).fill(""));
+    this.last = 0;
+    if (!this.#cellMode || this.#cursor >= this.#used) return;
+    const row = this.#row!;
+    const inserted = Math.min(count, this.#width - this.#cursor);
+    row.copyWithin(this.#cursor + inserted, this.#cursor, this.#width - inserted);
+    row.fill(0, this.#cursor, this.#cursor + inserted);
+    this.#used = Math.min(this.#width, this.#used + inserted);
   }
 
-  /** The finished text: erased or skipped cells show as spaces, trailing ones vanish. */
+  /** REP: prints the last character again, at most a row's worth of times. */
+  repeat(count: number): void {
+    const code = this.last;
+    if (code === 0) return;
+    const times = Math.min(count, this.#width);
+    if (!this.#cellMode) this.#plain += String.fromCodePoint(code).repeat(times);
+    else for (let i = 0; i < times; i++) this.#put(code);
+  }
+
+  /** Characters of this line forgotten by {@link forgetOld}. */
+  forgotten = 0;
+
+  /** Forgets all but about the last `keep` characters of the line (see CleanerOptions). */
+  forgetOld(keep: number): void {
+    const before = this.size;
+    if (!this.#cellMode) this.#plain = keepEnd(this.#plain, keep);
+    else this.#head = keepEnd(this.#head, keep);
+    this.forgotten += before - this.size;
+  }
+
+  /** About how many characters the line holds. */
+  get size(): number {
+    return this.#cellMode ? this.#head.length + this.#used : this.#plain.length;
+  }
+
+  /** The text as it stands: blank cells show as spaces, trailing ones vanish. */
+  text(): string {
+    if (!this.#cellMode) return this.#plain;
+    let end = this.#used;
+    const row = this.#row!;
+    while (end > 0 && row[end - 1] === 0) end--;
+    return this.#head + render(row, end);
+  }
+
+  /** Returns the text and starts a new, empty line. */
   finish(): string {
-    const cells = this.cells;
-    let result = this.text;
-    if (cells) {
-      let last = cells.length - 1;
-      while (last >= 0 && !cells[last]) last--;
-      result = "";
-      for (let i = 0; i <= last; i++) result += cells[i] || " ";
+    const text = this.text();
+    this.#plain = "";
+    this.#head = "";
+    if (this.#cellMode) this.#row!.fill(0, 0, this.#used);
+    this.#cellMode = false;
+    this.#used = 0;
+    this.#cursor = 0;
+    this.#wrapPending = false;
+    this.last = 0;
+    this.forgotten = 0;
+    return text;
+  }
+}
+
+/** The last `keep` characters of `text` once it is twice that long (a pair is never split). */
+function keepEnd(text: string, keep: number): string {
+  if (text.length <= 2 * keep) return text;
+  const start = text.length - keep;
+  return text.slice(isLowAfterHigh(text, start) ? start + 1 : start);
+}
+
+/** Whether the code unit at `i` is the second half of a surrogate pair. */
+function isLowAfterHigh(text: string, i: number): boolean {
+  const code = text.charCodeAt(i);
+  if (code < 0xdc00 || code > 0xdfff || i === 0) return false;
+  const high = text.charCodeAt(i - 1);
+  return high >= 0xd800 && high <= 0xdbff;
+}
+
+const units = new Uint16Array(MAX_COLUMNS);
+
+/** The text of the first `length` cells (blank cells as spaces). */
+function render(row: Uint32Array, length: number): string {
+  // Usually every cell is one UTF-16 unit: one copy and one call; else code point by code point.
+  let astral = false;
+  for (let i = 0; i < length; i++) {
+    const code = row[i];
+    if (code > 0xffff) {
+      astral = true;
+      break;
     }
-    this.text = "";
-    this.cells = undefined;
-    this.cursor = 0;
-    return result;
+    units[i] = code === 0 ? 0x20 : code;
   }
+  if (!astral) {
+    return String.fromCharCode.apply(null, units.subarray(0, length) as unknown as number[]);
+  }
+  let text = "";
+  for (let i = 0; i < length; i++) text += String.fromCodePoint(row[i] === 0 ? 0x20 : row[i]);
+  return text;
 }
 
-/** See the module documentation. */
-export function cleanTerminalText(input: string): string {
-  const lines: string[] = [];
-  const line = new Line();
-  let i = 0;
-  const n = input.length;
-  while (i < n) {
-    SPECIAL.lastIndex = i;
-    const match = SPECIAL.exec(input);
-    const stop = match ? match.index : n;
-    if (stop > i) line.write(input.slice(i, stop));
-    if (stop >= n) break;
-    const code = input.charCodeAt(stop);
-    i = stop + 1;
-    switch (code) {
-      case LF:
-        lines.push(line.finish());
-        break;
-      case CR:
-        if (input.charCodeAt(i) !== LF) line.moveTo(0);
-        break;
-      case BS:
-        line.moveBy(-1);
-        break;
-      case ESC:
-        i = escape(input, i, line);
-        break;
-      case C1_CSI:
-        i = csi(input, i, line);
-        break;
-      case C1_OSC:
-        i = stringEnd(input, i, true);
-        break;
-      case C1_DCS:
-      case C1_SOS:
-      case C1_PM:
-      case C1_APC:
-        i = stringEnd(input, i, false);
-        break;
-      default:
-        // Other controls (BEL, NUL, SO/SI, DEL, lone ST, ...) have no text.
-        break;
+/** Options of a {@link Cleaner}. */
+export interface CleanerOptions {
+  /** The terminal's width (1 to {@link MAX_COLUMNS}). Default {@link MAX_COLUMNS}. */
+  columns?: number;
+  /**
+   * Keep only about this many of the newest characters of a line still being written (for a
+   * reader that only looks at the newest part of it, such as a pattern scanner): a line that
+   * never ends then costs bounded memory. Default: the whole line.
+   */
+  keepLine?: number;
+}
+
+/**
+ * A stream's cleaner: feed it the stream's text in pieces; it returns each line once the line
+ * is complete. See the module documentation.
+ */
+export class Cleaner {
+  readonly #keepLine: number;
+  readonly #line: Line;
+
+  constructor(options: CleanerOptions = {}) {
+    this.#keepLine = options.keepLine ?? Infinity;
+    const columns = Math.round(options.columns ?? MAX_COLUMNS);
+    this.#line = new Line(Math.min(MAX_COLUMNS, Math.max(1, columns)));
+  }
+
+  #state = State.Ground;
+  /** A carriage return whose meaning depends on the next character (`\r\n` is a newline). */
+  #pendingReturn = false;
+  #params: number[] = [];
+  #param = -1;
+  /** Where the unfinished sequence began in the last input, or -1 (none, or in an earlier input). */
+  #sequenceStart = -1;
+  #inputLength = 0;
+  #consumed = 0;
+  /** Lines of the current push already added to the size count. */
+  #counted = 0;
+
+  /**
+   * Cleans the next piece of the stream; returns the lines it completed, each ending in "\n".
+   * With `limit`, stops early (between two sequences or lines) once this call has added about
+   * `limit` characters (to completed lines and the unfinished one); {@link consumed} then tells
+   * how much of `input` was read. It always reads something.
+   */
+  push(input: string, limit: number = Infinity): string {
+    const lines: string[] = [];
+    const line = this.#line;
+    const n = input.length;
+    this.#inputLength = n;
+    if (this.#state !== State.Ground) this.#sequenceStart = -1;
+    // The unfinished line's size at the start does not count against this push's limit.
+    let produced = -line.size;
+    let i = 0;
+    while (i < n) {
+      if (this.#state === State.Ground) {
+        if (limit !== Infinity) {
+          for (let k = this.#counted; k < lines.length; k++) produced += lines[k].length + 1;
+          this.#counted = lines.length;
+          if (produced + line.size >= limit) break;
+        }
+        SPECIAL.lastIndex = i;
+        const match = SPECIAL.exec(input);
+        const stop = match ? match.index : n;
+        if (stop > i) {
+          this.#resolveReturn(false);
+          line.write(input.slice(i, stop));
+        }
+        if (stop >= n) {
+          i = n;
+          break;
+        }
+        i = stop;
+      } else if (this.#state === State.Osc || this.#state === State.ControlString) {
+        STRING_BREAK.lastIndex = i;
+        const match = STRING_BREAK.exec(input);
+        if (!match) {
+          i = n;
+          break;
+        }
+        i = match.index;
+        const code = input.charCodeAt(i);
+        if (code === BEL && this.#state !== State.Osc) {
+          i++;
+          continue;
+        }
+      }
+      const code = input.charCodeAt(i);
+      i++;
+      if (this.#control(code, lines, i - 1)) continue;
+      switch (this.#state) {
+        case State.Escape:
+          if (code >= 0x20 && code <= 0x2f) this.#state = State.EscapeIntermediate;
+          else if (code === 0x5b /* [ */) this.#enterCsi();
+          else if (code === 0x5d /* ] */) this.#enterString(State.Osc);
+          else if (code === 0x50 || code === 0x58 || code === 0x5e || code === 0x5f) {
+            this.#enterString(State.ControlString); // DCS P, SOS X, PM ^, APC _
+          } else if (code >= 0x30 && code <= 0x7e) this.#escapeDone();
+          else i = this.#abort(i);
+          break;
+        case State.EscapeIntermediate:
+          if (code >= 0x30 && code <= 0x7e) this.#escapeDone();
+          else if (code > 0x2f) i = this.#abort(i);
+          break;
+        case State.Csi:
+        case State.CsiIgnore:
+          i = this.#csiByte(code, i);
+          break;
+        default:
+          // Ground (a control: handled above) or inside a string (ignored).
+          break;
+      }
     }
+    if (this.#state === State.Ground) this.#sequenceStart = -1;
+    if (this.#keepLine !== Infinity) line.forgetOld(this.#keepLine);
+    this.#consumed = i;
+    this.#counted = 0;
+    return lines.length === 0 ? "" : lines.join("\n") + "\n";
   }
-  const last = line.finish();
-  return lines.length === 0 ? last : lines.join("\n") + "\n" + last;
-}
 
-/** Handles the sequence after an ESC at `i - 1`; returns the index after it. */
-function escape(input: string, i: number, line: Line): number {
-  if (i >= input.length) return i;
-  const code = input.charCodeAt(i);
-  if (code === 0x5b /* [ */) return csi(input, i + 1, line);
-  if (code === 0x5d /* ] */) return stringEnd(input, i + 1, true);
-  // DCS P, SOS X, PM ^, APC _: strings ended by ST.
-  if (code === 0x50 || code === 0x58 || code === 0x5e || code === 0x5f) {
-    return stringEnd(input, i + 1, false);
+  /** How many characters of the last input were read (all of them unless a limit stopped it). */
+  get consumed(): number {
+    return this.#consumed;
   }
-  // nF sequences (charset selects and the like): intermediates 0x20-0x2F, then a final byte.
-  let j = i;
-  while (j < input.length && input.charCodeAt(j) >= 0x20 && input.charCodeAt(j) <= 0x2f) j++;
-  if (j < input.length && input.charCodeAt(j) >= 0x30 && input.charCodeAt(j) <= 0x7e) return j + 1;
-  // A lone ESC (followed by a control or nothing): drop just the ESC.
-  return j > i ? j : i;
-}
 
-/** Parses a CSI body starting at `i` and applies the in-line ones; returns the index after. */
-function csi(input: string, i: number, line: Line): number {
-  const paramsStart = i;
-  while (i < input.length && input.charCodeAt(i) >= 0x30 && input.charCodeAt(i) <= 0x3f) i++;
-  const params = input.slice(paramsStart, i);
-  while (i < input.length && input.charCodeAt(i) >= 0x20 && input.charCodeAt(i) <= 0x2f) i++;
-  if (i >= input.length) return i;
-  const final = input.charCodeAt(i);
-  // Not a final byte: the sequence is malformed; drop what was read and go on from here.
-  if (final < 0x40 || final > 0x7e) return i;
-  if (params.length === 0 || /^[0-9;]+$/.test(params)) {
-    const first = Number.parseInt(params.split(";")[0] || "0", 10);
+  /** The unfinished line as it would read if the stream ended now (nothing is consumed). */
+  peek(): string {
+    return this.#line.text();
+  }
+
+  /** Characters at the start of the unfinished line forgotten (see {@link CleanerOptions}). */
+  get forgotten(): number {
+    return this.#line.forgotten;
+  }
+
+  /** Ends the stream: returns the unfinished line and starts afresh. */
+  end(): string {
+    this.#state = State.Ground;
+    this.#pendingReturn = false;
+    this.#sequenceStart = -1;
+    return this.#line.finish();
+  }
+
+  /**
+   * How many characters at the end of the last input belong to a sequence that is not finished
+   * yet (0 when none is, or when it began before the last input).
+   */
+  get unfinishedSequenceLength(): number {
+    return this.#sequenceStart < 0 ? 0 : this.#inputLength - this.#sequenceStart;
+  }
+
+  /**
+   * Handles the controls that act in every state (C0, C1, ESC, CAN/SUB); returns false for
+   * anything else, which the state's own rules handle.
+   */
+  #control(code: number, lines: string[], at: number): boolean {
+    const state = this.#state;
+    const inString = state === State.Osc || state === State.ControlString;
+    if (code === ESC) {
+      this.#begin(State.Escape, at, !inString);
+      return true;
+    }
+    if (code === CAN || code === SUB) {
+      this.#state = State.Ground;
+      return true;
+    }
+    if (code >= 0x80 && code <= 0x9f) {
+      if (code === C1_CSI) {
+        this.#begin(State.Csi, at, !inString);
+        this.#params = [];
+        this.#param = -1;
+      } else if (code === C1_OSC) this.#begin(State.Osc, at, !inString);
+      else if (code === C1_DCS || code === C1_SOS || code === C1_PM || code === C1_APC) {
+        this.#begin(State.ControlString, at, !inString);
+      } else this.#state = State.Ground; // ST and the other C1 controls
+      return true;
+    }
+    if (inString) {
+      if (code === BEL && state === State.Osc) this.#state = State.Ground;
+      else if (code === LF) {
+        // A control string never spans lines (a terminal would swallow the rest of the output
+        // after an unterminated one): the line feed ends it and counts, so every line feed of
+        // the input is exactly one line break of the result.
+        this.#state = State.Ground;
+        this.#execute(code, lines);
+      }
+      return true; // everything else belongs to the string
+    }
+    if (code < 0x20) {
+      // C0 controls act wherever they appear outside strings (also inside ESC and CSI).
+      this.#execute(code, lines);
+      return true;
+    }
+    // DEL is ignored everywhere; other characters follow the state's own rules.
+    return code === DEL || state === State.Ground;
+  }
+
+  /** A sequence begins at `at` (`fresh`: it does not continue the one in progress). */
+  #begin(state: State, at: number, fresh: boolean): void {
+    if (this.#state === State.Ground || fresh) this.#sequenceStart = at;
+    this.#resolveReturn(false);
+    if (state !== State.Escape && state !== State.Csi) this.#line.last = 0;
+    this.#state = state;
+  }
+
+  #execute(code: number, lines: string[]): void {
+    const line = this.#line;
+    line.last = 0;
+    if (code === LF) {
+      this.#pendingReturn = false;
+      lines.push(line.finish());
+      return;
+    }
+    if (code === CR) {
+      this.#resolveReturn(false);
+      this.#pendingReturn = true;
+      return;
+    }
+    this.#resolveReturn(false);
+    if (code === BS) line.moveBy(-1);
+    // BEL, NUL, SO/SI, VT, FF and the rest have no text.
+  }
+
+  /** Applies a pending carriage return (unless a line feed follows it: then it is a newline). */
+  #resolveReturn(beforeNewline: boolean): void {
+    if (!this.#pendingReturn) return;
+    this.#pendingReturn = false;
+    if (!beforeNewline) this.#line.moveTo(0);
+  }
+
+  #escapeDone(): void {
+    this.#state = State.Ground;
+    this.#line.last = 0;
+  }
+
+  #enterString(state: State): void {
+    this.#state = state;
+    this.#line.last = 0;
+  }
+
+  #enterCsi(): void {
+    this.#state = State.Csi;
+    this.#params = [];
+    this.#param = -1;
+  }
+
+  /** Leaves a malformed sequence; the character that broke it is read again as text. */
+  #abort(i: number): number {
+    this.#state = State.Ground;
+    return i - 1;
+  }
+
+  #csiByte(code: number, i: number): number {
+    if (code >= 0x30 && code <= 0x39) {
+      if (this.#param < 0) this.#param = 0;
+      this.#param = Math.min(MAX_PARAMETER_VALUE, this.#param * 10 + (code - 0x30));
+    } else if (code === 0x3b /* ; */) {
+      if (this.#params.length < MAX_PARAMETERS) this.#params.push(Math.max(0, this.#param));
+      this.#param = -1;
+    } else if (code >= 0x3a && code <= 0x3f) {
+      // ':' sub-parameters, '<=>?' private markers: not the in-line sequences handled here.
+      this.#state = State.CsiIgnore;
+    } else if (code >= 0x20 && code <= 0x2f) {
+      this.#state = State.CsiIgnore; // intermediates
+    } else if (code >= 0x40 && code <= 0x7e) {
+      const apply = this.#state === State.Csi;
+      this.#state = State.Ground;
+      if (apply) {
+        if (this.#params.length < MAX_PARAMETERS) this.#params.push(Math.max(0, this.#param));
+        this.#resolveReturn(false);
+        this.#dispatch(code, this.#params[0]);
+      }
+      this.#line.last = 0;
+    } else if (code !== DEL) {
+      return this.#abort(i);
+    }
+    return i;
+  }
+
+  #dispatch(final: number, first: number): void {
+    const line = this.#line;
     const count = Math.max(1, first);
     switch (final) {
-      case 0x4b /* K */:
+      case 0x4b /* K: EL */:
         line.erase(first);
         break;
-      case 0x43 /* C */:
+      case 0x43 /* C: CUF */:
+      case 0x61 /* a: HPR */:
         line.moveBy(count);
         break;
-      case 0x44 /* D */:
+      case 0x44 /* D: CUB */:
         line.moveBy(-count);
         break;
-      case 0x47 /* G */:
+      case 0x47 /* G: CHA */:
+      case 0x60 /* `: HPA */:
         line.moveTo(count - 1);
         break;
-      case 0x58 /* X */:
+      case 0x58 /* X: ECH */:
         line.eraseChars(count);
         break;
-      case 0x50 /* P */:
+      case 0x50 /* P: DCH */:
         line.deleteChars(count);
         break;
-      case 0x40 /* @ */:
+      case 0x40 /* @: ICH */:
         line.insertBlanks(count);
+        break;
+      case 0x62 /* b: REP */:
+        line.repeat(count);
         break;
     }
   }
-  return i + 1;
 }
 
-/** Finds the end of a control string (ST = ESC \ or 0x9C; BEL too for OSC). */
-function stringEnd(input: string, i: number, bellEnds: boolean): number {
-  for (; i < input.length; i++) {
-    const code = input.charCodeAt(i);
-    if (code === C1_ST || (bellEnds && code === BEL)) return i + 1;
-    if (code === ESC && input.charCodeAt(i + 1) === 0x5c /* \ */) return i + 2;
-  }
-  return i;
+/** Cleans a whole text (see the module documentation). */
+export function cleanTerminalText(input: string, options: CleanerOptions = {}): string {
+  const cleaner = new Cleaner(options);
+  return cleaner.push(input) + cleaner.end();
 }

@@ -1,8 +1,13 @@
 /**
  * Reading an {@link OutputBuffer} by lines, the way an agent wants it: from a line number on
  * (`since`), whole (`full`, capped by `maxLines`), or just the start (`head`), the end (`tail`)
- * or both (`head-tail`, with a marker saying how much was left out). Line numbers never
- * repeat, so `nextReadFrom` stays meaningful after old lines are dropped.
+ * or both (`head-tail`, with a marker saying exactly what was left out and how to read it).
+ * Line numbers never repeat, so `nextReadFrom` stays meaningful after old lines are dropped.
+ *
+ * Every read fits a budget (bytes in a JSON answer, see shape.ts): `full` and `head` stop at
+ * the last whole line that fits (`full` then has `hasMore`, and `nextReadFrom` goes on from
+ * there), `tail` starts at the first whole line that fits, `head-tail` shares the budget. A
+ * single line too big for the budget is shown cut, with a marker saying how much of it is not.
  *
  * The newest line may still be growing (a prompt with no newline yet): it is shown, but
  * `nextReadFrom` points at it, so the next read shows it again, complete.
@@ -14,12 +19,13 @@
  * const buffer = new OutputBuffer();
  * buffer.append(new TextEncoder().encode("a\nb\nc\nd\n"));
  * readLines(buffer, { mode: "head-tail", headLines: 1, tailLines: 1 }).output;
- * // "a\n... [2 lines omitted] ...\nd\n"
+ * // "a\n... [2 lines, 4 bytes omitted; read them with since=1] ...\nd\n"
  * ```
  * @module
  */
-import { cleanTerminalText } from "./clean.ts";
 import type { OutputBuffer } from "./buffer.ts";
+import { readBackward, readForward } from "./ranges.ts";
+import { jsonSize, omissionMarker } from "./shape.ts";
 
 /** The read modes that work on lines. */
 export const LINE_MODES = ["full", "head", "tail", "head-tail"] as const;
@@ -41,6 +47,10 @@ export interface LineReadOptions {
   raw?: boolean;
   /** The stream has ended: its last line is complete even without a newline. */
   final?: boolean;
+  /** Most bytes the output may take in JSON. Default: no limit. */
+  budget?: number;
+  /** The terminal's width, for cleaning (see clean.ts). */
+  columns?: number;
 }
 
 /** What was read. */
@@ -50,13 +60,18 @@ export interface LineRead {
   totalLines: number;
   /** Pass as `since` to continue. */
   nextReadFrom: number;
-  /** `full` mode stopped at `maxLines` before the end. */
+  /** `full` mode stopped (at `maxLines` or the budget) before the end. */
   hasMore: boolean;
   /** Some requested lines are not in `output` (dropped by the buffer, or left out by the mode). */
   truncated: boolean;
+  /** Lines shown, whole or cut. */
   linesShown: number;
+  /** Lines asked for and not shown at all. */
   linesOmitted: number;
 }
+
+/** Room kept in a budget for the markers an answer adds. */
+const MARKER_ROOM = 200;
 
 /**
  * The number of the first line not yet settled: every line ever started, unless the last one
@@ -67,24 +82,87 @@ export function settledLines(buffer: OutputBuffer, final: boolean): number {
   return final || buffer.endsWithNewline ? buffer.lineCount : buffer.lineCount - 1;
 }
 
-/** The cleaned (or raw) text of lines [from, to). */
-function linesText(
-  buffer: OutputBuffer,
-  from: number,
-  to: number,
-  raw: boolean,
-  final: boolean,
-): string {
-  if (to <= from) return "";
-  const text = buffer.readText(buffer.lineStart(from), buffer.lineStart(to), final).text;
-  return raw ? text : cleanTerminalText(text);
+/** Lines read: the text of lines [from, to), the last (`head`) or first (`tail`) maybe cut. */
+interface Piece {
+  text: string;
+  from: number;
+  to: number;
+  /** Byte offsets of what is shown. */
+  start: number;
+  end: number;
+  /** A marker for the part of a cut line not shown ("" if no line was cut). */
+  cut: string;
+}
+
+interface Context {
+  buffer: OutputBuffer;
+  raw: boolean;
+  final: boolean;
+  columns?: number;
+}
+
+/** The first lines of [from, to) that fit `budget`. */
+function head(context: Context, from: number, to: number, budget: number): Piece {
+  const { buffer } = context;
+  const start = buffer.lineStart(from), stop = buffer.lineStart(to);
+  if (to <= from) return { text: "", from, to: from, start, end: start, cut: "" };
+  const read = readForward(buffer, start, stop - start, { ...context, budget, holdBack: false });
+  const line = buffer.lineAt(read.end);
+  if (read.end >= stop || buffer.lineStart(line) === read.end) {
+    const last = read.end >= stop ? to : line;
+    return { text: read.text, from, to: last, start, end: read.end, cut: "" };
+  }
+  // The line at read.end is shown only in part (it is too big for the budget).
+  const lineEnd = buffer.lineStart(line + 1);
+  const cut = omissionMarker({
+    bytes: lineEnd - read.end,
+    hint: `the rest of line ${line}, over the answer size limit`,
+  });
+  return {
+    text: read.text + (read.text.endsWith("\n") ? "" : "\n"),
+    from,
+    to: line + 1,
+    start,
+    end: lineEnd,
+    cut,
+  };
+}
+
+/** The last lines of [from, end of buffer) that fit `budget`. */
+function tail(context: Context, from: number, budget: number): Piece {
+  const { buffer } = context;
+  const total = buffer.lineCount, first = buffer.lineStart(from);
+  if (total <= from) return { text: "", from: total, to: total, start: first, end: first, cut: "" };
+  const read = readBackward(buffer, first, { ...context, budget });
+  const line = buffer.lineAt(read.start);
+  if (read.start <= first || buffer.lineStart(line) === read.start) {
+    return {
+      text: read.text,
+      from: Math.max(from, line),
+      to: total,
+      start: read.start,
+      end: buffer.end,
+      cut: "",
+    };
+  }
+  const lineStart = buffer.lineStart(line);
+  const cut = omissionMarker({
+    bytes: read.start - lineStart,
+    hint: `the start of line ${line}, over the answer size limit`,
+  });
+  return { text: read.text, from: line, to: total, start: lineStart, end: buffer.end, cut };
 }
 
 /** See the module documentation. */
 export function readLines(buffer: OutputBuffer, options: LineReadOptions = {}): LineRead {
   const mode = options.mode ?? "full";
-  const raw = options.raw ?? false;
-  const final = options.final ?? false;
+  const context = {
+    buffer,
+    raw: options.raw ?? false,
+    final: options.final ?? false,
+    columns: options.columns,
+  };
+  const budget = Math.max(MARKER_ROOM * 2, (options.budget ?? Infinity) - MARKER_ROOM);
   const total = buffer.lineCount;
   const first = Math.min(Math.max(options.since ?? buffer.firstLine, buffer.firstLine), total);
   // Lines asked for that the buffer has already dropped.
@@ -92,45 +170,36 @@ export function readLines(buffer: OutputBuffer, options: LineReadOptions = {}): 
     0,
     Math.min(buffer.firstLine, total) - (options.since ?? buffer.firstLine),
   );
-  const settled = settledLines(buffer, final);
+  const settled = settledLines(buffer, context.final);
   const available = total - first;
-  const text = (from: number, to: number) => linesText(buffer, from, to, raw, final);
-  const head = Math.max(0, options.headLines ?? 50);
-  const tail = Math.max(0, options.tailLines ?? 50);
+  const headCount = Math.max(0, options.headLines ?? 50);
+  const tailCount = Math.max(0, options.tailLines ?? 50);
   let output: string;
   let shown: number;
+  let cut: boolean;
   let next = Math.max(first, settled);
   let hasMore = false;
   switch (mode) {
     case "full": {
       const end = Math.min(total, first + Math.max(0, options.maxLines ?? 1000));
-      output = text(first, end);
-      shown = end - first;
-      hasMore = end < total;
-      next = Math.min(end, Math.max(first, settled));
+      const piece = head(context, first, end, budget);
+      [output, shown, cut] = [piece.text + piece.cut, piece.to - first, piece.cut !== ""];
+      hasMore = piece.to < total;
+      next = Math.min(piece.to, Math.max(first, settled));
       break;
     }
-    case "head":
-      shown = Math.min(head, available);
-      output = text(first, first + shown);
+    case "head": {
+      const piece = head(context, first, first + Math.min(headCount, available), budget);
+      [output, shown, cut] = [piece.text + piece.cut, piece.to - first, piece.cut !== ""];
       break;
-    case "tail":
-      shown = Math.min(tail, available);
-      output = text(total - shown, total);
-      break;
-    default: {
-      if (head + tail >= available) {
-        shown = available;
-        output = text(first, total);
-      } else {
-        shown = head + tail;
-        const start = text(first, first + head);
-        const omitted = available - shown;
-        output = start + (start && !start.endsWith("\n") ? "\n" : "") +
-          `... [${omitted} line${omitted === 1 ? "" : "s"} omitted] ...\n` +
-          text(total - tail, total);
-      }
     }
+    case "tail": {
+      const piece = tail(context, Math.max(first, total - tailCount), budget);
+      [output, shown, cut] = [piece.cut + piece.text, total - piece.from, piece.cut !== ""];
+      break;
+    }
+    default:
+      ({ output, shown, cut } = headTail(context, first, headCount, tailCount, budget));
   }
   const omitted = available - shown;
   return {
@@ -138,8 +207,39 @@ export function readLines(buffer: OutputBuffer, options: LineReadOptions = {}): 
     totalLines: total,
     nextReadFrom: next,
     hasMore,
-    truncated: dropped > 0 || omitted > 0,
+    truncated: dropped > 0 || omitted > 0 || cut,
     linesShown: shown,
     linesOmitted: omitted + dropped,
+  };
+}
+
+/** `head-tail`: the first and last lines, the budget shared, a marker for what lies between. */
+function headTail(
+  context: Context,
+  first: number,
+  headCount: number,
+  tailCount: number,
+  budget: number,
+): { output: string; shown: number; cut: boolean } {
+  const { buffer } = context;
+  const total = buffer.lineCount;
+  const start = head(context, first, Math.min(total, first + headCount), budget / 2);
+  const used = jsonSize(start.text) + jsonSize(start.cut);
+  const end = tail(
+    context,
+    Math.max(start.to, total - tailCount),
+    Math.max(budget - used, MARKER_ROOM),
+  );
+  const lines = end.from - start.to;
+  const bytes = end.start - start.end;
+  const between = lines > 0 || bytes > 0
+    ? omissionMarker({ lines, bytes, hint: `read them with since=${start.to}` })
+    : "";
+  const rest = start.cut + between + end.cut + end.text;
+  const headText = start.text + (rest && start.text && !start.text.endsWith("\n") ? "\n" : "");
+  return {
+    output: headText + rest,
+    shown: start.to - first + total - end.from,
+    cut: start.cut !== "" || end.cut !== "",
   };
 }

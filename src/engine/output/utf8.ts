@@ -47,13 +47,6 @@ export function completePrefixLength(bytes: Uint8Array): number {
   return end;
 }
 
-const decoder = new TextDecoder();
-
-/** Decodes bytes (invalid sequences become U+FFFD). */
-export function decode(bytes: Uint8Array): string {
-  return decoder.decode(bytes);
-}
-
 /** The number of UTF-8 bytes of a string, without encoding it. */
 export function utf8Length(text: string): number {
   let bytes = 0;

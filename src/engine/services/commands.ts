@@ -8,7 +8,7 @@
  * const service = new CommandService();
  * const command = service.run({ command: "echo hi", shellType: "default" });
  * await command.done;
- * command.stdout.readText().text; // "hi\r\n" (PTY mode)
+ * command.read({}).stdout.text; // "hi\n" (cleaned)
  * await service.shutdown();
  * ```
  * @module
@@ -22,9 +22,15 @@ import { childEnvironment } from "../launching/environment.ts";
 import { Listeners } from "../events.ts";
 import { type LaunchContext, Launcher, resolveDirectory } from "../launching/launcher.ts";
 import { stopProcess } from "../launching/lifecycle.ts";
-import { DEFAULT_MAX_BYTES, OutputBuffer } from "../output/buffer.ts";
-import { checkTerminalEncoding, ChildCodec, requestedEncoding } from "./encoding.ts";
+import { DEFAULT_MAX_BYTES } from "../output/buffer.ts";
+import { OutputBudget } from "../output/budget.ts";
+import { TextFollower } from "../output/follow.ts";
+import type { RangeRead } from "../output/ranges.ts";
+import { jsonSize } from "../output/shape.ts";
+import { StreamOutput } from "../output/stream.ts";
 import { buildInvocation, type Invocation, type InvocationRequest } from "../launching/shells.ts";
+import { checkTerminalEncoding, ChildCodec, requestedEncoding } from "./encoding.ts";
+import { type Clamped, clampSize, shortDisplay } from "./limits.ts";
 
 /** What {@link CommandService.run} needs. */
 export interface RunRequest extends InvocationRequest {
@@ -34,7 +40,7 @@ export interface RunRequest extends InvocationRequest {
   cwd?: string;
   /** PTY (default) or pipes (stdout and stderr kept apart). */
   usePty?: boolean;
-  /** Bytes kept per stream. Default 10 MiB. */
+  /** Bytes kept per stream; at most the service's `maxBufferSize` (also the default). */
   maxBufferSize?: number;
   /** Extra environment variables. */
   env?: Record<string, string>;
@@ -56,6 +62,41 @@ export type CommandEvent =
   | { type: "output"; stream: StreamName; data: Uint8Array }
   | { type: "exit" };
 
+/** What {@link Command.read} reads. */
+export interface CommandReadRequest {
+  /** Byte offset to read each stream from (default 0). */
+  offsets?: Partial<Record<StreamName, number>>;
+  /** Instead of offsets: only output that arrived after this time (ms since the epoch). */
+  after?: number;
+  /** Most raw bytes per stream; at most the answer limit. Default 1 MiB (or the answer limit). */
+  maxBytes?: number;
+  /** Keep escape sequences and carriage returns. */
+  raw?: boolean;
+}
+
+/** One stream's part of a {@link CommandRead}. */
+export interface CommandStreamRead extends RangeRead {
+  /** Bytes the stream has had in all. */
+  length: number;
+  /** Some of the requested output is not in `text`: dropped, or past the limits. */
+  truncated: boolean;
+}
+
+/** Output of a command, both streams within one answer's size limit. */
+export interface CommandRead {
+  stdout: CommandStreamRead;
+  stderr: CommandStreamRead;
+  /**
+   * When the output shown ends (ms since the epoch): pass it as `after` to follow the command.
+   * Never a time later output can share; when a stream's read stopped short, one millisecond
+   * before its first byte not shown (that millisecond's output may then be read twice, never
+   * missed). Null before any output.
+   */
+  lastOutputTime: number | null;
+  /** Set when `maxBytes` was more than the answer limit. */
+  maxBytesClamped?: Clamped;
+}
+
 /** Limits and timings of a {@link CommandService}. */
 export interface CommandServiceOptions {
   /** Finished commands kept for queries. Default 500. */
@@ -64,6 +105,12 @@ export interface CommandServiceOptions {
   retainMs?: number;
   /** Commands running at once. Default 256. */
   maxRunning?: number;
+  /** Most bytes kept per stream, whatever a request asks. Default 10 MiB. */
+  maxBufferSize?: number;
+  /** Most bytes of output text in one answer (JSON-escaped, both streams). Default 2 MiB. */
+  answerBytes?: number;
+  /** The server-wide budget for retained output. Default: its own of 256 MiB. */
+  budget?: OutputBudget;
   /** Time between SIGTERM and SIGKILL when stopping, in ms. Default 2000. */
   killGraceMs?: number;
   /** Starts processes (policy, audit). Default: no policy, no audit. */
@@ -75,15 +122,28 @@ const COMMAND_COLS = 160, COMMAND_ROWS = 40;
 /** Pagers would wait for a key no one presses. */
 const COMMAND_ENV = { PAGER: "cat", GIT_PAGER: "cat" };
 const TERMINAL_ENV = { TERM: "xterm-256color" };
+/** What a read returns per stream unless asked otherwise. */
+const DEFAULT_READ_BYTES = 1024 * 1024;
+/** Streaming: text pushed at most this often, at most this much at a time. */
+const FOLLOW_INTERVAL_MS = 200, FOLLOW_MAX_CHARS = 64 * 1024;
+
+/** How a command keeps and shows its output. */
+interface OutputLimits {
+  bufferSize: number;
+  answerBytes: number;
+  budget: OutputBudget;
+}
 
 /** A command and everything known about it. */
 export class Command {
   readonly token: string;
   /** When it started, ms since the epoch. */
   readonly startedAt: number = Date.now();
-  readonly stdout: OutputBuffer;
-  readonly stderr: OutputBuffer;
   readonly events: Listeners<CommandEvent> = new Listeners();
+  /** What runs, as a command line (shortened past 1000 characters). */
+  readonly display: string;
+  /** Bytes kept per stream. */
+  readonly bufferSize: number;
   /** Settles when the command has ended and its output is complete. */
   readonly done: Promise<void>;
   status: CommandStatus = "running";
@@ -99,34 +159,44 @@ export class Command {
   #timer: ReturnType<typeof setTimeout>;
   #terminatedByUser = false;
   #stopping: Promise<unknown> | undefined;
-  #codec: ChildCodec;
+  readonly #output: Record<StreamName, StreamOutput>;
+  readonly #answerBytes: number;
+  readonly #codec: ChildCodec;
 
   constructor(
     private readonly context: LaunchContext,
     child: ChildProcess,
-    readonly invocation: Invocation,
+    invocation: Invocation,
     readonly cwd: string,
-    maxBufferSize: number,
+    limits: OutputLimits,
     timeoutSeconds: number,
     private readonly killGraceMs: number,
     private readonly launcher: Launcher,
     codec: ChildCodec,
   ) {
     this.token = context.id;
-    this.#child = child;
     this.#codec = codec;
-    this.stdout = new OutputBuffer({ maxBytes: maxBufferSize });
-    this.stderr = new OutputBuffer({ maxBytes: maxBufferSize });
+    this.#child = child;
+    this.display = shortDisplay(invocation.display);
+    this.bufferSize = limits.bufferSize;
+    this.#answerBytes = limits.answerBytes;
     // Output is kept as UTF-8: code pages (Windows pipes) are converted on arrival.
-    child.onData((raw, stream) => this.#output(codec.decode(raw, stream), stream));
+    // On a terminal, output is cleaned as that terminal shows it; pipes have no width.
+    const columns = child.mode === "pty" ? COMMAND_COLS : undefined;
+    const stream = () =>
+      new StreamOutput({
+        maxBytes: limits.bufferSize,
+        budget: limits.budget,
+        decoder: codec.decoder(),
+        columns,
+      });
+    this.#output = { stdout: stream(), stderr: stream() };
+    child.onData((raw, stream) => {
+      const data = this.#output[stream].append(raw);
+      if (data.length > 0) this.events.emit({ type: "output", stream, data });
+    });
     this.#timer = setTimeout(() => this.#onTimeout(), timeoutSeconds * 1000);
     this.done = child.exited.then((status) => this.#onExit(status));
-  }
-
-  #output(data: Uint8Array, stream: StreamName): void {
-    if (data.length === 0) return;
-    (stream === "stdout" ? this.stdout : this.stderr).append(data);
-    this.events.emit({ type: "output", stream, data });
   }
 
   /** The child's process id. */
@@ -146,6 +216,107 @@ export class Command {
   /** Milliseconds from start to end (or to now while running). */
   get executionTimeMs(): number {
     return Math.round(this.#elapsed ?? performance.now() - this.#startTime);
+  }
+
+  /**
+   * Reads both streams: from offsets or after a time, cleaned unless raw, within one answer's
+   * size limit (the smaller stream first, with half of it; the other gets the rest).
+   */
+  read(request: CommandReadRequest): CommandRead {
+    const final = !this.running;
+    const limit = this.#answerBytes;
+    // Only a size the client asked for is reported as lowered; the default just fits.
+    const maxBytes = request.maxBytes === undefined
+      ? { value: Math.min(DEFAULT_READ_BYTES, limit), clamped: undefined }
+      : clampSize(request.maxBytes, limit);
+    const from = (stream: StreamName) =>
+      request.after === undefined
+        ? request.offsets?.[stream] ?? 0
+        : this.#output[stream].offsetAfter(request.after);
+    const pending = (stream: StreamName) => this.#output[stream].end - from(stream);
+    const [small, large]: StreamName[] = pending("stderr") <= pending("stdout")
+      ? ["stderr", "stdout"]
+      : ["stdout", "stderr"];
+    const reads = {} as Record<StreamName, CommandStreamRead>;
+    let used = 0;
+    for (const stream of [small, large]) {
+      const output = this.#output[stream];
+      const budget = stream === small ? Math.floor(limit / 2) : limit - used;
+      const read = output.readFrom(from(stream), maxBytes.value, {
+        raw: request.raw,
+        final,
+        budget,
+      });
+      used += jsonSize(read.text);
+      reads[stream] = {
+        ...read,
+        length: output.end,
+        truncated: read.dropped > 0 || read.end < output.end,
+      };
+    }
+    return {
+      stdout: reads.stdout,
+      stderr: reads.stderr,
+      lastOutputTime: this.#reportTime(reads),
+      ...(maxBytes.clamped ? { maxBytesClamped: maxBytes.clamped } : {}),
+    };
+  }
+
+  /** The time a read reports (see {@link CommandRead.lastOutputTime}), reserved on both streams. */
+  #reportTime(reads: Record<StreamName, CommandStreamRead>): number | null {
+    const streams = ["stdout", "stderr"] as const;
+    const short = streams.filter((s) => reads[s].end < this.#output[s].end);
+    const times = short.length
+      ? short.map((s) => this.#output[s].timeAt(reads[s].end) - 1)
+      : streams.map((s) => this.#output[s].newestTime()).filter((t) => t !== undefined);
+    if (times.length === 0) return null;
+    const time = short.length ? Math.min(...times) : Math.max(...times);
+    for (const stream of streams) this.#output[stream].reserveUntil(time);
+    return time;
+  }
+
+  /**
+   * Follows the output as cleaned text: `onText` gets each stream's new complete lines a few
+   * times a second (at most 64 KiB at once; older text is skipped and says so), and the last
+   * lines at the exit, then `onExit` is called. Returns the function that stops following.
+   */
+  follow(onText: (stream: StreamName, text: string) => void, onExit: () => void): () => void {
+    const columns = this.#output.stdout.columns;
+    const followers = {
+      stdout: new TextFollower({ maxChars: FOLLOW_MAX_CHARS, columns }),
+      stderr: new TextFollower({ maxChars: FOLLOW_MAX_CHARS, columns }),
+    };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deliver = (take: (follower: TextFollower) => string) => {
+      for (const stream of ["stdout", "stderr"] as const) {
+        const text = take(followers[stream]);
+        if (text) onText(stream, text);
+      }
+    };
+    const stop = this.events.add((event) => {
+      if (event.type === "output") {
+        followers[event.stream].push(event.data);
+        timer ??= setTimeout(() => {
+          timer = undefined;
+          deliver((follower) => follower.take());
+        }, FOLLOW_INTERVAL_MS);
+        return;
+      }
+      clearTimeout(timer);
+      deliver((follower) => follower.end());
+      onExit();
+      stop();
+    });
+    return () => {
+      clearTimeout(timer);
+      stop();
+    };
+  }
+
+  /** Gives the kept output back to the budget (the command is being forgotten). */
+  release(): void {
+    this.#output.stdout.release();
+    this.#output.stderr.release();
   }
 
   /** Writes text to the command's input, with Enter after it if asked. */
@@ -197,7 +368,10 @@ export class Command {
   }
 
   #onExit(status: ExitStatus): void {
-    for (const [stream, rest] of this.#codec.end()) this.#output(rest, stream);
+    for (const stream of ["stdout", "stderr"] as const) {
+      const data = this.#output[stream].finish();
+      if (data.length > 0) this.events.emit({ type: "output", stream, data });
+    }
     clearTimeout(this.#timer);
     this.#elapsed = performance.now() - this.#startTime;
     this.endedAt = Date.now();
@@ -222,6 +396,9 @@ export class CommandService {
   readonly maxRunning: number;
   readonly killGraceMs: number;
   readonly launcher: Launcher;
+  readonly maxBufferSize: number;
+  readonly answerBytes: number;
+  readonly #budget: OutputBudget;
 
   constructor(options: CommandServiceOptions = {}) {
     this.retainCount = options.retainCount ?? 500;
@@ -229,10 +406,18 @@ export class CommandService {
     this.maxRunning = options.maxRunning ?? 256;
     this.killGraceMs = options.killGraceMs ?? 2000;
     this.launcher = options.launcher ?? new Launcher();
+    this.maxBufferSize = options.maxBufferSize ?? DEFAULT_MAX_BYTES;
+    this.answerBytes = options.answerBytes ?? 2 * 1024 * 1024;
+    this.#budget = options.budget ?? new OutputBudget(256 * 1024 * 1024);
+    // Past the budget, finished commands go first, oldest first.
+    this.#budget.addReliever(() => this.#evictOldestFinished());
   }
 
-  /** Starts a command. Throws {@link EngineError} naming the input at fault. */
-  run(request: RunRequest): Command {
+  /**
+   * Starts a command. Throws {@link EngineError} naming the input at fault. A `maxBufferSize`
+   * over the service's is lowered to it (`bufferClamped` says so).
+   */
+  run(request: RunRequest): { command: Command; bufferClamped?: Clamped } {
     this.#prune();
     const running = [...this.#commands.values()].filter((command) => command.running).length;
     if (running >= this.maxRunning) {
@@ -272,12 +457,15 @@ export class CommandService {
       },
       context,
     );
+    const bufferSize = request.maxBufferSize === undefined
+      ? { value: Math.min(DEFAULT_MAX_BYTES, this.maxBufferSize), clamped: undefined }
+      : clampSize(request.maxBufferSize, this.maxBufferSize);
     const command = new Command(
       context,
       child,
       invocation,
       cwd,
-      request.maxBufferSize ?? DEFAULT_MAX_BYTES,
+      { bufferSize: bufferSize.value, answerBytes: this.answerBytes, budget: this.#budget },
       request.timeoutSeconds ?? 30,
       this.killGraceMs,
       this.launcher,
@@ -287,9 +475,9 @@ export class CommandService {
     log.info("command started", {
       token: command.token,
       pid: child.pid,
-      command: invocation.display,
+      command: command.display,
     });
-    return command;
+    return bufferSize.clamped ? { command, bufferClamped: bufferSize.clamped } : { command };
   }
 
   /** The command with this token, if it is still kept. */
@@ -318,13 +506,30 @@ export class CommandService {
     const finished: Command[] = [];
     for (const command of this.#commands.values()) {
       if (command.running) continue;
-      if (command.endedAt! < oldest) this.#commands.delete(command.token);
+      if (command.endedAt! < oldest) this.#forget(command);
       else finished.push(command);
     }
     if (finished.length <= this.retainCount) return;
     finished.sort((a, b) => a.endedAt! - b.endedAt!);
     for (const command of finished.slice(0, finished.length - this.retainCount)) {
-      this.#commands.delete(command.token);
+      this.#forget(command);
     }
+  }
+
+  /** Evicts the finished command that ended first; false if none is left. */
+  #evictOldestFinished(): boolean {
+    let oldest: Command | undefined;
+    for (const command of this.#commands.values()) {
+      if (!command.running && (!oldest || command.endedAt! < oldest.endedAt!)) oldest = command;
+    }
+    if (!oldest) return false;
+    log.debug("evicting a finished command for the output budget", { token: oldest.token });
+    this.#forget(oldest);
+    return true;
+  }
+
+  #forget(command: Command): void {
+    this.#commands.delete(command.token);
+    command.release();
   }
 }

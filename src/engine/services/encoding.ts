@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { type ChildProcess, HOST_FLAVOR, type StreamName, systemCodePages } from "../../pty/mod.ts";
+import { type ChildProcess, HOST_FLAVOR, systemCodePages } from "../../pty/mod.ts";
 import { EngineError } from "../errors.ts";
 import {
   codePageLabel,
@@ -71,7 +71,6 @@ export class ChildCodec {
   /** The iconv-lite label input is encoded in (`utf-8` included). */
   readonly inputLabel: string;
   #output: StreamEncoding;
-  #decoders = new Map<StreamName, StreamDecoder>();
 
   /**
    * `requested`: the caller's `encoding`; `shellCodePage`: the code page the shell was set to
@@ -101,16 +100,9 @@ export class ChildCodec {
     }
   }
 
-  /** A chunk of a stream as UTF-8 (possibly empty while the decoder holds it). */
-  decode(bytes: Uint8Array, stream: StreamName): Uint8Array {
-    let decoder = this.#decoders.get(stream);
-    if (!decoder) this.#decoders.set(stream, decoder = createDecoder(this.#output));
-    return decoder.push(bytes);
-  }
-
-  /** What each stream's decoder still holds, at the end of output. */
-  end(): [StreamName, Uint8Array][] {
-    return [...this.#decoders].map(([stream, decoder]) => [stream, decoder.end()]);
+  /** A decoder for one output stream (each stream decides its encoding on its own). */
+  decoder(): StreamDecoder {
+    return createDecoder(this.#output);
   }
 
   /** Input text as the program reads it; throws {@link EngineError} naming `field`. */

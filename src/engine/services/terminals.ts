@@ -7,11 +7,12 @@
  *
  * @example
  * ```ts
- * import { TerminalService } from "./terminals.ts";
+ * import { compilePattern, TerminalService } from "./terminals.ts";
  * const terminals = new TerminalService();
  * const shell = terminals.create({});                       // the platform shell
  * await shell.write("echo ready\r");
- * const outcome = await shell.wait({ pattern: /ready/, timeoutMs: 5000 });
+ * const pattern = compilePattern("ready", "", "pattern");
+ * const outcome = await shell.wait({ pattern, timeoutMs: 5000 });
  * outcome.condition; // "pattern"
  * await terminals.shutdown(500);
  * ```
@@ -19,18 +20,25 @@
  */
 import { log } from "../../log.ts";
 import type { ChildProcess, ExitStatus, SignalName } from "../../pty/mod.ts";
-import { cleanTerminalText } from "../output/clean.ts";
 import type { FrontEnd } from "../launching/audit.ts";
 import { type LaunchContext, Launcher, resolveDirectory } from "../launching/launcher.ts";
 import { childEnvironment } from "../launching/environment.ts";
 import { EngineError } from "../errors.ts";
 import { Listeners } from "../events.ts";
 import { stopProcess } from "../launching/lifecycle.ts";
-import { type LineReadOptions, readLines, settledLines } from "../output/lines.ts";
-import { OutputBuffer } from "../output/buffer.ts";
-import { Screen, type ScreenView } from "../output/screen.ts";
+import { OutputBudget } from "../output/budget.ts";
+import type { LineReadOptions } from "../output/lines.ts";
+import type { Pattern, PatternMatch } from "../output/patterns.ts";
+import type { ScreenView } from "../output/screen.ts";
+import { cutHead, omissionMarker } from "../output/shape.ts";
+import { StreamOutput } from "../output/stream.ts";
+import { boundaryAtOrAfter, utf8Length } from "../output/utf8.ts";
 import { buildTerminalInvocation, type TerminalInvocationRequest } from "../launching/shells.ts";
 import { checkTerminalEncoding, ChildCodec, requestedEncoding } from "./encoding.ts";
+import { type Clamped, clampSize, shortDisplay } from "./limits.ts";
+
+export { LINE_MODES, type LineMode } from "../output/lines.ts";
+export { compilePattern, type Pattern, type PatternMatch } from "../output/patterns.ts";
 
 /** Limits and timings of a {@link TerminalService}. */
 export interface TerminalServiceOptions {
@@ -40,10 +48,14 @@ export interface TerminalServiceOptions {
   idleMs?: number;
   /** Lines of output kept per terminal. Default 10,000. */
   maxLines?: number;
-  /** Bytes of output kept per terminal. Default 10 MiB. */
+  /** Bytes of output kept per terminal (and the most `outputByteLimit` can be). Default 10 MiB. */
   maxBytes?: number;
   /** Time between SIGTERM and SIGKILL when stopping, in ms. Default 2000. */
   killGraceMs?: number;
+  /** Most bytes of output text in one answer (JSON-escaped). Default 2 MiB. */
+  answerBytes?: number;
+  /** The server-wide budget for retained output. Default: its own of 256 MiB. */
+  budget?: OutputBudget;
   /** Starts processes (policy, audit). Default: no policy, no audit. */
   launcher?: Launcher;
 }
@@ -54,7 +66,7 @@ export interface CreateTerminalRequest extends TerminalInvocationRequest {
   env?: Record<string, string>;
   cols?: number;
   rows?: number;
-  /** ACP: `terminal_output` returns at most this many of the newest bytes. */
+  /** ACP: `terminal_output` returns at most this many of the newest bytes (at most `maxBytes`). */
   outputByteLimit?: number;
   /**
    * The program's encoding (`utf-8`, `oem`, `ansi`, a code page or a label): decodes its bytes
@@ -76,8 +88,8 @@ export type TerminalEvent =
  * (no output can come after it), so with no pattern and no idle time it waits for the exit.
  */
 export interface WaitRequest {
-  /** Output (cleaned, from `since` or the start of the wait) matches this. */
-  pattern?: RegExp;
+  /** Output (cleaned, from `since` or the start of the wait) matches this (see patterns.ts). */
+  pattern?: Pattern;
   /** No output for this many ms. */
   idleMs?: number;
   timeoutMs: number;
@@ -93,17 +105,41 @@ export interface WaitRequest {
 /** How a wait ended. */
 export interface WaitOutcome {
   condition: "pattern" | "idle" | "exit" | "timeout" | "cancelled";
-  /** Offset the matched text starts from. */
+  /** Offset the matched output starts from (see {@link Terminal.outputSince}). */
   from: number;
-  match?: RegExpExecArray;
+  match?: PatternMatch;
+  /** Output skipped unmatched because it came faster than the pattern could be matched. */
+  skippedBytes: number;
+}
+
+/** The output since a wait's start, as a wait answers it. */
+export interface WaitOutput {
+  output: string;
+  /** Older output was left out (a marker at the start says how much and how to read it). */
+  truncated: boolean;
+}
+
+/** A screen as an answer shows it. */
+export interface ScreenRead extends ScreenView {
+  /** The text was cut to the answer size limit (rows past it are left out, with a marker). */
+  truncated: boolean;
 }
 
 const ENV_FOR_TERMINALS = { TERM: "xterm-256color" };
-/** A pattern is matched against at most the newest this-many bytes of output. */
-const MATCH_WINDOW = 1024 * 1024;
 /** Pattern checks run at most this often while output streams in. */
 const CHECK_INTERVAL_MS = 25;
+/** A wait's output: at most this many bytes (JSON), the newest. */
+const WAIT_OUTPUT_BYTES = 64 * 1024;
 const INPUT_HISTORY = 100;
+const encoder = new TextEncoder();
+
+/** How a terminal keeps and shows its output. */
+interface OutputLimits {
+  maxLines: number;
+  maxBytes: number;
+  answerBytes: number;
+  budget: OutputBudget;
+}
 
 /** A terminal. */
 export class Terminal {
@@ -112,52 +148,68 @@ export class Terminal {
   readonly created: number = Date.now();
   /** Last input, output or read, ms since the epoch. */
   lastActivity: number = Date.now();
-  readonly output: OutputBuffer;
   readonly events: Listeners<TerminalEvent> = new Listeners();
+  /** What runs, as a command line (shortened past 1000 characters). */
+  readonly command: string;
   /** Settles when the program has exited and its output is complete. */
   readonly exited: Promise<ExitStatus>;
   exitStatus: ExitStatus | null = null;
   /** When input was written, and how much (content is not kept). */
   readonly inputs: { time: number; bytes: number }[] = [];
+  /** ACP's outputByteLimit, as applied (at most the server's per-terminal limit). */
+  readonly outputByteLimit: number | undefined;
+  /** Set when the requested outputByteLimit was over the server's limit. */
+  readonly outputByteLimitClamped: Clamped | undefined;
   #child: ChildProcess;
-  #screen: Promise<Screen> | undefined;
+  #output: StreamOutput;
+  #answerBytes: number;
+  #codec: ChildCodec;
   #stopping: Promise<ExitStatus> | undefined;
   /** Where the output stood when input was last written. */
   #inputOffset = 0;
-  #codec: ChildCodec;
 
   constructor(
     private readonly context: LaunchContext,
     private readonly launcher: Launcher,
     child: ChildProcess,
-    readonly command: string,
+    command: string,
     readonly cwd: string,
     public cols: number,
     public rows: number,
-    readonly outputByteLimit: number | undefined,
-    limits: { maxLines: number; maxBytes: number },
+    outputByteLimit: number | undefined,
+    limits: OutputLimits,
     codec: ChildCodec,
   ) {
     this.id = context.id;
     this.#child = child;
     this.#codec = codec;
-    this.output = new OutputBuffer({ maxLines: limits.maxLines, maxBytes: limits.maxBytes });
-    child.onData((raw, stream) => this.#output(codec.decode(raw, stream)));
+    this.command = shortDisplay(command);
+    const applied = outputByteLimit === undefined
+      ? undefined
+      : clampSize(outputByteLimit, limits.maxBytes);
+    this.outputByteLimit = applied?.value;
+    this.outputByteLimitClamped = applied?.clamped;
+    this.#answerBytes = limits.answerBytes;
+    this.#output = new StreamOutput({
+      maxLines: limits.maxLines,
+      maxBytes: limits.maxBytes,
+      budget: limits.budget,
+      decoder: codec.decoder(),
+      columns: cols,
+    });
+    child.onData((raw) => {
+      this.lastActivity = Date.now();
+      const data = this.#output.append(raw, this.lastActivity);
+      if (data.length > 0) this.events.emit({ type: "output", data });
+    });
     this.exited = child.exited.then((status) => {
-      for (const [, rest] of codec.end()) this.#output(rest);
+      const rest = this.#output.finish();
+      if (rest.length > 0) this.events.emit({ type: "output", data: rest });
       this.exitStatus = status;
       this.events.emit({ type: "exit", status });
       log.info("terminal exited", { terminalId: this.id, ...status });
       return status;
     });
-  }
-
-  #output(data: Uint8Array): void {
-    if (data.length === 0) return;
-    this.lastActivity = Date.now();
-    this.output.append(data, this.lastActivity);
-    this.#screen?.then((screen) => screen.write(data));
-    this.events.emit({ type: "output", data });
   }
 
   get pid(): number {
@@ -178,7 +230,7 @@ export class Terminal {
     this.#assertRunning();
     const bytes = this.#codec.encode(text, "input");
     this.launcher.input({ ...this.context, via }, text);
-    this.#inputOffset = this.output.end;
+    this.#inputOffset = this.#output.end;
     this.touch();
     this.inputs.push({ time: this.lastActivity, bytes: bytes.length });
     if (this.inputs.length > INPUT_HISTORY) this.inputs.shift();
@@ -195,7 +247,7 @@ export class Terminal {
     }
     this.cols = cols;
     this.rows = rows;
-    this.#screen?.then((screen) => screen.resize(cols, rows));
+    this.#output.resize(cols, rows);
   }
 
   /** Sends a signal to the program's whole process tree. */
@@ -213,10 +265,14 @@ export class Terminal {
     return this.#stopping;
   }
 
-  /** Reads output by line (see {@link readLines}); counts as activity. */
-  read(options: Omit<LineReadOptions, "final">): TerminalRead {
+  /** Reads output by line (see lines.ts), within the answer size limit; counts as activity. */
+  read(options: Omit<LineReadOptions, "final" | "budget">): TerminalRead {
     this.touch();
-    const read = readLines(this.output, { ...options, final: !this.running });
+    const read = this.#output.readLines({
+      ...options,
+      final: !this.running,
+      budget: this.#answerBytes,
+    });
     return {
       output: read.output,
       totalLines: read.totalLines,
@@ -224,13 +280,59 @@ export class Terminal {
       hasMore: read.hasMore,
       truncated: read.truncated,
       stats: {
-        totalBytes: this.output.end,
+        totalBytes: this.#output.end,
         estimatedTokens: estimateTokens(read.output.length),
         linesShown: read.linesShown,
         linesOmitted: read.linesOmitted,
       },
       ...(this.exitStatus ? { exitStatus: this.exitStatus } : {}),
     };
+  }
+
+  /**
+   * ACP terminal/output: the output so far (cleaned unless raw), its newest `outputByteLimit`
+   * bytes if the terminal has one (cut forward to a character boundary), within the answer
+   * size limit.
+   */
+  acpOutput(raw: boolean): { output: string; truncated: boolean } {
+    this.touch();
+    const read = this.#output.readNewest(0, {
+      raw,
+      final: !this.running,
+      budget: this.#answerBytes,
+    });
+    let output = read.text;
+    let cut = read.start > 0;
+    const limit = this.outputByteLimit;
+    if (limit !== undefined) {
+      const bytes = encoder.encode(output);
+      if (bytes.length > limit) {
+        output = new TextDecoder().decode(
+          bytes.subarray(boundaryAtOrAfter(bytes, bytes.length - limit)),
+        );
+        cut = true;
+      }
+    }
+    return { output, truncated: cut };
+  }
+
+  /**
+   * The output since a wait began (offset `from`), cleaned, as a wait answers it: the newest
+   * 64 KiB, a marker in front saying what was left out.
+   */
+  outputSince(from: number): WaitOutput {
+    const output = this.#output;
+    const read = output.readNewest(from, {
+      final: !this.running,
+      budget: Math.min(this.#answerBytes, WAIT_OUTPUT_BYTES) - 200,
+    });
+    const first = Math.max(from, output.start);
+    if (read.start <= first) return { output: read.text, truncated: read.dropped > 0 };
+    const marker = omissionMarker({
+      bytes: read.start - first,
+      hint: `read them with since=${output.lineAt(first)}`,
+    });
+    return { output: marker + read.text, truncated: true };
   }
 
   /** What the terminal is: id, process, command, directory, times, state, size. */
@@ -250,35 +352,39 @@ export class Terminal {
 
   /** The line an incremental read goes on from (a growing last line is read again). */
   get nextReadFrom(): number {
-    return settledLines(this.output, !this.running);
+    return this.#output.settledLines(!this.running);
   }
 
   /** How much output there is, and how much is kept. */
   stats(): TerminalStats {
-    const buffer = this.output;
+    const output = this.#output;
     return {
       terminalId: this.id,
-      totalLines: buffer.lineCount,
-      totalBytes: buffer.end,
-      estimatedTokens: estimateTokens(buffer.end - buffer.start),
-      bufferSize: buffer.lineCount - buffer.firstLine,
-      oldestLine: buffer.firstLine,
-      newestLine: Math.max(0, buffer.lineCount - 1),
+      totalLines: output.lineCount,
+      totalBytes: output.end,
+      estimatedTokens: estimateTokens(output.end - output.start),
+      bufferSize: output.lineCount - output.firstLine,
+      oldestLine: output.firstLine,
+      newestLine: Math.max(0, output.lineCount - 1),
       isActive: this.running,
     };
   }
 
-  /** What a person would see now. */
-  async screen(): Promise<ScreenView> {
+  /** What a person would see now, within the answer size limit (the top rows first). */
+  async screen(): Promise<ScreenRead> {
     this.touch();
-    if (!this.#screen) {
-      // Built on first use from the output kept so far, then kept in step with new output.
-      this.#screen = Screen.create(this.cols, this.rows).then((screen) => {
-        screen.write(this.output.read().bytes);
-        return screen;
-      });
-    }
-    return (await this.#screen).render();
+    const view = await (await this.#output.screen(this.cols, this.rows)).render();
+    const budget = this.#answerBytes - 200;
+    const cut = cutHead(view.text, budget);
+    if (cut === view.text.length) return { ...view, truncated: false };
+    const shown = view.text.slice(0, view.text.lastIndexOf("\n", cut - 1) + 1);
+    const rows = view.text.split("\n").length - shown.split("\n").length;
+    const marker = omissionMarker({
+      lines: rows,
+      bytes: utf8Length(view.text) - utf8Length(shown),
+      hint: "over the answer size limit",
+    });
+    return { ...view, text: shown + marker, truncated: true };
   }
 
   /** Waits for the first of the request's conditions. */
@@ -286,58 +392,62 @@ export class Terminal {
     this.touch();
     const from = request.since === undefined
       ? this.#inputOffset
-      : this.output.lineStart(request.since);
+      : this.#output.lineStart(request.since);
+    const scanner = request.pattern ? this.#output.scan(request.pattern, from) : undefined;
     return new Promise((resolve) => {
-      const timers: ReturnType<typeof setTimeout>[] = [];
+      let done = false;
       let checkTimer: ReturnType<typeof setTimeout> | undefined;
       let idleTimer: ReturnType<typeof setTimeout> | undefined;
+      const timers: ReturnType<typeof setTimeout>[] = [];
       let stopListening = () => {};
-      const finish = (condition: WaitOutcome["condition"], match?: RegExpExecArray) => {
+      const finish = (condition: WaitOutcome["condition"], match?: PatternMatch) => {
+        if (done) return;
+        done = true;
         for (const timer of [...timers, checkTimer, idleTimer]) clearTimeout(timer);
+        scanner?.cancel();
         stopListening();
         request.signal?.removeEventListener("abort", onAbort);
         this.touch();
-        resolve({ condition, from, match });
+        resolve({ condition, from, match, skippedBytes: scanner?.skipped ?? 0 });
       };
-      const matchNow = (): boolean => {
-        if (!request.pattern) return false;
-        const start = Math.max(from, this.output.end - MATCH_WINDOW);
-        const text = cleanTerminalText(this.output.readText(start, undefined, !this.running).text);
-        request.pattern.lastIndex = 0;
-        const match = request.pattern.exec(text);
+      /** Matches the new output; true when it matched (and the wait is over). */
+      const check = async (final: boolean): Promise<boolean> => {
+        if (!scanner || done) return false;
+        const match = await scanner.scan(final);
         if (match) finish("pattern", match);
-        return match !== null;
+        return match !== undefined;
       };
       const armIdle = () => {
         if (request.idleMs === undefined) return;
         clearTimeout(idleTimer);
         idleTimer = setTimeout(() => finish("idle"), request.idleMs);
       };
+      const onExit = () => check(true).then((matched) => matched || finish("exit"));
       const onAbort = () => finish("cancelled");
-      if (matchNow()) return;
-      if (!this.running) return finish("exit");
       if (request.signal?.aborted) return finish("cancelled");
       request.signal?.addEventListener("abort", onAbort, { once: true });
       timers.push(setTimeout(() => finish("timeout"), request.timeoutMs));
       armIdle();
       stopListening = this.events.add((event) => {
         if (event.type === "exit") {
-          if (!matchNow()) finish("exit");
+          onExit();
           return;
         }
         armIdle();
         checkTimer ??= setTimeout(() => {
           checkTimer = undefined;
-          matchNow();
+          check(false);
         }, CHECK_INTERVAL_MS);
       });
+      // What arrived before the wait counts too; an exit before it ends it at once.
+      if (!this.running) onExit();
+      else check(false);
     });
   }
 
-  /** Frees the screen; the program must have ended. */
+  /** Frees the screen and the kept output; the program must have ended. */
   dispose(): void {
-    this.#screen?.then((screen) => screen.dispose());
-    this.#screen = undefined;
+    this.#output.release();
   }
 
   #assertRunning(): void {
@@ -407,6 +517,8 @@ export class TerminalService {
   readonly maxBytes: number;
   readonly killGraceMs: number;
   readonly launcher: Launcher;
+  readonly answerBytes: number;
+  readonly #budget: OutputBudget;
 
   constructor(options: TerminalServiceOptions = {}) {
     this.maxTerminals = options.maxTerminals ?? 64;
@@ -415,6 +527,8 @@ export class TerminalService {
     this.maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
     this.killGraceMs = options.killGraceMs ?? 2000;
     this.launcher = options.launcher ?? new Launcher();
+    this.answerBytes = options.answerBytes ?? 2 * 1024 * 1024;
+    this.#budget = options.budget ?? new OutputBudget(256 * 1024 * 1024);
   }
 
   /** Starts a terminal. Throws {@link EngineError} naming the input at fault. */
@@ -453,7 +567,12 @@ export class TerminalService {
       cols,
       rows,
       request.outputByteLimit,
-      { maxLines: this.maxLines, maxBytes: Math.max(this.maxBytes, request.outputByteLimit ?? 0) },
+      {
+        maxLines: this.maxLines,
+        maxBytes: this.maxBytes,
+        answerBytes: this.answerBytes,
+        budget: this.#budget,
+      },
       new ChildCodec(child, encoding, invocation.codePage),
     );
     this.#terminals.set(id, terminal);

@@ -1,0 +1,339 @@
+/**
+ * Agent-supplied patterns, matched against a stream's cleaned output as it arrives, at a cost
+ * no pattern and no output can make unbounded.
+ *
+ * Patterns are RE2 syntax, run by re2js (a port of RE2): matching time is linear in the text,
+ * whatever the pattern, so `(a+)+$` cannot backtrack for minutes. What RE2 leaves out
+ * (backreferences, lookahead and lookbehind, atomic groups, possessive quantifiers) is refused
+ * with an error naming the construct and the field.
+ *
+ * A {@link PatternScanner} matches only output it has not seen, plus an overlap: the newest
+ * {@link MATCH_OVERLAP} characters of cleaned output before the new text, and the unfinished
+ * last line (a prompt). A match is found if it lies within that window; a match that would
+ * start more than the overlap before the new output (a single match longer than the overlap,
+ * spread over output that arrived in separate checks) can be missed. The text is matched in
+ * slices of at most {@link MAX_SLICE} new characters, and the scanner yields to the event loop
+ * between them. Slices are sized from what matching costs (about {@link SLICE_TARGET_MS} each):
+ * the cost a character is measured when the pattern is compiled (on texts made to keep it busy)
+ * and on every slice, the highest seen counting (it decays slowly); for a pattern slow enough the
+ * overlap shrinks too, down to {@link MIN_OVERLAP} characters. So one step of matching holds
+ * the server for at most (overlap + slice) characters at the pattern's cost: milliseconds for
+ * ordinary patterns, and well under a second for the slowest re2js runs measured here (about
+ * 80 µs a character) even when the text turns costly at once. Output that comes faster than it
+ * can be matched is skipped past {@link MATCH_BACKLOG} bytes (the newest kept).
+ *
+ * @example
+ * ```ts
+ * import { OutputBuffer } from "./buffer.ts";
+ * import { compilePattern, PatternScanner } from "./patterns.ts";
+ * const buffer = new OutputBuffer();
+ * const scanner = new PatternScanner(compilePattern("ready on (\\d+)", "", "pattern"), buffer, 0);
+ * buffer.append(new TextEncoder().encode("\x1b[32mready on 8080\x1b[0m\n"));
+ * (await scanner.scan())?.groups; // ["8080"]
+ * ```
+ * @module
+ */
+import { RE2JS } from "re2js";
+import { EngineError } from "../errors.ts";
+import type { OutputBuffer } from "./buffer.ts";
+import { Cleaner } from "./clean.ts";
+import { utf8Length } from "./utf8.ts";
+
+/** Characters of already matched output kept in front of new output. */
+export const MATCH_OVERLAP = 4096;
+/** The overlap never shrinks below this, however slow the pattern. */
+export const MIN_OVERLAP = 256;
+/** Unmatched output beyond this many bytes is skipped (the newest is matched). */
+export const MATCH_BACKLOG = 1024 * 1024;
+/** The time one slice of matching aims at. */
+export const SLICE_TARGET_MS = 8;
+/** New characters matched at once, at most. */
+export const MAX_SLICE = 4096;
+const MIN_SLICE = 256;
+/** Characters of each calibration text. */
+const CALIBRATION = 256;
+
+/** A match: the text, where it starts (in cleaned characters since the scan began), groups. */
+export interface PatternMatch {
+  text: string;
+  index: number;
+  groups: (string | null)[];
+}
+
+/** A compiled pattern. */
+export interface Pattern {
+  readonly source: string;
+  /** Milliseconds a character, measured at compile time on texts made to keep it busy. */
+  readonly cost: number;
+  /** The first match in `text`, if any. */
+  find(text: string): PatternMatch | undefined;
+}
+
+/** Constructs RE2 does not have, as [what the agent wrote, its name]. */
+function unsupported(pattern: string): string | undefined {
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i];
+    if (char === "\\") {
+      const next = pattern[i + 1] ?? "";
+      if (!inClass && /[1-9]/.test(next)) return `a backreference (\\${next})`;
+      if (!inClass && next === "k" && pattern[i + 2] === "<") {
+        return "a named backreference (\\k<...>)";
+      }
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (char === "]") inClass = false;
+      continue;
+    }
+    if (char === "[") {
+      inClass = true;
+      if (pattern[i + 1] === "^") i++;
+      if (pattern[i + 1] === "]") i++; // a leading ] is literal
+      continue;
+    }
+    const ahead = pattern.slice(i, i + 4);
+    if (ahead.startsWith("(?=")) return "a lookahead (?=...)";
+    if (ahead.startsWith("(?!")) return "a negative lookahead (?!...)";
+    if (ahead.startsWith("(?<=")) return "a lookbehind (?<=...)";
+    if (ahead.startsWith("(?<!")) return "a negative lookbehind (?<!...)";
+    if (ahead.startsWith("(?>")) return "an atomic group (?>...)";
+    if (/^[*+?}]\+/.test(ahead) && i > 0) return `a possessive quantifier (${ahead.slice(0, 2)})`;
+  }
+  return undefined;
+}
+
+const FLAGS: Record<string, number> = {
+  i: RE2JS.CASE_INSENSITIVE,
+  m: RE2JS.MULTILINE,
+  s: RE2JS.DOTALL,
+  u: 0, // RE2 always matches by code point
+};
+
+/**
+ * Compiles an agent's pattern (RE2 syntax; flags from `imsu`). Throws an invalid-input
+ * {@link EngineError} naming `field` and, for a construct RE2 lacks, the construct.
+ */
+export function compilePattern(source: string, flags: string, field: string): Pattern {
+  const construct = unsupported(source);
+  const syntax = "patterns use RE2 syntax, which matches in linear time " +
+    "(https://github.com/google/re2/wiki/Syntax)";
+  if (construct) {
+    throw new EngineError("invalid_input", `${construct} is not supported: ${syntax}`, field);
+  }
+  let bits = 0;
+  for (const flag of flags) {
+    if (!(flag in FLAGS)) {
+      throw new EngineError("invalid_input", `unknown flag '${flag}' (use i, m, s, u)`, "flags");
+    }
+    bits |= FLAGS[flag];
+  }
+  let regex: RE2JS;
+  try {
+    regex = RE2JS.compile(source, bits);
+  } catch (error) {
+    const message = (error as Error).message.replace(/^error parsing regexp: /, "");
+    throw new EngineError(
+      "invalid_input",
+      `not a valid regular expression: ${message} (${syntax})`,
+      field,
+    );
+  }
+  const find = (text: string): PatternMatch | undefined => {
+    const matcher = regex.matcher(text);
+    if (!matcher.find()) return undefined;
+    const groups: (string | null)[] = [];
+    for (let group = 1; group <= matcher.groupCount(); group++) groups.push(matcher.group(group));
+    return { text: matcher.group() ?? "", index: matcher.start(), groups };
+  };
+  return { source, cost: calibrate(source, find), find };
+}
+
+/**
+ * What matching costs a character, measured on texts likely to keep the pattern busy: the
+ * pattern's own characters, and runs of a few letters (what nested repetitions feed on).
+ */
+function calibrate(source: string, find: (text: string) => unknown): number {
+  const own = [...new Set(source.replace(/[\\()[\]{}*+?|^$.]/g, ""))].join("") || "ab";
+  let cost = 0;
+  for (const unit of [own, "ab", "a"]) {
+    const text = unit.repeat(Math.ceil(CALIBRATION / unit.length)).slice(0, CALIBRATION);
+    find(text.slice(0, CALIBRATION / 4)); // warms the engine up: a first run is slow anyway
+    const started = performance.now();
+    find(text);
+    cost = Math.max(cost, (performance.now() - started) / text.length);
+  }
+  return cost;
+}
+
+/** The end of `text`, at most `length` characters, from a line start when there is one. */
+function overlapOf(text: string, length: number): string {
+  if (text.length <= length) return text;
+  const tail = text.slice(text.length - length);
+  const newline = tail.indexOf("\n");
+  return newline >= 0 && newline + 1 < tail.length ? tail.slice(newline + 1) : tail;
+}
+
+/** Yields to the event loop (other requests are answered meanwhile). */
+function yieldToOthers(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** See the module documentation. */
+export class PatternScanner {
+  readonly #pattern: Pattern;
+  readonly #buffer: OutputBuffer;
+  #offset: number;
+  readonly #columns: number | undefined;
+  #cleaner: Cleaner;
+  /** Complete lines already matched, kept as the overlap. */
+  #window = "";
+  /** Cleaned characters of complete lines produced since the scan began. */
+  #emitted = 0;
+  #slice = MIN_SLICE;
+  #overlap = MIN_OVERLAP;
+  /** Milliseconds a character: the highest measured, decaying slowly. */
+  #cost: number;
+  #running: Promise<PatternMatch | undefined> | undefined;
+  #again = false;
+  #final = false;
+  #cancelled = false;
+  /** Bytes skipped because output came faster than it could be matched. */
+  skipped = 0;
+
+  /**
+   * Scans `buffer` from offset `from` (at most its newest {@link MATCH_BACKLOG} bytes), cleaned
+   * for a terminal `columns` wide.
+   */
+  constructor(pattern: Pattern, buffer: OutputBuffer, from: number, columns?: number) {
+    this.#pattern = pattern;
+    this.#buffer = buffer;
+    this.#offset = from;
+    this.#columns = columns;
+    this.#cleaner = this.#newCleaner();
+    this.#cost = pattern.cost;
+    this.#size();
+  }
+
+  /** Stops scanning (a scan in progress ends at its next slice, matching nothing more). */
+  cancel(): void {
+    this.#cancelled = true;
+  }
+
+  /**
+   * Matches the output that arrived since the last scan; resolves with the first match, if any.
+   * `final`: the stream has ended. Calls made while a scan runs join it (and rescan).
+   */
+  scan(final = false): Promise<PatternMatch | undefined> {
+    this.#final ||= final;
+    if (this.#running) {
+      this.#again = true;
+      return this.#running;
+    }
+    this.#running = this.#scanLoop().finally(() => this.#running = undefined);
+    return this.#running;
+  }
+
+  async #scanLoop(): Promise<PatternMatch | undefined> {
+    let found: PatternMatch | undefined;
+    do {
+      this.#again = false;
+      found = await this.#scanOnce();
+    } while (!found && this.#again && !this.#cancelled);
+    return found;
+  }
+
+  async #scanOnce(): Promise<PatternMatch | undefined> {
+    const buffer = this.#buffer;
+    let busySince = performance.now();
+    for (;;) {
+      if (this.#cancelled) return undefined;
+      const final = this.#final;
+      this.#skipBacklog();
+      const sliceEnd = Math.min(buffer.end, this.#offset + this.#slice);
+      const range = buffer.readText(this.#offset, sliceEnd, final && sliceEnd === buffer.end);
+      // At most a slice of cleaned text, however much the cleaner makes of these bytes.
+      const fresh = this.#cleaner.push(range.text, this.#slice);
+      const consumed = this.#cleaner.consumed;
+      const offset = consumed === range.text.length
+        ? range.end
+        : range.start + utf8Length(range.text.slice(0, consumed));
+      const progressed = offset > this.#offset;
+      this.#offset = Math.max(this.#offset, offset);
+      this.#emitted += fresh.length;
+      const match = this.#match(fresh, Math.min(consumed, this.#slice));
+      if (match) return match;
+      if (this.#offset >= buffer.end || !progressed) return undefined;
+      if (performance.now() - busySince >= SLICE_TARGET_MS) {
+        await yieldToOthers();
+        busySince = performance.now();
+      }
+    }
+  }
+
+  /**
+   * Matches the overlap and the lines this slice completed (only their newest part if a long
+   * line completed), and the line still being written: whole, after them, when it is short; its
+   * newest part on its own when it is long (its start was matched on earlier slices).
+   */
+  #match(fresh: string, added: number): PatternMatch | undefined {
+    const newest = this.#overlap + this.#slice;
+    let lines = this.#window + fresh;
+    if (lines.length > newest + this.#overlap) lines = lines.slice(lines.length - newest);
+    const linesStart = this.#emitted - lines.length;
+    const line = this.#cleaner.peek();
+    const recent = this.#overlap + added;
+    const whole = line.length <= recent && this.#cleaner.forgotten === 0;
+    const started = performance.now();
+    let match = this.#pattern.find(whole ? lines + line : lines);
+    let index = match ? linesStart + match.index : 0;
+    let scanned = lines.length + (whole ? line.length : 0);
+    if (!match && !whole) {
+      const tail = line.slice(line.length - recent);
+      match = this.#pattern.find(tail);
+      index = this.#emitted + this.#cleaner.forgotten + line.length - tail.length +
+        (match?.index ?? 0);
+      scanned += tail.length;
+    }
+    this.#measure(performance.now() - started, scanned);
+    this.#window = overlapOf(lines, this.#overlap);
+    return match ? { ...match, index } : undefined;
+  }
+
+  /** Output beyond the backlog is skipped: matching goes on from a line start near the newest. */
+  #skipBacklog(): void {
+    const buffer = this.#buffer;
+    let offset = Math.max(this.#offset, buffer.start);
+    if (buffer.end - offset > MATCH_BACKLOG) {
+      const line = buffer.lineStart(buffer.lineAt(buffer.end - MATCH_BACKLOG) + 1);
+      offset = line < buffer.end ? line : buffer.end - MATCH_BACKLOG;
+    }
+    if (offset === this.#offset) return;
+    this.skipped += offset - this.#offset;
+    this.#offset = offset;
+    this.#cleaner = this.#newCleaner();
+    this.#window = "";
+  }
+
+  /** The unfinished line is only matched by its newest part: the cleaner keeps no more. */
+  #newCleaner(): Cleaner {
+    return new Cleaner({ keepLine: MATCH_OVERLAP + MAX_SLICE, columns: this.#columns });
+  }
+
+  /** Takes in how long a slice took; sizes the next. */
+  #measure(elapsedMs: number, characters: number): void {
+    // A call costs something however short the text: short texts say little about a character.
+    const cost = elapsedMs / Math.max(CALIBRATION * 4, characters);
+    this.#cost = Math.max(this.#pattern.cost, cost, this.#cost * 0.9);
+    this.#size();
+  }
+
+  /** Slice and overlap: together about the target time at the current cost. */
+  #size(): void {
+    const affordable = SLICE_TARGET_MS / Math.max(this.#cost, 1e-6);
+    this.#overlap = Math.round(Math.min(MATCH_OVERLAP, Math.max(MIN_OVERLAP, affordable / 2)));
+    const slice = Math.min(this.#slice * 2, affordable - this.#overlap);
+    this.#slice = Math.round(Math.min(MAX_SLICE, Math.max(MIN_SLICE, slice)));
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Answer sizes. Every read of output is shaped to a budget counted in the bytes the text takes
+ * in a JSON answer (UTF-8, with JSON's escapes: a control character such as ESC takes six
+ * bytes), so that a budget holds whatever the program printed and whether or not the text is
+ * cleaned. Cuts never split a character (a surrogate pair stays whole).
+ *
+ * @example
+ * ```ts
+ * import { cutHead, cutTail, jsonSize } from "./shape.ts";
+ * jsonSize("a\n€");            // 6: "a", "\\n", three bytes of "€"
+ * "hello world".slice(0, cutHead("hello world", 5));   // "hello"
+ * "hello world".slice(cutTail("hello world", 5));      // "world"
+ * ```
+ * @module
+ */
+
+/** The bytes one UTF-16 code unit takes in JSON (a surrogate pair counts 2 + 2). */
+function unitSize(code: number, paired: boolean): number {
+  if (code < 0x20) {
+    // \b \t \n \f \r have two-character escapes; the other controls are \u00XX.
+    return code === 8 || code === 9 || code === 10 || code === 12 || code === 13 ? 2 : 6;
+  }
+  if (code === 0x22 || code === 0x5c) return 2; // \" and \\
+  if (code < 0x80) return 1;
+  if (code < 0x800) return 2;
+  if (code >= 0xd800 && code <= 0xdfff) return paired ? 2 : 6; // a lone surrogate is \uXXXX
+  return 3;
+}
+
+/** Whether the code unit at `i` is half of a surrogate pair. */
+function isPaired(text: string, i: number): boolean {
+  const code = text.charCodeAt(i);
+  if (code >= 0xd800 && code <= 0xdbff) {
+    const next = text.charCodeAt(i + 1);
+    return next >= 0xdc00 && next <= 0xdfff;
+  }
+  if (code >= 0xdc00 && code <= 0xdfff) {
+    const previous = text.charCodeAt(i - 1);
+    return previous >= 0xd800 && previous <= 0xdbff;
+  }
+  return false;
+}
+
+/** The bytes `text` takes inside a JSON string (without the quotes), as JSON.stringify writes it. */
+export function jsonSize(text: string): number {
+  let size = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    size += code < 0x80 && code >= 0x20 && code !== 0x22 && code !== 0x5c
+      ? 1
+      : unitSize(code, isPaired(text, i));
+  }
+  return size;
+}
+
+/** The length of the longest prefix of `text` that takes at most `budget` bytes in JSON. */
+export function cutHead(text: string, budget: number): number {
+  let size = 0;
+  for (let i = 0; i < text.length; i++) {
+    const paired = isPaired(text, i);
+    const step = paired ? 4 : unitSize(text.charCodeAt(i), false);
+    if (size + step > budget) return i;
+    size += step;
+    if (paired) i++;
+  }
+  return text.length;
+}
+
+/** Where the longest suffix of `text` that takes at most `budget` bytes in JSON begins. */
+export function cutTail(text: string, budget: number): number {
+  let size = 0;
+  for (let i = text.length - 1; i >= 0; i--) {
+    const paired = isPaired(text, i);
+    const step = paired ? 4 : unitSize(text.charCodeAt(i), false);
+    if (size + step > budget) return i + 1;
+    size += step;
+    if (paired) i--;
+  }
+  return 0;
+}
+
+/**
+ * Something an answer left out, exactly: how many bytes of output (and lines, where the read
+ * counts lines) lie between what it shows, and how to read them.
+ */
+export interface Omission {
+  /** Bytes of raw output left out. */
+  bytes: number;
+  /** Whole lines left out, when the read counts lines. */
+  lines?: number;
+  /** How to read what was left out, e.g. "read them with since=120". */
+  hint?: string;
+}
+
+/** The marker line an answer shows in place of what it left out. */
+export function omissionMarker(omission: Omission): string {
+  const lines = omission.lines === undefined
+    ? ""
+    : `${omission.lines} line${omission.lines === 1 ? "" : "s"}, `;
+  const hint = omission.hint ? `; ${omission.hint}` : "";
+  return `... [${lines}${omission.bytes} bytes omitted${hint}] ...\n`;
+}

@@ -1,0 +1,175 @@
+/**
+ * One output stream of a process (a terminal's output, a command's stdout or stderr) and every
+ * way to read it: the one read API the services build their answers from, so that every front
+ * end shows the same output the same way.
+ *
+ * Arriving bytes are converted to UTF-8 once ({@link StreamOutputOptions.decoder}), kept in an
+ * {@link OutputBuffer} (numbered lines, arrival times, the server-wide budget), and read as:
+ * - a forward range from an offset or a time ({@link StreamOutput.readFrom}, `readAfter`);
+ * - the newest part of a range ({@link StreamOutput.readNewest});
+ * - lines ({@link StreamOutput.readLines}: full, head, tail, head-tail);
+ * - a screen ({@link StreamOutput.screen});
+ * - pattern matches as output arrives ({@link StreamOutput.scan}).
+ * Each read is cleaned of escape sequences unless raw, and fits the byte budget it is given.
+ *
+ * @example
+ * ```ts
+ * import { StreamOutput } from "./stream.ts";
+ * const output = new StreamOutput({ maxBytes: 1 << 20 });
+ * output.append(new TextEncoder().encode("\x1b[1mbuild ok\x1b[0m\n"));
+ * output.readFrom(0, 1000, { budget: 1000 }).text;            // "build ok\n"
+ * output.readLines({ mode: "tail", tailLines: 1, budget: 1000 }).output; // "build ok\n"
+ * ```
+ * @module
+ */
+import type { OutputBudget } from "./budget.ts";
+import type { StreamDecoder } from "./decode.ts";
+import { OutputBuffer } from "./buffer.ts";
+import { type LineRead, type LineReadOptions, readLines, settledLines } from "./lines.ts";
+import { type Pattern, PatternScanner } from "./patterns.ts";
+import { type RangeOptions, type RangeRead, readBackward, readForward } from "./ranges.ts";
+import { Screen } from "./screen.ts";
+
+/** Limits and conversion of a {@link StreamOutput}. */
+export interface StreamOutputOptions {
+  /** Bytes kept. */
+  maxBytes: number;
+  /** Lines kept (0: no limit). */
+  maxLines?: number;
+  /** The server-wide budget the kept bytes count against. */
+  budget?: OutputBudget;
+  /** Converts arriving bytes to UTF-8 (see decode.ts); none: they are UTF-8. */
+  decoder?: StreamDecoder;
+  /** The terminal's width (cleaning edits lines as rows this wide); none: no terminal. */
+  columns?: number;
+}
+
+/** See the module documentation. */
+export class StreamOutput {
+  readonly #buffer: OutputBuffer;
+  readonly #decoder: StreamDecoder | undefined;
+  #screen: Promise<Screen> | undefined;
+  /** The terminal's width, for cleaning; it follows resizes. */
+  columns: number | undefined;
+
+  constructor(options: StreamOutputOptions) {
+    this.#buffer = new OutputBuffer({
+      maxBytes: options.maxBytes,
+      maxLines: options.maxLines,
+      budget: options.budget,
+    });
+    this.#decoder = options.decoder;
+    this.columns = options.columns;
+  }
+
+  /**
+   * Takes bytes as they arrive (at `time`); returns them as kept (UTF-8, possibly empty while
+   * the decoder holds an incomplete character).
+   */
+  append(bytes: Uint8Array, time: number = Date.now()): Uint8Array {
+    const data = this.#decoder?.push(bytes) ?? bytes;
+    this.#buffer.append(data, time);
+    return data;
+  }
+
+  /** The stream has ended: what the decoder still held is kept too, and returned. */
+  finish(time: number = Date.now()): Uint8Array {
+    const data = this.#decoder?.end() ?? new Uint8Array(0);
+    this.#buffer.append(data, time);
+    return data;
+  }
+
+  /** Bytes ever written: the offset the next byte gets. */
+  get end(): number {
+    return this.#buffer.end;
+  }
+
+  /** Offset of the oldest byte kept. */
+  get start(): number {
+    return this.#buffer.start;
+  }
+
+  /** Lines ever started (the next line's number). */
+  get lineCount(): number {
+    return this.#buffer.lineCount;
+  }
+
+  /** The oldest line kept. */
+  get firstLine(): number {
+    return this.#buffer.firstLine;
+  }
+
+  /** Where a line read goes on: every line, but a last one still growing (see lines.ts). */
+  settledLines(final: boolean): number {
+    return settledLines(this.#buffer, final);
+  }
+
+  /** Where line `n` starts (clamped to what is kept). */
+  lineStart(n: number): number {
+    return this.#buffer.lineStart(n);
+  }
+
+  /** The number of the line holding `offset`. */
+  lineAt(offset: number): number {
+    return this.#buffer.lineAt(offset);
+  }
+
+  /** When the newest byte arrived (ms since the epoch), or undefined before any output. */
+  newestTime(): number | undefined {
+    return this.#buffer.end > 0 ? this.#buffer.timeAt(this.#buffer.end - 1) : undefined;
+  }
+
+  /** When the byte at `offset` arrived (ms since the epoch). */
+  timeAt(offset: number): number {
+    return this.#buffer.timeAt(offset);
+  }
+
+  /** The offset of the first byte that arrived after `time`. */
+  offsetAfter(time: number): number {
+    return this.#buffer.offsetAfter(time);
+  }
+
+  /** Arrival times up to `time` have been reported: later bytes are stamped later. */
+  reserveUntil(time: number): void {
+    this.#buffer.reserveUntil(time);
+  }
+
+  /** Reads forward from `offset`: at most `maxBytes` raw bytes, fitted to the budget. */
+  readFrom(offset: number, maxBytes: number, options: RangeOptions): RangeRead {
+    return readForward(this.#buffer, offset, maxBytes, { columns: this.columns, ...options });
+  }
+
+  /** The newest part of the output from `offset` on that fits the budget. */
+  readNewest(offset: number, options: RangeOptions): RangeRead {
+    return readBackward(this.#buffer, offset, { columns: this.columns, ...options });
+  }
+
+  /** Reads by lines (see lines.ts). */
+  readLines(options: LineReadOptions): LineRead {
+    return readLines(this.#buffer, { columns: this.columns, ...options });
+  }
+
+  /** The screen view (created on first use, then kept in step). */
+  screen(cols: number, rows: number): Promise<Screen> {
+    this.#screen ??= Screen.create(this.#buffer, cols, rows);
+    return this.#screen;
+  }
+
+  /** The terminal was resized: cleaning and the screen view follow. */
+  resize(cols: number, rows: number): void {
+    this.columns = cols;
+    this.#screen?.then((screen) => screen.resize(cols, rows));
+  }
+
+  /** A scanner matching `pattern` against the output from `offset` on, as it arrives. */
+  scan(pattern: Pattern, offset: number): PatternScanner {
+    return new PatternScanner(pattern, this.#buffer, offset, this.columns);
+  }
+
+  /** Frees the screen and gives the kept bytes back to the budget. */
+  release(): void {
+    this.#screen?.then((screen) => screen.dispose());
+    this.#screen = undefined;
+    this.#buffer.release();
+  }
+}

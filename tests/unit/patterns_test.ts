@@ -1,0 +1,143 @@
+import { deepStrictEqual as assertEquals, match, ok, throws } from "node:assert/strict";
+import { OutputBuffer } from "../../src/engine/output/buffer.ts";
+import { compilePattern, MATCH_OVERLAP, PatternScanner } from "../../src/engine/output/patterns.ts";
+import { EngineError } from "../../src/engine/errors.ts";
+import { cuts, fc, pieces, stringOf } from "../helpers/arbitraries.ts";
+
+const encoder = new TextEncoder();
+
+Deno.test("what RE2 lacks is refused, naming the construct and the field", () => {
+  const cases: [string, RegExp][] = [
+    ["(\\w+) \\1", /a backreference \(\\1\) is not supported: patterns use RE2 syntax/],
+    ["(?<word>a)\\k<word>", /a named backreference/],
+    ["foo(?=bar)", /a lookahead \(\?=\.\.\.\)/],
+    ["foo(?!bar)", /a negative lookahead/],
+    ["(?<=x)y", /a lookbehind \(\?<=\.\.\.\)/],
+    ["(?<!x)y", /a negative lookbehind/],
+    ["(?>a+)b", /an atomic group/],
+    ["a++", /a possessive quantifier \(\+\+\)/],
+    ["(", /not a valid regular expression: missing closing \)/],
+    ["a{2,100000}", /not a valid regular expression: invalid repeat count/],
+  ];
+  for (const [pattern, expected] of cases) {
+    try {
+      compilePattern(pattern, "", "pattern");
+      throw new Error(`${pattern} was accepted`);
+    } catch (error) {
+      ok(error instanceof EngineError, String(error));
+      assertEquals([error.kind, error.field], ["invalid_input", "pattern"]);
+      match(error.message, expected);
+    }
+  }
+  // Escaped and bracketed look-alikes are fine.
+  for (const fine of ["\\(?=x", "[(?=]", "\\\\1", "a+b", "x{3}"]) {
+    compilePattern(fine, "", "pattern");
+  }
+  throws(() => compilePattern("a", "g", "pattern"), /unknown flag 'g'/);
+});
+
+Deno.test("RE2 syntax and the i, m, s flags", () => {
+  const find = (pattern: string, flags: string, text: string) =>
+    compilePattern(pattern, flags, "pattern").find(text);
+  assertEquals(find("listening on (\\S+)", "", "x\nlistening on :80\n"), {
+    text: "listening on :80",
+    index: 2,
+    groups: [":80"],
+  });
+  assertEquals(find("^B", "", "a\nb")?.text, undefined);
+  assertEquals(find("^B", "im", "a\nb")?.text, "b");
+  assertEquals(find("a.b", "s", "a\nb")?.text, "a\nb");
+  assertEquals(find("(x)?y", "", "y")?.groups, [null]);
+  assertEquals(find("(?P<n>\\d+)", "", "n=42")?.groups, ["42"]);
+});
+
+Deno.test("catastrophic patterns of backtracking engines match in linear time", () => {
+  for (const pattern of ["(a+)+$", "(a|aa)+$", "(a|a)*b", "(\\w+\\s?)*$", "(.*a){20}"]) {
+    const compiled = compilePattern(pattern, "", "pattern");
+    const started = performance.now();
+    compiled.find("a".repeat(30_000) + "!");
+    // A backtracking engine needs longer than the universe's age here; RE2 about a millisecond.
+    const elapsed = performance.now() - started;
+    ok(elapsed < 2000, `${pattern}: ${elapsed} ms`);
+  }
+});
+
+async function scanAll(buffer: OutputBuffer, scanner: PatternScanner, parts: string[]) {
+  for (const part of parts) {
+    buffer.append(encoder.encode(part));
+    const found = await scanner.scan();
+    if (found) return found;
+  }
+  return await scanner.scan(true);
+}
+
+Deno.test("a match arriving in pieces is found however the pieces fall", async () => {
+  const noise = stringOf(["x", " ", "\n", "\x1b[1m", "\x1b[0m", "中"], 200);
+  await fc.assert(
+    fc.asyncProperty(noise, cuts, async (before, at) => {
+      const text = before + "\x1b[32mready\x1b[0m on port \x1b[1m8080\x1b[0m\n";
+      const buffer = new OutputBuffer();
+      const scanner = new PatternScanner(
+        // Up to the line end: the line as it grows ("...port 80") matches a bare (\\d+) too.
+        compilePattern("ready on port (\\d+)\\n", "", "pattern"),
+        buffer,
+        0,
+      );
+      const found = await scanAll(buffer, scanner, pieces(text, at));
+      assertEquals(found?.groups, ["8080"]);
+    }),
+    { numRuns: 200 },
+  );
+});
+
+Deno.test("a prompt with no newline yet is matched, and so is a match spanning the overlap", async () => {
+  const buffer = new OutputBuffer();
+  const prompt = new PatternScanner(compilePattern(">>> $", "", "pattern"), buffer, 0);
+  assertEquals(await scanAll(buffer, prompt, ["Python 3\n", ">>", "> "]), {
+    text: ">>> ",
+    index: 9,
+    groups: [],
+  });
+  // Within the overlap: the start came in an earlier piece than the end.
+  const near = new OutputBuffer();
+  const spanning = new PatternScanner(compilePattern("BEGIN[\\s\\S]*END", "", "p"), near, 0);
+  const filler = "y".repeat(MATCH_OVERLAP / 2) + "\n";
+  assertEquals((await scanAll(near, spanning, ["BEGIN\n", filler, "END\n"]))?.index, 0);
+  // Beyond it (documented): a match longer than the overlap, spread over checks, is missed.
+  const far = new OutputBuffer();
+  const missed = new PatternScanner(compilePattern("BEGIN[\\s\\S]*END", "", "p"), far, 0);
+  const long = "y".repeat(MATCH_OVERLAP * 2) + "\n";
+  assertEquals(await scanAll(far, missed, ["BEGIN\n", long, "END\n"]), undefined);
+});
+
+Deno.test("a slow pattern is matched in slices: the event loop stays free", async () => {
+  // About 100 µs a character in re2js: one scan of a mebibyte would block for minutes.
+  const slow = compilePattern("(?:[ab]*[ba]*c?){500}[xyz]", "", "pattern");
+  const buffer = new OutputBuffer();
+  buffer.append(encoder.encode("ab".repeat(4096) + "\n"));
+  const scanner = new PatternScanner(slow, buffer, 0);
+  let longest = 0, last = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 5);
+  const found = await scanner.scan(true);
+  clearInterval(ticker);
+  assertEquals(found, undefined);
+  ok(longest < 200, `the event loop was blocked for ${longest.toFixed(0)} ms`);
+});
+
+Deno.test("a slow pattern is known slow from the start; a cancelled scan stops at its next slice", async () => {
+  const slow = compilePattern("(?:[ab]*[ba]*c?){500}[xyz]", "", "pattern");
+  const quick = compilePattern("ready", "", "pattern");
+  ok(slow.cost > 50 * quick.cost, `${slow.cost} vs ${quick.cost} ms a character`);
+  const buffer = new OutputBuffer();
+  buffer.append(encoder.encode("ab".repeat(50_000) + "\n"));
+  const scanner = new PatternScanner(slow, buffer, 0);
+  const scanning = scanner.scan(true);
+  setTimeout(() => scanner.cancel(), 50);
+  const started = performance.now();
+  assertEquals(await scanning, undefined);
+  ok(performance.now() - started < 1000, "the scan went on after it was cancelled");
+});

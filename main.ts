@@ -46,11 +46,23 @@ function shutdownOnce(engine: Engine, stopServing: () => Promise<void>): (reason
     if (stopping) return;
     stopping = true;
     log.info("shutting down", { reason });
-    setTimeout(() => Deno.exit(0), SHUTDOWN_DEADLINE_MS);
+    const exit = () => {
+      engine.killEverything();
+      Deno.exit(0);
+    };
+    setTimeout(exit, SHUTDOWN_DEADLINE_MS);
     Promise.all([stopServing().catch(() => {}), engine.shutdown(SHUTDOWN_GRACE_MS)])
       .catch((error) => log.error("shutdown failed", { error }))
-      .finally(() => Deno.exit(0));
+      .finally(exit);
   };
+}
+
+/** SIGINT, SIGTERM and SIGHUP (its terminal went away) end the server in order. */
+function onSignals(shutdown: (reason: string) => void): void {
+  const signals = Deno.build.os === "windows"
+    ? ["SIGINT"] as const
+    : ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  for (const signal of signals) Deno.addSignalListener(signal, () => shutdown(signal));
 }
 
 async function main(): Promise<void> {
@@ -82,16 +94,13 @@ async function main(): Promise<void> {
         `cannot serve HTTP on ${config.http.host}:${config.http.port}: ${(error as Error).message}`,
       );
     }
-    const shutdown = shutdownOnce(engine, () => http.close());
-    Deno.addSignalListener("SIGINT", () => shutdown("SIGINT"));
-    if (Deno.build.os !== "windows") Deno.addSignalListener("SIGTERM", () => shutdown("SIGTERM"));
+    onSignals(shutdownOnce(engine, () => http.close()));
     return;
   }
 
   const server = createMcpServer(toolsFor(config.tools, engine, "mcp-stdio"));
   const shutdown = shutdownOnce(engine, () => server.close());
-  Deno.addSignalListener("SIGINT", () => shutdown("SIGINT"));
-  if (Deno.build.os !== "windows") Deno.addSignalListener("SIGTERM", () => shutdown("SIGTERM"));
+  onSignals(shutdown);
   server.onclose = () => shutdown("transport closed");
   // The SDK's stdio transport does not notice the end of stdin (typescript-sdk#2002).
   process.stdin.on("end", () => shutdown("stdin closed"));

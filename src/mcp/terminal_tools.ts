@@ -29,7 +29,10 @@ const TerminalId = Type.String({
   description: "The id terminal_create returned.",
 });
 const ExitStatusSchema = Type.Object({
-  exitCode: Type.Union([Type.Integer(), Type.Null()]),
+  exitCode: Type.Union([Type.Integer(), Type.Null()], {
+    description:
+      "Null when a signal ended it; null with signal null: it ended, but how is unknown.",
+  }),
   signal: Type.Union([Type.String(), Type.Null()], {
     description: "POSIX name of the signal that ended it.",
   }),

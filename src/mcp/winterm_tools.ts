@@ -128,7 +128,10 @@ const EnhancedQueryInput = Type.Object({
 const QueryOutput = Type.Object({
   token: Type.String(),
   status: literals(["pending", "running", "completed", "not_found", "terminated"] as const),
-  exit_code: Type.Union([Type.Integer(), Type.Null()]),
+  exit_code: Type.Union([Type.Integer(), Type.Null()], {
+    description: "-1 when terminated or timed out; null while running, when a signal ended it, " +
+      "or when it ended with an exit status nobody can tell (signal null too).",
+  }),
   signal: Type.Union([Type.String(), Type.Null()], {
     description: "Signal that ended the process, if any.",
   }),
@@ -239,6 +242,9 @@ function describeState(command: Command): string {
   if (command.status === "terminated") return "terminated";
   if (command.timeoutOccurred) return "timed out and was killed";
   if (command.signal) return `killed by ${command.signal}`;
+  if (command.exitCode === null) {
+    return "completed; its exit status is unknown (another process collected it)";
+  }
   return `completed with exit code ${command.exitCode}`;
 }
 

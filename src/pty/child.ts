@@ -8,13 +8,14 @@
  *
  * @module
  */
-import type {
-  ChildProcess,
-  DataListener,
-  ExitStatus,
-  SignalName,
-  StdioMode,
-  StreamName,
+import {
+  type ChildProcess,
+  type DataListener,
+  type ExitStatus,
+  type SignalName,
+  type StdioMode,
+  type StreamName,
+  WRITE_TIMEOUT_MS,
 } from "./types.ts";
 
 /** An output stream's reader, as a child drives it. */
@@ -27,12 +28,23 @@ export interface OutputReader {
 
 /** The input stream's writer. */
 export interface InputWriter {
-  /** Queues bytes; settles when the OS has taken them all. */
-  write(data: Uint8Array): Promise<void>;
+  /**
+   * Queues bytes; settles when the OS has taken them all. After `timeoutMs` the rest is taken
+   * off the queue and the write fails with a message saying how much was taken.
+   */
+  write(data: Uint8Array, timeoutMs: number): Promise<void>;
   /** Closes the stream once everything queued is written (end of input). */
   closeWhenDrained(): Promise<void>;
   /** Closes now; queued writes fail with `reason`. */
   close(reason?: string): void;
+}
+
+/** The error of a write the program did not take in time. */
+export function writeTimedOut(taken: number, total: number, timeoutMs: number): Error {
+  return new Error(
+    `the program is not reading its input: it took ${taken} of ${total} bytes within ` +
+      `${timeoutMs / 1000} s; the rest was not sent`,
+  );
 }
 
 /** See the module documentation. */
@@ -63,16 +75,14 @@ export abstract class ChildBase implements ChildProcess {
     this.#listeners.push(listener);
   }
 
-  write(data: Uint8Array): Promise<void> {
+  write(data: Uint8Array, timeoutMs: number = WRITE_TIMEOUT_MS): Promise<void> {
     if (this.hasExited) return Promise.reject(new Error("the program has exited"));
-    return this.writer.write(data);
+    return this.writer.write(data, timeoutMs);
   }
 
   closeInput(): Promise<void> {
     if (this.hasExited) return Promise.reject(new Error("the program has exited"));
-    return this.mode === "pty"
-      ? this.writer.write(this.endOfInput)
-      : this.writer.closeWhenDrained();
+    return this.mode === "pty" ? this.write(this.endOfInput) : this.writer.closeWhenDrained();
   }
 
   abstract resize(cols: number, rows: number): void;

@@ -11,11 +11,15 @@
  * ```
  * @module
  */
+import { openDirectory as openPosixDirectory } from "./posix/directory.ts";
 import { spawnPosix } from "./posix/process.ts";
+import { endAll, supervise, type Supervision } from "./posix/supervisor.ts";
+import { openDirectory as openWindowsDirectory } from "./windows/directory.ts";
 import { spawnWindows } from "./windows/process.ts";
-import type { ChildProcess, SpawnOptions } from "./types.ts";
+import type { ChildProcess, OpenDirectory, SpawnOptions } from "./types.ts";
 
 export * from "./types.ts";
+export type { Supervision };
 export { envValue, HOST_FLAVOR, isDirectory, type PathFlavor, resolveProgram } from "./resolve.ts";
 export { quoteWindowsCommandLine } from "./windows/command_line.ts";
 export { runningUnderWine } from "./windows/kernel32.ts";
@@ -23,4 +27,28 @@ export { runningUnderWine } from "./windows/kernel32.ts";
 /** Starts a child. Throws {@link SpawnError} when it cannot start. */
 export function spawn(options: SpawnOptions): ChildProcess {
   return Deno.build.os === "windows" ? spawnWindows(options) : spawnPosix(options);
+}
+
+/**
+ * Opens a working directory for {@link SpawnOptions.directory}: its real path, and (POSIX) a
+ * descriptor the child changes into. Throws {@link SpawnError}.
+ */
+export function openDirectory(path: string): OpenDirectory {
+  return Deno.build.os === "windows" ? openWindowsDirectory(path) : openPosixDirectory(path);
+}
+
+/**
+ * Makes the server answer for everything it starts, beyond each child's own tree: on Linux a
+ * child subreaper, and under `stateDir` a ledger through which the next server ends what this
+ * one left if it is killed (and this one ends what killed predecessors left). On Windows job
+ * objects end every tree when the server dies, so there is nothing to do. Call once, first.
+ */
+export function superviseChildren(stateDir: string | undefined): Supervision {
+  if (Deno.build.os === "windows") return { subreaper: false, recovered: 0 };
+  return supervise(stateDir);
+}
+
+/** The last step of a shutdown: kills whatever this server started that still runs. */
+export function endAllChildren(): number {
+  return Deno.build.os === "windows" ? 0 : endAll();
 }

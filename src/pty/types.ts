@@ -12,14 +12,34 @@ export type StdioMode = "pty" | "pipe";
 /** The name of an output stream. In PTY mode everything arrives as `stdout`. */
 export type StreamName = "stdout" | "stderr";
 
+/**
+ * A directory opened for a child to start in (`openDirectory`): the child starts in exactly
+ * this directory, whatever happens to the names on its path in the meantime.
+ */
+export interface OpenDirectory {
+  /** Its real path (no links, no `..`), as the OS reports it for the open directory. */
+  readonly path: string;
+  /** POSIX: the open descriptor. */
+  readonly fd?: number;
+  /** Lets go of it (once the child has started). */
+  close(): void;
+}
+
 /** What to start. */
 export interface SpawnOptions {
   /** The program: a path, or a name looked up on `env.PATH` (and PATHEXT on Windows). */
   file: string;
+  /**
+   * POSIX: the name the program sees as argv[0] (default: `file`). A launcher that starts a
+   * link's real file passes the link here: multi-call programs (busybox) go by this name.
+   */
+  argv0?: string;
   /** Arguments, not including the program itself. */
   args: string[];
   /** Working directory of the child; must exist. */
   cwd: string;
+  /** The working directory, opened: when given, the child starts in it (`cwd` is its path). */
+  directory?: OpenDirectory;
   /** The child's complete environment (nothing is inherited implicitly). */
   env: Record<string, string>;
   /** `pty` (default) or `pipe`. */
@@ -35,12 +55,25 @@ export interface SpawnOptions {
   verbatimArguments?: boolean;
 }
 
-/** How a child ended. Exactly one of the two is set, except on Windows kills (both may be). */
+/**
+ * How a child ended. Usually exactly one of the two is set; on Windows kills both may be.
+ * Both null means the child ended but how is unknown: its status was taken by someone else
+ * (POSIX `waitpid` answered ECHILD). Never read that as success; see {@link UNKNOWN_EXIT}.
+ */
 export interface ExitStatus {
-  /** The exit code, or null when a signal ended the process. */
+  /** The exit code, or null when a signal ended the process (or the status is unknown). */
   exitCode: number | null;
   /** The POSIX name of the signal that ended the process (`SIGTERM`), or null. */
   signal: string | null;
+}
+
+/** The status of a child that ended in a way nobody can tell any more. */
+export const UNKNOWN_EXIT: Readonly<ExitStatus> = Object.freeze({ exitCode: null, signal: null });
+
+/** "exit code 0", "signal SIGTERM", or "exit status unknown". */
+export function describeExit(status: ExitStatus): string {
+  if (status.signal) return `signal ${status.signal}`;
+  return status.exitCode === null ? "exit status unknown" : `exit code ${status.exitCode}`;
 }
 
 /** A signal name accepted by {@link ChildProcess.kill}. */
@@ -72,6 +105,9 @@ export const SIGNAL_NAMES: readonly SignalName[] = [
   "SIGWINCH",
 ];
 
+/** How long a write may wait for the child to take its input, by default. */
+export const WRITE_TIMEOUT_MS = 10_000;
+
 /** Called with each chunk of output. The chunk is the listener's to keep. */
 export type DataListener = (data: Uint8Array, stream: StreamName) => void;
 
@@ -96,9 +132,11 @@ export interface ChildProcess {
   onData(listener: DataListener): void;
   /**
    * Queues bytes for the child's input. Settles when the OS has taken them all; rejects if the
-   * input is closed or the child is gone.
+   * input is closed, the child is gone, a terminal in line mode would drop part of them (a line
+   * longer than it holds), or the child has not taken them all within `timeoutMs` (default
+   * {@link WRITE_TIMEOUT_MS}): the error then says how many it took; the rest is not sent.
    */
-  write(data: Uint8Array): Promise<void>;
+  write(data: Uint8Array, timeoutMs?: number): Promise<void>;
   /** Signals end of input: closes the stdin pipe, or sends the terminal's EOF character. */
   closeInput(): Promise<void>;
   /** Changes the terminal size (PTY mode). Throws with the reason when the OS refuses. */

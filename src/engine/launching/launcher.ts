@@ -1,7 +1,13 @@
 /**
- * The one way the engine starts a process: the working directory checked, the policy asked,
+ * The one way the engine starts a process: the working directory opened, the policy asked,
  * the child spawned, and every start, refusal, input, kill and exit written to the audit log.
  * Commands and terminals both go through it, whichever front end asked.
+ *
+ * What is judged is what runs: the program's real path (links resolved once) is both judged
+ * and started (argv[0] keeps the name asked for), and the working directory is opened once,
+ * judged by the real path of the open directory, and entered through that descriptor. A link
+ * flipped between the judgment and the start changes nothing, and the audit log names the
+ * file and the directory that were really used.
  *
  * @module
  */
@@ -9,6 +15,8 @@ import { resolve } from "node:path";
 import {
   type ChildProcess,
   isDirectory,
+  type OpenDirectory,
+  openDirectory,
   spawn,
   SpawnError,
   type StdioMode,
@@ -58,6 +66,37 @@ export function resolveDirectory(path: string | undefined, field: string): strin
   return directory;
 }
 
+/** Opens the working directory; a failure names `field`. */
+function open(cwd: string, field: string): OpenDirectory {
+  try {
+    return openDirectory(cwd);
+  } catch (error) {
+    if (error instanceof SpawnError) throw new EngineError("invalid_input", error.message, field);
+    throw error;
+  }
+}
+
+/** The file a program path really is (the path itself if it cannot be resolved). */
+function realProgram(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path; // spawning it reports why it cannot run
+  }
+}
+
+/**
+ * Turns a failed write into the engine's error: the program is gone, its input is closed, it
+ * did not take the input in time, or a terminal in line mode could not hold it.
+ */
+export async function inputFailure(write: Promise<void>): Promise<void> {
+  try {
+    await write;
+  } catch (error) {
+    throw new EngineError("failed", (error as Error).message, "input");
+  }
+}
+
 const encoder = new TextEncoder();
 
 /** See the module documentation. */
@@ -71,28 +110,62 @@ export class Launcher {
     fields: LaunchFields,
     context: LaunchContext,
   ): ChildProcess {
+    const directory = open(options.cwd, fields.cwd);
     try {
-      this.policy?.check({
-        program: invocation.file,
-        cwd: options.cwd,
-        envOverrides: options.envOverrides,
-      }, fields);
-    } catch (error) {
+      const program = realProgram(invocation.file);
+      try {
+        this.policy?.check({
+          program: invocation.file,
+          realProgram: program,
+          cwd: directory.path,
+          envOverrides: options.envOverrides,
+        }, fields);
+      } catch (error) {
+        this.audit?.record({
+          event: "refused",
+          ...context,
+          program,
+          ...(program === invocation.file ? {} : { requested: invocation.file }),
+          cwd: directory.path,
+          reason: (error as Error).message,
+        });
+        throw error;
+      }
+      const child = this.#spawn(invocation, program, directory, options, fields);
       this.audit?.record({
-        event: "refused",
+        event: "start",
         ...context,
-        program: invocation.file,
-        reason: (error as Error).message,
+        pid: child.pid,
+        program,
+        ...(program === invocation.file ? {} : { requested: invocation.file }),
+        args: invocation.args,
+        cwd: directory.path,
+        command: invocation.display,
       });
-      throw error;
+      child.exited.then((status) =>
+        this.audit?.record({ event: "exit", kind: context.kind, id: context.id, ...status })
+      );
+      return child;
+    } finally {
+      directory.close();
     }
-    let child: ChildProcess;
+  }
+
+  #spawn(
+    invocation: Invocation,
+    program: string,
+    directory: OpenDirectory,
+    options: LaunchOptions,
+    fields: LaunchFields,
+  ): ChildProcess {
     try {
-      child = spawn({
-        file: invocation.file,
+      return spawn({
+        file: program,
+        argv0: invocation.file,
         args: invocation.args,
         verbatimArguments: invocation.verbatimArguments,
-        cwd: options.cwd,
+        cwd: directory.path,
+        directory,
         env: options.env,
         mode: options.mode,
         cols: options.cols,
@@ -108,19 +181,6 @@ export class Launcher {
       }
       throw error;
     }
-    this.audit?.record({
-      event: "start",
-      ...context,
-      pid: child.pid,
-      program: invocation.file,
-      args: invocation.args,
-      cwd: options.cwd,
-      command: invocation.display,
-    });
-    child.exited.then((status) =>
-      this.audit?.record({ event: "exit", kind: context.kind, id: context.id, ...status })
-    );
-    return child;
   }
 
   /** Records input written to a process. */

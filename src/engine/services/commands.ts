@@ -15,12 +15,17 @@
  */
 import { log } from "../../log.ts";
 import type { ChildProcess, ExitStatus, StreamName } from "../../pty/mod.ts";
-import { HOST_FLAVOR } from "../../pty/mod.ts";
+import { HOST_FLAVOR, WRITE_TIMEOUT_MS } from "../../pty/mod.ts";
 import type { FrontEnd } from "../launching/audit.ts";
 import { EngineError } from "../errors.ts";
 import { childEnvironment } from "../launching/environment.ts";
 import { Listeners } from "../events.ts";
-import { type LaunchContext, Launcher, resolveDirectory } from "../launching/launcher.ts";
+import {
+  inputFailure,
+  type LaunchContext,
+  Launcher,
+  resolveDirectory,
+} from "../launching/launcher.ts";
 import { stopProcess } from "../launching/lifecycle.ts";
 import { DEFAULT_MAX_BYTES, OutputBuffer } from "../output/buffer.ts";
 import { utf8Transcoder } from "../output/utf8.ts";
@@ -60,6 +65,8 @@ export interface CommandServiceOptions {
   maxRunning?: number;
   /** Time between SIGTERM and SIGKILL when stopping, in ms. Default 2000. */
   killGraceMs?: number;
+  /** How long a write may wait for the command to take its input, in ms. Default 10,000. */
+  writeTimeoutMs?: number;
   /** Starts processes (policy, audit). Default: no policy, no audit. */
   launcher?: Launcher;
 }
@@ -103,6 +110,7 @@ export class Command {
     maxBufferSize: number,
     timeoutSeconds: number,
     private readonly killGraceMs: number,
+    private readonly writeTimeoutMs: number,
     private readonly launcher: Launcher,
   ) {
     this.token = context.id;
@@ -146,13 +154,13 @@ export class Command {
     const newline = this.mode === "pty" ? "\r" : HOST_FLAVOR === "windows" ? "\r\n" : "\n";
     const input = appendNewline ? text + newline : text;
     this.launcher.input({ ...this.context, via }, input);
-    await this.#child.write(encoder.encode(input));
+    await inputFailure(this.#child.write(encoder.encode(input), this.writeTimeoutMs));
   }
 
   /** Ends the command's input (EOF). */
   async closeInput(): Promise<void> {
     this.#assertRunning();
-    await this.#child.closeInput();
+    await inputFailure(this.#child.closeInput());
   }
 
   /** Stops the command and its whole process tree; status becomes `terminated`. */
@@ -211,6 +219,7 @@ export class CommandService {
   readonly retainMs: number;
   readonly maxRunning: number;
   readonly killGraceMs: number;
+  readonly writeTimeoutMs: number;
   readonly launcher: Launcher;
 
   constructor(options: CommandServiceOptions = {}) {
@@ -218,6 +227,7 @@ export class CommandService {
     this.retainMs = options.retainMs ?? 60 * 60 * 1000;
     this.maxRunning = options.maxRunning ?? 256;
     this.killGraceMs = options.killGraceMs ?? 2000;
+    this.writeTimeoutMs = options.writeTimeoutMs ?? WRITE_TIMEOUT_MS;
     this.launcher = options.launcher ?? new Launcher();
   }
 
@@ -268,6 +278,7 @@ export class CommandService {
       request.maxBufferSize ?? DEFAULT_MAX_BYTES,
       request.timeoutSeconds ?? 30,
       this.killGraceMs,
+      this.writeTimeoutMs,
       this.launcher,
     );
     this.#commands.set(command.token, command);

@@ -18,10 +18,21 @@
  * @module
  */
 import { log } from "../../log.ts";
-import type { ChildProcess, ExitStatus, SignalName } from "../../pty/mod.ts";
+import {
+  type ChildProcess,
+  describeExit,
+  type ExitStatus,
+  type SignalName,
+  WRITE_TIMEOUT_MS,
+} from "../../pty/mod.ts";
 import { cleanTerminalText } from "../output/clean.ts";
 import type { FrontEnd } from "../launching/audit.ts";
-import { type LaunchContext, Launcher, resolveDirectory } from "../launching/launcher.ts";
+import {
+  inputFailure,
+  type LaunchContext,
+  Launcher,
+  resolveDirectory,
+} from "../launching/launcher.ts";
 import { childEnvironment } from "../launching/environment.ts";
 import { EngineError } from "../errors.ts";
 import { Listeners } from "../events.ts";
@@ -44,6 +55,8 @@ export interface TerminalServiceOptions {
   maxBytes?: number;
   /** Time between SIGTERM and SIGKILL when stopping, in ms. Default 2000. */
   killGraceMs?: number;
+  /** How long a write may wait for the terminal to take its input, in ms. Default 10,000. */
+  writeTimeoutMs?: number;
   /** Starts processes (policy, audit). Default: no policy, no audit. */
   launcher?: Launcher;
 }
@@ -131,6 +144,7 @@ export class Terminal {
     readonly outputByteLimit: number | undefined,
     limits: { maxLines: number; maxBytes: number },
     utf8Output: boolean,
+    private readonly writeTimeoutMs: number,
   ) {
     this.id = context.id;
     this.#child = child;
@@ -173,7 +187,7 @@ export class Terminal {
     this.touch();
     this.inputs.push({ time: this.lastActivity, bytes: bytes.length });
     if (this.inputs.length > INPUT_HISTORY) this.inputs.shift();
-    await this.#child.write(bytes);
+    await inputFailure(this.#child.write(bytes, this.writeTimeoutMs));
   }
 
   /** Resizes the terminal (and the screen view). */
@@ -378,14 +392,11 @@ export interface TerminalStats {
   isActive: boolean;
 }
 
+export { describeExit };
+
 /** About four characters of English per token. */
 export function estimateTokens(characters: number): number {
   return Math.ceil(characters / 4);
-}
-
-/** "exit code 0", "signal SIGTERM". */
-export function describeExit(status: ExitStatus): string {
-  return status.signal ? `signal ${status.signal}` : `exit code ${status.exitCode}`;
 }
 
 /** Creates, finds and ends terminals. */
@@ -397,6 +408,7 @@ export class TerminalService {
   readonly maxLines: number;
   readonly maxBytes: number;
   readonly killGraceMs: number;
+  readonly writeTimeoutMs: number;
   readonly launcher: Launcher;
 
   constructor(options: TerminalServiceOptions = {}) {
@@ -405,6 +417,7 @@ export class TerminalService {
     this.maxLines = options.maxLines ?? 10_000;
     this.maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
     this.killGraceMs = options.killGraceMs ?? 2000;
+    this.writeTimeoutMs = options.writeTimeoutMs ?? WRITE_TIMEOUT_MS;
     this.launcher = options.launcher ?? new Launcher();
   }
 
@@ -441,6 +454,7 @@ export class TerminalService {
       request.outputByteLimit,
       { maxLines: this.maxLines, maxBytes: Math.max(this.maxBytes, request.outputByteLimit ?? 0) },
       invocation.utf8Output ?? false,
+      this.writeTimeoutMs,
     );
     this.#terminals.set(id, terminal);
     this.#startSweeper();

@@ -4,8 +4,8 @@
  *
  * Guarantees: signals reset to their defaults and none blocked; no fd of the server reaches
  * the child; IUTF8 set; output read until end of file even after the child has exited; the
- * exit is reported only after that; whatever the child left running in its session is killed
- * when it exits, so no process outlives the command that started it.
+ * exit is reported only after that; whatever the child left running in its tree (tree.ts) is
+ * killed when it exits, so no process outlives the command that started it.
  *
  * @module
  */
@@ -13,9 +13,12 @@ import type { ChildProcess, SpawnOptions } from "../types.ts";
 import { checkSpawnOptions, resolveProgram } from "../resolve.ts";
 import { PosixChild } from "./child.ts";
 import { libc } from "./libc.ts";
+import { processEntry } from "./process_table.ts";
 import { openTerminal } from "./pty.ts";
 import { openPipe, reactor } from "./reactor.ts";
 import { posixSpawn, type Stdio } from "./spawn.ts";
+import { recordRoot } from "./supervisor.ts";
+import { newMark, TREE_VARIABLE } from "./tree.ts";
 
 const IS_DARWIN = Deno.build.os === "darwin";
 /**
@@ -32,13 +35,17 @@ export function spawnPosix(options: SpawnOptions): ChildProcess {
   const program = resolveProgram(options.file, { cwd: options.cwd, env: options.env });
   const loop = reactor();
   const stdio = mode === "pty" ? openTerminal(options.cols ?? 80, options.rows ?? 24) : openPipes();
+  // Everything the child starts inherits the mark, by which its tree is found (tree.ts).
+  const mark = newMark();
+  const env = { ...options.env, [TREE_VARIABLE]: mark };
   let pid: number;
   try {
     const shim = IS_DARWIN && stdio.slavePath !== undefined;
+    const argv0 = options.argv0 ?? options.file;
     const argv = shim
       ? ["/bin/sh", "-c", DARWIN_CTTY_SHIM, stdio.slavePath!, program, ...options.args]
-      : [options.file, ...options.args];
-    pid = posixSpawn(shim ? "/bin/sh" : program, argv, options, stdio);
+      : [argv0, ...options.args];
+    pid = posixSpawn(shim ? "/bin/sh" : program, argv, { ...options, env }, stdio);
   } catch (error) {
     for (const fd of stdio.parentFds) libc().close(fd);
     throw error;
@@ -46,7 +53,16 @@ export function spawnPosix(options: SpawnOptions): ChildProcess {
     // The child has its own copies now (or never will): ours are closed exactly once.
     for (const fd of stdio.childFds) libc().close(fd);
   }
-  return new PosixChild(pid, mode, loop, stdio.parentFds);
+  // Not reaped before the reactor does it, so the pid is still this child's: its start time
+  // makes the pair an identity no reuse can fake.
+  const root = { pid, start: processEntry(pid)?.start ?? 0 };
+  recordRoot(root);
+  return new PosixChild(pid, mode, loop, stdio.parentFds, {
+    mark,
+    roots: [root],
+    since: root.start,
+    sessionsOfGoneRoots: true,
+  });
 }
 
 function openPipes(): Stdio {

@@ -92,7 +92,7 @@ export class WindowsChild extends ChildBase {
   protected signalTree(signal: SignalName): void {
     if (signal === "SIGINT" && this.mode === "pty") {
       // Ctrl+C typed into the console: conhost delivers CTRL_C_EVENT to its processes.
-      this.writer.write(new Uint8Array([0x03])).catch(() => {});
+      this.write(new Uint8Array([0x03])).catch(() => {});
       return;
     }
     this.#killedBy ??= signal;

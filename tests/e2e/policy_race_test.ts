@@ -105,8 +105,9 @@ Deno.test({
       ).finally(stop);
       const ran = programs.filter((outcome) => outcome.token);
       for (const outcome of programs) {
-        if (outcome.refusal) match(outcome.refusal, /really .*\/bin\/denied\) matches programs\.deny/);
-        else assertEquals(outcome.stdout, "ALLOWED\n");
+        if (outcome.refusal) {
+          match(outcome.refusal, /really .*\/bin\/denied\) matches programs\.deny/);
+        } else assertEquals(outcome.stdout, "ALLOWED\n");
       }
       let deniedRuns = 0;
       try {

@@ -450,7 +450,10 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
       title: "Send input to a command",
       description:
         "Type text into a running command (answers to prompts, REPL lines). Enter is pressed after " +
-        "it unless append_newline is false. Send \\u0003 with append_newline false for Ctrl+C.",
+        "it unless append_newline is false. Send \\u0003 with append_newline false for Ctrl+C. " +
+        "Fails, saying how much was taken, if the command does not take the input within " +
+        "WINTERM_WRITE_TIMEOUT_MS (10 s); on a terminal in line mode, a line over 4095 bytes " +
+        "(1024 on macOS) is refused whole.",
       input: InputInput,
       output: Outcome,
       annotations: {

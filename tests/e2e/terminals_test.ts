@@ -425,6 +425,30 @@ withServer("idle terminals are released after WINTERM_TERMINAL_IDLE_SECONDS", as
   match(text(await mcp.call("terminal_read", { terminalId })), /no terminal/);
 }, { WINTERM_TERMINAL_IDLE_SECONDS: "2" });
 
+serverTest(
+  "a terminal in line mode refuses a line it would cut short, and says why",
+  async (mcp) => {
+    const { terminalId } = await mcp.callOk<Created>("terminal_create", {
+      command: "sh",
+      args: ["-c", "stty -echo; echo ready; wc -c"],
+    });
+    await wait(mcp, { terminalId, pattern: "ready", timeoutMs: 10_000, since: 0 });
+    const refused = await mcp.call("terminal_write", { terminalId, input: "x".repeat(5000) });
+    ok(refused.isError);
+    match(text(refused), /^'input': the terminal is in line mode .* at most 4095 bytes of a line/);
+    const written = await mcp.callOk<{ bytesWritten: number }>("terminal_write", {
+      terminalId,
+      input: "y".repeat(4095),
+    });
+    assertEquals(written.bytesWritten, 4096);
+    await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_d"] });
+    const done = await wait(mcp, { terminalId, pattern: "4096", timeoutMs: 10_000 });
+    assertEquals(done.condition, "pattern");
+    await mcp.callOk("terminal_release", { terminalId });
+  },
+  { ignore: !linux },
+);
+
 withServer("bad terminal input is refused clearly", async (mcp) => {
   const { terminalId } = await mcp.callOk<Created>("terminal_create", { shell: "sh" });
   const cases: [string, Record<string, unknown>, RegExp][] = [

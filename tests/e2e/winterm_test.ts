@@ -163,6 +163,25 @@ withServer("end of input with eof", async (mcp) => {
   }
 });
 
+serverTest(
+  "input a command never reads times out with a clear error, and the server keeps serving",
+  async (mcp) => {
+    const token = await run(mcp, { command: "sleep 40", use_pty: false });
+    const started = performance.now();
+    const result = await mcp.call("send_command_input", { token, input: "a".repeat(1024 * 1024) });
+    ok(result.isError);
+    match(
+      text(result),
+      /^'input': the program is not reading its input: it took \d+ of 1048577 bytes within 1 s; the rest was not sent$/,
+    );
+    ok(performance.now() - started < 30_000);
+    const status = await mcp.callOk<{ status: string }>("query_command_status", { token });
+    assertEquals(status.status, "running");
+    await mcp.callOk("terminate_command", { token });
+  },
+  { ignore: !posix, env: { WINTERM_WRITE_TIMEOUT_MS: "1000" } },
+);
+
 withServer("a timeout kills grandchildren and keeps the output", async (mcp) => {
   const token = await run(mcp, {
     command: "echo before; sh -c 'sleep 7771' & sleep 7772 & wait",

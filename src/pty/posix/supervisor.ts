@@ -67,7 +67,7 @@ export function supervise(stateDir: string | undefined): Supervision {
     else log.warn("cannot become a child subreaper: orphans of commands go to init");
   }
   if (!stateDir) return { subreaper, recovered: 0 };
-  const recovered = recover(stateDir);
+  const recovered = endAbandoned(stateDir);
   try {
     ledger = Ledger.open(stateDir, {
       instance: INSTANCE,
@@ -83,8 +83,13 @@ export function supervise(stateDir: string | undefined): Supervision {
   return { subreaper, ledger: ledger?.path, recovered };
 }
 
-/** Ends what servers that are gone left running; returns how many processes. */
-function recover(stateDir: string): number {
+/**
+ * Ends what servers that are gone left running (their ledgers under `stateDir`); returns how
+ * many processes. Only what a ledger vouches for: processes with the dead server's marks, and
+ * its roots that are still there with the start times it recorded, with their sessions and
+ * descendants. A pid now used by someone else has another start time and is left alone.
+ */
+export function endAbandoned(stateDir: string): number {
   const boot = IS_LINUX ? bootId() : undefined;
   let ended = 0;
   for (const abandoned of abandonedLedgers(stateDir)) {

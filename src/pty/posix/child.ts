@@ -104,7 +104,7 @@ export class PosixChild extends ChildBase {
   protected override afterExit(): void {
     // Whatever the child left running (background jobs, daemons) goes with it; this also
     // closes their copies of the terminal, so the drain ends with EIO promptly.
-    signalTree(this.tree, signalNumber("SIGKILL"));
+    signalTree(this.tree, signalNumber("SIGKILL"), true);
   }
 
   protected override outputEndedFirst(): void {

@@ -12,8 +12,8 @@
  *
  * Nothing older than the tree's root can belong to it (start times), and the server itself
  * never does. SIGKILL is repeated until a look finds no new member, so a process that forks
- * while its tree is being ended does not leave a survivor. Many trees signalled in one tick
- * (a shutdown with 100 terminals) cost one walk of the table.
+ * while its tree is being ended does not leave a survivor. Many trees signalled together (a
+ * shutdown with 100 terminals, a burst of commands ending) cost one walk of the table.
  *
  * @module
  */
@@ -162,21 +162,35 @@ export function signalTrees(selectors: Map<TreeSelector, Set<number>>): number {
 }
 
 const pending = new Map<TreeSelector, Set<number>>();
+let flushQueued = false;
+let flushTimer: ReturnType<typeof setTimeout> | undefined;
+/** How soon what a child left behind is looked for after it exits. */
+const LEFTOVER_DELAY_MS = 50;
 
 /**
  * Signals a tree: its process group at once (one call), then everything else that belongs to
- * it in a look at the process table at the end of this tick (shared by every tree signalled
- * in the same tick).
+ * it in one look at the process table shared by every tree signalled meanwhile: at the end of
+ * this tick, or, with `soon`, within {@link LEFTOVER_DELAY_MS} (what a child that exited left
+ * behind: a burst of exits then costs one look, and none delays the answer about the exit).
  */
-export function signalTree(selector: TreeSelector, signo: number): void {
+export function signalTree(selector: TreeSelector, signo: number, soon = false): void {
   for (const root of selector.roots) libc().kill(-root.pid, signo);
-  if (pending.size === 0) queueMicrotask(flush);
   const signals = pending.get(selector) ?? new Set();
   signals.add(signo);
   pending.set(selector, signals);
+  if (!soon && !flushQueued) {
+    flushQueued = true;
+    queueMicrotask(flush);
+  } else if (soon) {
+    flushTimer ??= setTimeout(flush, LEFTOVER_DELAY_MS);
+  }
 }
 
 function flush(): void {
+  flushQueued = false;
+  clearTimeout(flushTimer);
+  flushTimer = undefined;
+  if (pending.size === 0) return;
   const wanted = new Map(pending);
   pending.clear();
   signalTrees(wanted);

@@ -15,16 +15,33 @@ const LAUNCHES = 400;
 /** Launches in flight at once (the machine is shared: a few are enough to keep it busy). */
 const PARALLEL = 8;
 
-/** A link flipping between two targets in a worker until `stop`. */
-async function flipping(link: string, targets: [string, string]): Promise<() => void> {
+/** A link flipping between two targets in a worker; the returned function stops it. */
+async function flipping(
+  link: string,
+  targets: [string, string],
+): Promise<() => Promise<number>> {
   const worker = new Worker(new URL("../helpers/flip_worker.ts", import.meta.url), {
     type: "module",
   });
-  await new Promise<void>((resolve) => {
-    worker.onmessage = () => resolve();
-    worker.postMessage({ link, targets });
-  });
-  return () => worker.terminate();
+  const stop = new Int32Array(new SharedArrayBuffer(4));
+  const messages: unknown[] = [];
+  let wake = () => {};
+  worker.onmessage = (event) => {
+    messages.push(event.data);
+    wake();
+  };
+  const next = async () => {
+    while (messages.length === 0) await new Promise<void>((resolve) => wake = resolve);
+    return messages.shift();
+  };
+  worker.postMessage({ link, targets, stop });
+  await next(); // "flipping"
+  return async () => {
+    Atomics.store(stop, 0, 1);
+    const flips = await next() as number;
+    worker.terminate();
+    return flips;
+  };
 }
 
 /** Runs `launch` `count` times, `PARALLEL` at a time. */

@@ -103,7 +103,9 @@ async function startTerminals(mcp: Connection) {
  * One state directory for this file's servers: should a test fail with its server killed, the
  * next server started here ends what it left.
  */
-const STATE_DIR = join(tempDir("winterm-state-"), "state");
+const STATE_ROOT = tempDir("winterm-state-");
+const STATE_DIR = join(STATE_ROOT, "state");
+globalThis.addEventListener("unload", () => Deno.removeSync(STATE_ROOT, { recursive: true }));
 
 Deno.test({
   name: "orphans: terminate, timeout, terminal_kill and terminal_release leave no process",

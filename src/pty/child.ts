@@ -40,11 +40,54 @@ export interface InputWriter {
 }
 
 /** The error of a write the program did not take in time. */
-export function writeTimedOut(taken: number, total: number, timeoutMs: number): Error {
+function writeTimedOut(taken: number, total: number, timeoutMs: number): Error {
   return new Error(
     `the program is not reading its input: it took ${taken} of ${total} bytes within ` +
       `${timeoutMs / 1000} s; the rest was not sent`,
   );
+}
+
+/** A write waiting in a writer's queue: it settles once, and its time limit ends with it. */
+export class PendingInput {
+  /** Bytes the OS has taken so far. */
+  done = 0;
+  /** Set once the time limit has passed (the writer then ends the write). */
+  expired = false;
+  readonly promise: Promise<void>;
+  #resolve!: () => void;
+  #reject!: (error: Error) => void;
+  #timer: ReturnType<typeof setTimeout>;
+
+  /** `onExpiry` runs if the write is still pending after `timeoutMs`. */
+  constructor(
+    readonly data: Uint8Array,
+    readonly timeoutMs: number,
+    onExpiry: (input: PendingInput) => void,
+  ) {
+    this.promise = new Promise((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    this.#timer = setTimeout(() => {
+      this.expired = true;
+      onExpiry(this);
+    }, timeoutMs);
+  }
+
+  resolve(): void {
+    clearTimeout(this.#timer);
+    this.#resolve();
+  }
+
+  reject(error: Error): void {
+    clearTimeout(this.#timer);
+    this.#reject(error);
+  }
+
+  /** Fails it for running out of time, with how much was taken. */
+  timeOut(): void {
+    this.reject(writeTimedOut(this.done, this.data.length, this.timeoutMs));
+  }
 }
 
 /** See the module documentation. */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type InputWriter, type OutputReader, writeTimedOut } from "../child.ts";
+import { type InputWriter, type OutputReader, PendingInput } from "../child.ts";
 import { type Handle, kernel32, LAYOUT, W } from "./kernel32.ts";
 import { isFailure, type WindowsReactor } from "./reactor.ts";
 
@@ -93,20 +93,11 @@ export class OverlappedReader implements OutputReader {
   }
 }
 
-interface PendingWrite {
-  data: Uint8Array;
-  resolve: () => void;
-  reject: (error: Error) => void;
-  timer: ReturnType<typeof setTimeout>;
-  /** Set when the write ran out of time while in flight (it is being cancelled). */
-  expiredAfterMs?: number;
-}
-
 /** Writes queued bytes to a pipe, one overlapped write at a time. Owns (and closes) the handle. */
 export class OverlappedWriter implements InputWriter {
   #overlapped = new Uint8Array(LAYOUT.OVERLAPPED);
-  #queue: PendingWrite[] = [];
-  #inFlight: PendingWrite | undefined;
+  #queue: PendingInput[] = [];
+  #inFlight: PendingInput | undefined;
   #key: bigint;
   #closed = false;
   #closeReason = "";
@@ -122,39 +113,26 @@ export class OverlappedWriter implements InputWriter {
       return Promise.reject(new Error("the program's input is closed"));
     }
     if (data.length === 0) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const pending: PendingWrite = {
-        // A copy: the caller's buffer may change or be collected while the kernel reads it.
-        data: data.slice(),
-        resolve: () => {
-          clearTimeout(pending.timer);
-          resolve();
-        },
-        reject: (error) => {
-          clearTimeout(pending.timer);
-          reject(error);
-        },
-        timer: setTimeout(() => this.#expire(pending, timeoutMs), timeoutMs),
-      };
-      this.#queue.push(pending);
-      if (!this.#inFlight) this.#next();
-    });
+    // A copy: the caller's buffer may change or be collected while the kernel reads it.
+    const pending = new PendingInput(data.slice(), timeoutMs, (input) => this.#expire(input));
+    this.#queue.push(pending);
+    if (!this.#inFlight) this.#next();
+    return pending.promise;
   }
 
   /**
    * A write ran out of time. Queued: it goes. In flight: it is cancelled, and its completion
    * (with the bytes the pipe took) ends it.
    */
-  #expire(pending: PendingWrite, timeoutMs: number): void {
+  #expire(pending: PendingInput): void {
     if (pending === this.#inFlight) {
-      pending.expiredAfterMs = timeoutMs;
       kernel32().CancelIoEx(this.handle, pointerOf(this.#overlapped));
       return;
     }
     const index = this.#queue.indexOf(pending);
     if (index < 0) return;
     this.#queue.splice(index, 1);
-    pending.reject(writeTimedOut(0, pending.data.length, timeoutMs));
+    pending.timeOut();
   }
 
   /** Closes the pipe once everything queued is written (end of input for the child). */
@@ -179,11 +157,11 @@ export class OverlappedWriter implements InputWriter {
   completed(_overlapped: bigint, bytes: number, status: number): void {
     const done = this.#inFlight!;
     this.#inFlight = undefined;
-    if (done.expiredAfterMs !== undefined && !this.#closed) {
+    if (done.expired && !this.#closed) {
       // Cancelled for taking too long (or it finished just as it was cancelled).
-      if (isFailure(status)) {
-        done.reject(writeTimedOut(bytes, done.data.length, done.expiredAfterMs));
-      } else done.resolve();
+      done.done = bytes;
+      if (isFailure(status)) done.timeOut();
+      else done.resolve();
     } else if (isFailure(status)) {
       done.reject(
         new Error(

@@ -83,6 +83,7 @@ async function main(): Promise<void> {
   } catch (error) {
     fail((error as Error).message);
   }
+  log.info("answering for the processes it starts", { ...engine.supervision });
 
   if (config.http) {
     let http;

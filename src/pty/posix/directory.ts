@@ -21,7 +21,8 @@ import { fdPath } from "./procfs.ts";
 /** Opens `path` as a directory. Throws {@link SpawnError} naming the cause. */
 export function openDirectory(path: string): OpenDirectory {
   const lib = libc();
-  const fd = lib.open(cString(path), C.O_DIRECTORY | C.O_CLOEXEC /* | O_RDONLY (0) */);
+  // O_PATH (Linux): a directory one may enter but not list can still be opened this way.
+  const fd = lib.open(cString(path), C.O_PATH | C.O_DIRECTORY | C.O_CLOEXEC /* | O_RDONLY */);
   if (fd < 0) {
     const code = errnoName(errno());
     throw new SpawnError(code, `working directory '${path}' cannot be opened (${code})`);

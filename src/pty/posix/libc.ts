@@ -23,6 +23,7 @@ export const C = IS_DARWIN
     O_NONBLOCK: 0x4,
     O_CLOEXEC: 0x1000000,
     O_DIRECTORY: 0x100000,
+    O_PATH: 0, // none: a directory is opened for reading
     F_SETFD: 2,
     F_GETFL: 3,
     F_SETFL: 4,
@@ -51,6 +52,7 @@ export const C = IS_DARWIN
     O_NONBLOCK: 0x800,
     O_CLOEXEC: 0x80000,
     O_DIRECTORY: ARM ? 0x4000 : 0x10000,
+    O_PATH: 0x200000,
     F_SETFD: 2,
     F_GETFL: 3,
     F_SETFL: 4,

@@ -9,11 +9,11 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { connect, type Connection } from "../helpers/mcp.ts";
-import { eventually, tempDir } from "../helpers/process.ts";
+import { eventually, tempDir, uniqueMarker } from "../helpers/process.ts";
 
 const linux = Deno.build.os === "linux";
-/** This run's marker: every sleep it starts sleeps `8<RUN>.<cell>` seconds. */
-const RUN = String(10000 + Math.floor(Math.random() * 89999));
+/** This run's marker: every sleep it starts sleeps `<RUN>.<cell>` seconds. */
+const RUN = uniqueMarker();
 
 /** The ways a process can try to outlive its owner, as shell code starting `sleep <marker>`. */
 const KINDS: Record<string, (marker: string) => string> = {
@@ -28,7 +28,7 @@ const KINDS: Record<string, (marker: string) => string> = {
 let cells = 0;
 /** A new marker (a sleep duration no one else uses). */
 function marker(): string {
-  return `8${RUN}.${String(++cells).padStart(3, "0")}`;
+  return `${RUN}.${String(++cells).padStart(3, "0")}`;
 }
 
 /** The live sleeps (not zombies) of `markers`, counted with ps. */

@@ -5,7 +5,7 @@
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { type Connection, serverTest, text } from "../helpers/mcp.ts";
-import { eventually, processesWith } from "../helpers/process.ts";
+import { eventually, processesWith, uniqueMarker } from "../helpers/process.ts";
 
 const posix = Deno.build.os !== "windows";
 const linux = Deno.build.os === "linux";
@@ -275,9 +275,10 @@ withServer("outputByteLimit keeps the newest bytes, cut at a character boundary"
 withServer(
   "ACP: kill, then output and exit status, then release; the id is invalid afterwards",
   async (mcp) => {
+    const marker = uniqueMarker();
     const { terminalId, pid } = await mcp.callOk<Created>("terminal_create", {
       command: "sh",
-      args: ["-c", "echo started; sleep 5551 & sleep 5552"],
+      args: ["-c", `echo started; sleep ${marker}1 & sleep ${marker}2`],
       env: [{ name: "ACP_STYLE", value: "yes" }],
     });
     await wait(mcp, { terminalId, pattern: "started", timeoutMs: 10_000, since: 0 });
@@ -285,7 +286,7 @@ withServer(
     assertEquals(killed.exitStatus, { exitCode: null, signal: "SIGHUP" });
     if (linux) {
       ok(
-        await eventually(() => processesWith("sleep 555").length === 0),
+        await eventually(() => processesWith(`sleep ${marker}`).length === 0),
         "the tree survived the kill",
       );
     }

@@ -125,6 +125,14 @@ export async function eventually(
 }
 
 /**
+ * A number no other test run uses, to mark the processes a test starts (`sleep <marker>1`):
+ * other work on the machine, other developers' test runs included, must not count.
+ */
+export function uniqueMarker(): string {
+  return String(100_000 + Math.floor(Math.random() * 800_000));
+}
+
+/**
  * Live pids (not zombies, not this process) whose command line contains (or, with `prefix`,
  * starts with) `marker`. Read through libc, so it works under any permissions that allow FFI.
  */

@@ -85,6 +85,24 @@ export function procText(pid: number | "self", name: string): string | undefined
   return bytes && decoder.decode(bytes);
 }
 
+const pathBuffer = new Uint8Array(64);
+const smallBuffer = new Uint8Array(4096);
+
+/**
+ * A small /proc file (under 4 KiB) as text, without allocations on the way: read once per
+ * process for every look at the process table, so it is worth keeping cheap.
+ */
+function smallProcText(pid: number | "self", name: string): string | undefined {
+  const { written } = encoder.encodeInto(`/proc/${pid}/${name}`, pathBuffer);
+  pathBuffer[written] = 0;
+  const lib = libc();
+  const fd = lib.open(pathBuffer, C.O_CLOEXEC);
+  if (fd < 0) return undefined;
+  const n = Number(lib.read(fd, smallBuffer, BigInt(smallBuffer.length)));
+  lib.close(fd);
+  return n > 0 ? decoder.decode(smallBuffer.subarray(0, n)) : undefined;
+}
+
 /** The fields of `/proc/<pid>/stat` this project uses. */
 export interface ProcessStat {
   pid: number;
@@ -101,7 +119,7 @@ export interface ProcessStat {
 
 /** The process's `stat` line, parsed. */
 export function processStat(pid: number | "self"): ProcessStat | undefined {
-  const text = procText(pid, "stat");
+  const text = smallProcText(pid, "stat");
   if (!text) return undefined;
   // "pid (name) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
   // stime cutime cstime priority nice threads itrealvalue starttime ...": the name may hold

@@ -12,7 +12,7 @@ import process from "node:process";
 import { type Config, ConfigError, parseConfig, USAGE } from "./src/config.ts";
 import { Engine } from "./src/engine/mod.ts";
 import { startHttp, UnsafeConfigError } from "./src/http/server.ts";
-import { log, setLogLevel } from "./src/log.ts";
+import { flushLog, log, setLogLevel } from "./src/log.ts";
 import { toolsFor } from "./src/mcp/profiles.ts";
 import { StdioServerTransport } from "./src/mcp/sdk.ts";
 import { createMcpServer } from "./src/mcp/server.ts";
@@ -21,6 +21,8 @@ import { NAME, VERSION } from "./src/version.ts";
 /** Children get this long to exit on their first signal at shutdown; the exit stays under 2 s. */
 const SHUTDOWN_GRACE_MS = 500;
 const SHUTDOWN_DEADLINE_MS = 1800;
+/** How long the last log lines may take to reach stderr at exit. */
+const LOG_FLUSH_MS = 200;
 
 function fail(message: string, usage = false): never {
   console.error(`${NAME}: ${message}${usage ? `\n\n${USAGE}` : ""}`);
@@ -38,21 +40,26 @@ function readConfig(): { config: Config; help: boolean; version: boolean } {
 
 /**
  * Returns the function that ends the server, once, whatever asks first: `stopServing` (stop
- * accepting requests), then every process the engine started, then exit 0.
+ * accepting requests), then every process the engine started, then exit with `code` (0 for a
+ * requested stop; non-zero when the server cannot go on, so that a supervisor restarts it).
  */
-function shutdownOnce(engine: Engine, stopServing: () => Promise<void>): (reason: string) => void {
+function shutdownOnce(
+  engine: Engine,
+  stopServing: () => Promise<void>,
+): (reason: string, code?: number) => void {
   let stopping = false;
-  return (reason) => {
+  return (reason, code = 0) => {
     if (stopping) return;
     stopping = true;
-    log.info("shutting down", { reason });
+    (code === 0 ? log.info : log.error)("shutting down", { reason, exitCode: code });
     const exit = () => {
       engine.killEverything();
-      Deno.exit(0);
+      Deno.exit(code);
     };
     setTimeout(exit, SHUTDOWN_DEADLINE_MS);
     Promise.all([stopServing().catch(() => {}), engine.shutdown(SHUTDOWN_GRACE_MS)])
       .catch((error) => log.error("shutdown failed", { error }))
+      .then(() => flushLog(LOG_FLUSH_MS))
       .finally(exit);
   };
 }
@@ -95,11 +102,14 @@ async function main(): Promise<void> {
         `cannot serve HTTP on ${config.http.host}:${config.http.port}: ${(error as Error).message}`,
       );
     }
-    onSignals(shutdownOnce(engine, () => http.close()));
+    const shutdown = shutdownOnce(engine, () => http.close());
+    // A server that cannot accept connections is of no use: exit non-zero (Restart=on-failure).
+    http.failed.then((error) => shutdown(`the HTTP listener failed: ${error.message}`, 1));
+    onSignals(shutdown);
     return;
   }
 
-  const server = createMcpServer(toolsFor(config.tools, engine, "mcp-stdio"));
+  const server = createMcpServer(toolsFor(config.tools, engine, "mcp-stdio"), "local");
   const shutdown = shutdownOnce(engine, () => server.close());
   onSignals(shutdown);
   server.onclose = () => shutdown("transport closed");

@@ -8,6 +8,7 @@
  * - server memory with 50 live terminals, and the time to shut down with them;
  * - `terminal_read` latency on a 100,000-line buffer, and memory with 50 idle shells;
  * - the REST API under 50 concurrent clients for a minute;
+ * - REST latency on fresh connections while 1,000 idle connections are held open;
  * - process trees: one look at the process table, ending a command that left 20 escaped
  *   processes, and a new server ending what a SIGKILLed one left (Linux).
  *
@@ -19,7 +20,7 @@ import { fileURLToPath } from "node:url";
 import { spawn } from "../src/pty/mod.ts";
 import { CommandService } from "../src/engine/services/commands.ts";
 import { connect, type Connection, MAIN } from "../tests/helpers/mcp.ts";
-import { request, startHttpServer } from "../tests/helpers/http.ts";
+import { rawRequest, request, startHttpServer } from "../tests/helpers/http.ts";
 import { eventually, processesWith, tempDir, uniqueMarker } from "../tests/helpers/process.ts";
 import { processTable } from "../src/pty/posix/process_table.ts";
 import { signalTrees } from "../src/pty/posix/tree.ts";
@@ -292,6 +293,40 @@ async function httpLoad(rows: Row[]): Promise<void> {
   }
 }
 
+/** Latency of requests on fresh connections while a crowd of idle connections is held open. */
+async function httpUnderIdleCrowd(rows: Row[]): Promise<void> {
+  const server = await startHttpServer();
+  const { hostname, port } = new URL(server.url);
+  const crowd: Deno.Conn[] = [];
+  try {
+    for (let i = 0; i < 1000; i++) crowd.push(await Deno.connect({ hostname, port: Number(port) }));
+    // Connections younger than a second are spared from eviction: let the crowd settle.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const times: number[] = [];
+    let refused = 0;
+    for (let i = 0; i < 200; i++) {
+      const started = performance.now();
+      // A new connection each time (fetch would reuse a pooled one).
+      const answer = await rawRequest(
+        server,
+        `GET /api/terminals HTTP/1.1\nhost: localhost\nauthorization: Bearer ${server.token}\n`,
+      ).catch(() => undefined);
+      times.push(performance.now() - started);
+      if (answer?.status !== 200) refused++;
+    }
+    rows.push({
+      what: "REST `GET /api/terminals` from new clients while 1,000 idle connections are held",
+      figure: `median ${median(times).toFixed(1)} ms, p99 ${
+        percentile(times, 99).toFixed(1)
+      } ms; ${refused} of 200 refused`,
+      note: "the cap is 256: idle connections make room for newcomers",
+    });
+  } finally {
+    crowd.forEach((conn) => conn.close());
+    await server.stop();
+  }
+}
+
 /** A command that leaves 20 processes behind, in every way there is to leave. */
 function escapees(marker: string): string {
   const ways = [
@@ -388,6 +423,8 @@ console.error("terminals...");
 await terminals(rows);
 console.error("HTTP load (a minute)...");
 await httpLoad(rows);
+console.error("HTTP with an idle crowd...");
+await httpUnderIdleCrowd(rows);
 console.error("process trees...");
 await processTrees(rows);
 

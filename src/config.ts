@@ -65,6 +65,18 @@ export interface HttpConfig {
   corsOrigins: string[];
   /** Largest request body accepted, in bytes. */
   maxBodyBytes: number;
+  /** From a connection's start (or its previous answer) to a request's complete headers. */
+  headersTimeoutMs: number;
+  /** From a request's start to its complete body. */
+  requestTimeoutMs: number;
+  /** How long a kept-alive connection may wait for its next request. */
+  idleTimeoutMs: number;
+  /** Connections open at once. */
+  maxConnections: number;
+  /** MCP sessions unused this long are closed. */
+  sessionIdleSeconds: number;
+  /** MCP sessions open at once. */
+  maxSessions: number;
 }
 
 /** What the command line asked for. */
@@ -114,11 +126,20 @@ Environment:
   WINTERM_TERMINAL_MAX_LINES      lines kept per terminal (default 10000)
   WINTERM_TERMINAL_MAX_BYTES      bytes kept per terminal (default 10485760)
   WINTERM_AUDIT_INPUT             "content" to log what is typed, not only its size
-  WINTERM_TOKEN                   HTTP bearer token (generated and printed to stderr if unset;
-                                  required to bind a non-loopback address)
+  WINTERM_TOKEN                   HTTP bearer token, at least 32 characters of A-Z a-z 0-9 - . _ ~ + /
+                                  (e.g. \`openssl rand -hex 24\`; generated and printed to stderr
+                                  if unset; required to bind a non-loopback address)
   WINTERM_ALLOWED_HOSTS           extra host names accepted in Host/Origin (comma-separated)
   WINTERM_CORS_ORIGINS            origins allowed to call from a browser (comma-separated)
   WINTERM_HTTP_MAX_BODY_BYTES     largest request body (default 1048576)
+  WINTERM_HTTP_HEADERS_TIMEOUT_MS a request's headers must arrive within this (default 10000)
+  WINTERM_HTTP_REQUEST_TIMEOUT_MS ... and its body within this of its start (default 30000)
+  WINTERM_HTTP_IDLE_TIMEOUT_MS    kept-alive connections close after this idle (default 30000)
+  WINTERM_HTTP_MAX_CONNECTIONS    connections open at once (default 256): an idle one makes
+                                  room for a newcomer; when all are busy, 503
+  WINTERM_MCP_SESSION_IDLE_SECONDS  MCP sessions unused this long are closed (default 3600)
+  WINTERM_MCP_MAX_SESSIONS        MCP sessions at once (default 256): the least recently used
+                                  idle one makes room for a new client
 
 Logs go to stderr; stdout carries only MCP messages.`;
 
@@ -254,7 +275,20 @@ export function parseConfig(
         1024,
         256 * 1024 * 1024,
       ),
+      headersTimeoutMs: integer(env, "WINTERM_HTTP_HEADERS_TIMEOUT_MS", 10_000, 100, 600_000),
+      requestTimeoutMs: integer(env, "WINTERM_HTTP_REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000),
+      idleTimeoutMs: integer(env, "WINTERM_HTTP_IDLE_TIMEOUT_MS", 30_000, 100, 3_600_000),
+      maxConnections: integer(env, "WINTERM_HTTP_MAX_CONNECTIONS", 256, 1, 100_000),
+      sessionIdleSeconds: integer(env, "WINTERM_MCP_SESSION_IDLE_SECONDS", 3600, 1, 7 * 24 * 3600),
+      maxSessions: integer(env, "WINTERM_MCP_MAX_SESSIONS", 256, 1, 100_000),
     };
+    if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
+      // node:http refuses it: the headers are part of the request.
+      throw new ConfigError(
+        "WINTERM_HTTP_REQUEST_TIMEOUT_MS must be at least WINTERM_HTTP_HEADERS_TIMEOUT_MS " +
+          `(got ${config.http.requestTimeoutMs} < ${config.http.headersTimeoutMs})`,
+      );
+    }
   } else if (values.host || values.port) {
     throw new ConfigError("--host and --port need --http");
   }

@@ -1,14 +1,20 @@
 /**
  * Levelled logging to stderr. stdout belongs to JSON-RPC, so nothing here ever writes there.
  *
+ * Logging never blocks the server: lines go into a bounded queue that one writer drains with
+ * asynchronous writes. When whoever reads stderr falls behind and the queue is full, new lines
+ * are dropped and counted, and a line saying how many were dropped is written in their place.
+ *
  * @example
  * ```ts
- * import { log, setLogLevel } from "./log.ts";
+ * import { flushLog, log, setLogLevel } from "./log.ts";
  * setLogLevel("debug");
  * log.debug("spawned", { pid: 42 });
+ * await flushLog(500);
  * ```
  * @module
  */
+import { concatBytes } from "./bytes.ts";
 
 /** The levels, from most to least verbose. */
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
@@ -31,19 +37,82 @@ export function setLogLevel(level: LogLevel): void {
   threshold = RANK[level];
 }
 
+/** Bytes of log lines waiting for stderr at most; beyond it lines are dropped. */
+const MAX_QUEUED_BYTES = 1024 * 1024;
+let queue: Uint8Array[] = [];
+let queuedBytes = 0;
+let dropped = 0;
+let draining: Promise<void> | undefined;
+let stderrGone = false;
+
 function write(level: LogLevel, message: string, fields?: Record<string, unknown>): void {
-  if (RANK[level] < threshold) return;
+  if (RANK[level] < threshold || stderrGone) return;
   let line = `${new Date().toISOString()} ${level.toUpperCase()} ${message}`;
   if (fields) {
     for (const [key, value] of Object.entries(fields)) {
       line += ` ${key}=${typeof value === "string" ? JSON.stringify(value) : safeJson(value)}`;
     }
   }
+  enqueue(encoder.encode(line + "\n"));
+}
+
+function enqueue(bytes: Uint8Array): void {
+  if (queuedBytes + bytes.length > MAX_QUEUED_BYTES) {
+    dropped++;
+    return;
+  }
+  if (dropped > 0) noteDropped();
+  queue.push(bytes);
+  queuedBytes += bytes.length;
+  startDrain();
+}
+
+function startDrain(): void {
+  if (draining) return;
+  draining = drain().finally(() => {
+    draining = undefined;
+    // Lines queued while the last write was finishing.
+    if (queue.length > 0 && !stderrGone) startDrain();
+  });
+}
+
+/** Queues the line that says how many lines were dropped (it may exceed the bound: it is short). */
+function noteDropped(): void {
+  const time = new Date().toISOString();
+  const note = encoder.encode(
+    `${time} WARN ${dropped} log lines dropped: stderr was not read fast enough\n`,
+  );
+  dropped = 0;
+  queue.push(note);
+  queuedBytes += note.length;
+}
+
+async function drain(): Promise<void> {
   try {
-    Deno.stderr.writeSync(encoder.encode(line + "\n"));
+    while (queue.length > 0) {
+      const chunk = concatBytes(queue);
+      queue = [];
+      queuedBytes = 0;
+      for (let at = 0; at < chunk.length;) at += await Deno.stderr.write(chunk.subarray(at));
+      if (queue.length === 0 && dropped > 0) noteDropped();
+    }
   } catch {
     // stderr is gone (the client closed it): logging must never take the server down.
+    stderrGone = true;
+    queue = [];
+    queuedBytes = 0;
   }
+}
+
+/** Waits (at most `timeoutMs`) until the queued lines are written: call before exiting. */
+export async function flushLog(timeoutMs: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<void>((resolve) => timer = setTimeout(resolve, timeoutMs));
+  const flushed = (async () => {
+    while (draining) await draining;
+  })();
+  await Promise.race([flushed, deadline]);
+  clearTimeout(timer);
 }
 
 function safeJson(value: unknown): string {

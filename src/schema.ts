@@ -34,6 +34,16 @@ export const Env = Type.Record(
   },
 );
 
+/** How a program's bytes are read and its input written (the `encoding` argument). */
+export const Encoding = Type.String({
+  minLength: 1,
+  maxLength: 40,
+  description: "The program's character encoding: utf-8, oem, ansi (Windows code pages), a " +
+    "code page number (936, 65001) or a label (gbk, big5, shift_jis, cp850, windows-1252). " +
+    "Default: detected (Windows pipes: UTF-8 if the bytes are UTF-8, else the console code " +
+    "page; terminals: UTF-8). A cmd or PowerShell shell is switched to it (chcp).",
+});
+
 /** A union of string literals (an enum, as JSON Schema `anyOf` of `const`s). */
 export function literals<const T extends readonly string[]>(
   values: T,
@@ -44,8 +54,21 @@ export function literals<const T extends readonly string[]>(
 
 const checkers = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
-/** The problems with `args`, as messages naming each field; empty when they are valid. */
+/**
+ * The problems with `args`, as messages naming each field; empty when they are valid. A
+ * `__proto__` key anywhere (or an object whose prototype was replaced by one on its way here)
+ * is refused like any unknown key: it would otherwise slip past the key checks.
+ */
 export function validationErrors(schema: TObject, args: unknown): string[] {
+  const smuggled = prototypeKeys(args, "");
+  if (smuggled.length) {
+    const known = Object.keys(schema.properties).join(", ");
+    return smuggled.slice(0, 5).map((path) =>
+      path === "__proto__"
+        ? `'__proto__' is not a known argument (known: ${known})`
+        : `'${path}' is not allowed here (unknown name)`
+    );
+  }
   let checker = checkers.get(schema);
   if (!checker) {
     checker = TypeCompiler.Compile(schema);
@@ -135,4 +158,20 @@ function expectation(schema: Record<string, unknown>): string {
 function describeKeyRule(schema: Record<string, unknown>): string {
   const patterns = Object.keys((schema.patternProperties as object | undefined) ?? {});
   return patterns.length ? `names must match ${patterns.join(" or ")}` : "unknown name";
+}
+
+/** Paths ("env.__proto__") of `__proto__` keys, own or smuggled in as a replaced prototype. */
+function prototypeKeys(value: unknown, path: string, depth = 0): string[] {
+  if (typeof value !== "object" || value === null || depth > 32) return [];
+  const here = path ? `${path}.__proto__` : "__proto__";
+  const prototype = Object.getPrototypeOf(value);
+  const plain = Array.isArray(value)
+    ? prototype === Array.prototype
+    : prototype === Object.prototype || prototype === null;
+  const found = !plain || Object.hasOwn(value, "__proto__") ? [here] : [];
+  for (const [key, item] of Object.entries(value)) {
+    if (key === "__proto__") continue;
+    found.push(...prototypeKeys(item, path ? `${path}.${key}` : key, depth + 1));
+  }
+  return found;
 }

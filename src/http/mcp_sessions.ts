@@ -1,23 +1,40 @@
 /**
  * MCP Streamable HTTP at /mcp: one SDK transport and one MCP server per session
- * (`Mcp-Session-Id`), created by an initialize request, ended by DELETE, by the client going
- * quiet for an hour, or by shutdown. The engine behind them is shared.
+ * (`Mcp-Session-Id`), created by an initialize request, ended by DELETE, by going unused for
+ * the idle time, by shutdown, or, when the table is full, by a newer client: the least
+ * recently used session with no request in flight makes room (a client whose session is gone
+ * gets 404 and initializes again, as the protocol says). The engine behind them is shared.
  *
+ * @example
+ * ```ts
+ * import { McpSessions } from "./mcp_sessions.ts";
+ * import { createMcpServer } from "../mcp/server.ts";
+ * const sessions = new McpSessions(() => createMcpServer([], "remote"), {
+ *   idleMs: 3_600_000,
+ *   maxSessions: 256,
+ * });
+ * await sessions.closeAll();
+ * ```
  * @module
  */
 import { log } from "../log.ts";
 import { type Server, WebStandardStreamableHTTPServerTransport } from "../mcp/sdk.ts";
 import { isInitializeRequest } from "../mcp/sdk.ts";
 
-/** Sessions idle this long are closed. */
-const SESSION_IDLE_MS = 60 * 60 * 1000;
-/** Sessions open at once; more initialize requests are refused. */
-const MAX_SESSIONS = 256;
+/** The limits of a session table. */
+export interface SessionLimits {
+  /** Sessions unused this long are closed. */
+  idleMs: number;
+  /** Sessions open at once. */
+  maxSessions: number;
+}
 
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
   lastSeen: number;
+  /** Requests whose answers are still being sent (an SSE stream counts until it ends). */
+  inFlight: number;
 }
 
 /** A JSON-RPC error response (for failures before a transport is involved). */
@@ -32,12 +49,13 @@ export function jsonRpcError(
 
 /** See the module documentation. */
 export class McpSessions {
+  /** Least recently used first. */
   #sessions = new Map<string, Session>();
   #sweeper: ReturnType<typeof setInterval>;
 
   /** `createServer` makes the MCP server for a new session. */
-  constructor(private readonly createServer: () => Server) {
-    this.#sweeper = setInterval(() => this.#sweep(), 60_000);
+  constructor(private readonly createServer: () => Server, private readonly limits: SessionLimits) {
+    this.#sweeper = setInterval(() => this.#sweep(), Math.min(60_000, limits.idleMs / 2));
     Deno.unrefTimer(this.#sweeper);
   }
 
@@ -51,8 +69,12 @@ export class McpSessions {
     if (id !== null) {
       const session = this.#sessions.get(id);
       if (!session) return jsonRpcError(404, -32001, "Session not found: initialize a new one");
-      session.lastSeen = Date.now();
-      return await session.transport.handleRequest(request, { parsedBody: body });
+      this.#sessions.delete(id);
+      this.#sessions.set(id, session);
+      return await this.#track(
+        session,
+        () => session.transport.handleRequest(request, { parsedBody: body }),
+      );
     }
     if (request.method !== "POST" || !isInitializeRequest(body)) {
       return jsonRpcError(
@@ -61,21 +83,33 @@ export class McpSessions {
         "Bad Request: no Mcp-Session-Id header, and not an initialize request",
       );
     }
-    if (this.#sessions.size >= MAX_SESSIONS) {
-      return jsonRpcError(503, -32000, `${MAX_SESSIONS} MCP sessions are open, the most allowed`);
+    if (this.#sessions.size >= this.limits.maxSessions && !this.#evictOne()) {
+      return jsonRpcError(
+        503,
+        -32000,
+        `all ${this.limits.maxSessions} MCP sessions are busy with requests, the most allowed ` +
+          "(WINTERM_MCP_MAX_SESSIONS); retry shortly",
+        { "retry-after": "1" },
+      );
     }
     const server = this.createServer();
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
-      onsessioninitialized: (sessionId) => {
-        this.#sessions.set(sessionId, { transport, server, lastSeen: Date.now() });
-        log.info("MCP session opened", { sessionId });
-      },
-      onsessionclosed: (sessionId) => this.#forget(sessionId),
-    });
+    const session: Session = {
+      transport: new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        onsessioninitialized: (sessionId) => {
+          this.#sessions.set(sessionId, session);
+          log.info("MCP session opened", { sessionId, open: this.#sessions.size });
+        },
+        onsessionclosed: (sessionId) => this.#forget(sessionId),
+      }),
+      server,
+      lastSeen: Date.now(),
+      inFlight: 0,
+    };
+    const { transport } = session;
     transport.onclose = () => transport.sessionId && this.#forget(transport.sessionId);
     await server.connect(transport);
-    return await transport.handleRequest(request, { parsedBody: body });
+    return await this.#track(session, () => transport.handleRequest(request, { parsedBody: body }));
   }
 
   /** Closes every session. */
@@ -86,17 +120,78 @@ export class McpSessions {
     await Promise.all(sessions.map(({ server }) => server.close().catch(() => {})));
   }
 
+  /** Counts a request as in flight until its answer (a stream, perhaps) has been sent or dropped. */
+  async #track(session: Session, answer: () => Promise<Response>): Promise<Response> {
+    session.inFlight++;
+    session.lastSeen = Date.now();
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      session.inFlight--;
+      session.lastSeen = Date.now();
+    };
+    let response: Response;
+    try {
+      response = await answer();
+    } catch (error) {
+      finish();
+      throw error;
+    }
+    if (!response.body) {
+      finish();
+      return response;
+    }
+    const reader = response.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            finish();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (error) {
+          finish();
+          controller.error(error);
+        }
+      },
+      cancel(reason) {
+        finish();
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  }
+
+  /** Closes the least recently used session with nothing in flight; false if every one is busy. */
+  #evictOne(): boolean {
+    for (const [sessionId, session] of this.#sessions) {
+      if (session.inFlight > 0) continue;
+      log.info("MCP session table full: closing the least recently used session", { sessionId });
+      this.#close(sessionId, session);
+      return true;
+    }
+    return false;
+  }
+
+  #close(sessionId: string, session: Session): void {
+    this.#forget(sessionId);
+    session.server.close().catch(() => {});
+  }
+
   #forget(sessionId: string): void {
     if (this.#sessions.delete(sessionId)) log.info("MCP session closed", { sessionId });
   }
 
   #sweep(): void {
-    const oldest = Date.now() - SESSION_IDLE_MS;
+    const oldest = Date.now() - this.limits.idleMs;
     for (const [sessionId, session] of this.#sessions) {
-      if (session.lastSeen < oldest) {
-        this.#forget(sessionId);
-        session.server.close().catch(() => {});
-      }
+      if (session.inFlight === 0 && session.lastSeen < oldest) this.#close(sessionId, session);
     }
   }
 }

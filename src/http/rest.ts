@@ -4,7 +4,7 @@
  *
  * | route | does |
  * |---|---|
- * | `POST /api/terminals` | create `{shell?, cwd?, env?, cols?, rows?}` (also `command`, `args`, `outputByteLimit`) |
+ * | `POST /api/terminals` | create `{shell?, cwd?, env?, cols?, rows?}` (also `command`, `args`, `outputByteLimit`, `encoding`) |
  * | `POST /api/terminals/:id/input` | type `{input}`; Enter is added unless it ends with a newline |
  * | `GET /api/terminals/:id/output` | read: `since`, `mode`, `headLines`, `tailLines`, `maxLines`, `raw` |
  * | `GET /api/terminals/:id/stats` | statistics |
@@ -12,9 +12,21 @@
  * | `DELETE /api/terminals/:id` | terminate and release, `{signal?}` first |
  * | `GET /api/health` | status, uptime, terminals, version (no token needed) |
  *
+ * Errors name the field and the rule; engine errors keep their local detail (the server's
+ * directories and PATH) out of the answer.
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { parseConfig } from "../config.ts";
+ * import { Engine } from "../engine/mod.ts";
+ * import { RestApi } from "./rest.ts";
+ * const app = new Hono().route("/api", new RestApi(new Engine(parseConfig([], {}).config)).routes());
+ * ```
  * @module
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { type Context, Hono } from "hono";
 import type { FrontEnd } from "../engine/launching/audit.ts";
 import { EngineError } from "../engine/errors.ts";
 import { keySequence } from "../engine/services/keys.ts";
@@ -23,7 +35,7 @@ import type { Engine } from "../engine/mod.ts";
 import type { Terminal } from "../engine/services/terminals.ts";
 import { log } from "../log.ts";
 import { SIGNAL_NAMES, type SignalName } from "../pty/mod.ts";
-import { Env, literals, validationErrors } from "../schema.ts";
+import { Encoding, Env, literals, validationErrors } from "../schema.ts";
 import { VERSION } from "../version.ts";
 
 /** The error codes of the API. */
@@ -36,7 +48,8 @@ export type ErrorCode =
   | "KILL_FAILED"
   | "INTERNAL_ERROR"
   | "UNAUTHORIZED"
-  | "FORBIDDEN";
+  | "FORBIDDEN"
+  | "UNAVAILABLE";
 
 /** An error answer. */
 export function restError(
@@ -66,6 +79,7 @@ const CreateBody = Type.Object({
   cols: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
   rows: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
   outputByteLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 * 1024 * 1024 })),
+  encoding: Type.Optional(Encoding),
 }, { additionalProperties: false });
 
 const InputBody = Type.Object({
@@ -87,7 +101,7 @@ const OutputQuery = Type.Object({
 }, { additionalProperties: false });
 
 /** A request that failed validation: 400 INVALID_INPUT with the problems. */
-class InvalidInput extends Error {
+export class InvalidInput extends Error {
   constructor(readonly problems: string[]) {
     super(problems.join("; "));
   }
@@ -143,6 +157,18 @@ function engineError(error: EngineError, failure: ErrorCode): Response {
   }
 }
 
+/** The segment of `path` that is not valid percent-encoded UTF-8, if one is not. */
+function undecodableSegment(path: string): string | undefined {
+  for (const segment of path.split("/")) {
+    try {
+      decodeURIComponent(segment);
+    } catch {
+      return segment;
+    }
+  }
+  return undefined;
+}
+
 /** The REST API over an engine. */
 export class RestApi {
   readonly #started = Date.now();
@@ -159,60 +185,81 @@ export class RestApi {
     });
   }
 
-  /** Answers a request under /api (the token has been checked). `body` is the parsed JSON body. */
-  async handle(request: Request, url: URL, body: unknown): Promise<Response> {
-    const parts = url.pathname.replace(/\/+$/, "").split("/").slice(2).map(decodeURIComponent);
-    const [collection, id, action] = parts;
-    const method = request.method;
-    const route = `${method} /api/${collection ?? ""}${id ? "/:id" : ""}${
-      action ? `/${action}` : ""
-    }`;
+  /**
+   * The routes, to mount at /api (the token has been checked, and a JSON body parsed into
+   * the context's `body`, before they run).
+   */
+  routes(): Hono<{ Variables: { body: unknown } }> {
+    const api = new Hono<{ Variables: { body: unknown } }>({ strict: false });
+    api.use(async (c, next) => {
+      const bad = undecodableSegment(new URL(c.req.url).pathname);
+      if (bad !== undefined) {
+        throw new InvalidInput([
+          `the path segment ${JSON.stringify(bad)} is not valid percent-encoded UTF-8`,
+        ]);
+      }
+      await next();
+    });
+    api.get("/health", () => this.health());
+    api.post("/terminals", (c) => this.#create(validate(CreateBody, c.get("body") ?? {})));
+    api.get("/terminals", () => this.#list());
+    api.post(
+      "/terminals/:id/input",
+      async (c) => await this.#input(c.req.param("id"), validate(InputBody, c.get("body"))),
+    );
+    api.get("/terminals/:id/output", (c) =>
+      this.#output(
+        c.req.param("id"),
+        validate(OutputQuery, queryObject(new URL(c.req.url))),
+      ));
+    api.get("/terminals/:id/stats", (c) => this.#stats(c.req.param("id")));
+    api.delete(
+      "/terminals/:id",
+      async (c) => await this.#delete(c.req.param("id"), validate(DeleteBody, c.get("body") ?? {})),
+    );
+    api.all(
+      "*",
+      (c) =>
+        restError(404, "INVALID_INPUT", `no such route: ${c.req.method} ${c.req.path}`, {
+          method: c.req.method,
+          path: c.req.path,
+        }),
+    );
+    api.onError((error, c) => this.#failed(error, c));
+    return api;
+  }
+
+  /** An error thrown by a route, as an answer. */
+  #failed(error: Error, c: Context): Response {
+    if (error instanceof InvalidInput) {
+      return restError(400, "INVALID_INPUT", error.message, { problems: error.problems });
+    }
+    const method = c.req.method;
     const failure: ErrorCode = method === "DELETE"
       ? "KILL_FAILED"
-      : action === "input"
+      : c.req.path.endsWith("/input")
       ? "WRITE_FAILED"
       : method === "GET"
       ? "READ_FAILED"
       : "INTERNAL_ERROR";
-    try {
-      switch (route) {
-        case "GET /api/health":
-          return this.health();
-        case "POST /api/terminals":
-          return this.#create(validate(CreateBody, body ?? {}));
-        case "GET /api/terminals":
-          return ok({
-            terminals: this.engine.terminals.list().map(describe),
-            count: this.engine.terminals.list().length,
-          });
-        case "POST /api/terminals/:id/input":
-          return await this.#input(id, validate(InputBody, body));
-        case "GET /api/terminals/:id/output":
-          return this.#output(id, validate(OutputQuery, queryObject(url)));
-        case "GET /api/terminals/:id/stats":
-          return this.#stats(id);
-        case "DELETE /api/terminals/:id":
-          return await this.#delete(id, validate(DeleteBody, body ?? {}));
-        default:
-          return restError(404, "INVALID_INPUT", `no such route: ${method} ${url.pathname}`, {
-            method,
-            path: url.pathname,
-          });
-      }
-    } catch (error) {
-      if (error instanceof InvalidInput) {
-        return restError(400, "INVALID_INPUT", error.message, { problems: error.problems });
-      }
-      if (error instanceof EngineError) return engineError(error, failure);
-      log.error("REST request failed", { route, error, stack: (error as Error).stack });
-      return restError(500, failure, (error as Error).message ?? String(error));
-    }
+    if (error instanceof EngineError) return engineError(error, failure);
+    log.error("REST request failed", { route: c.req.path, error, stack: error.stack });
+    return restError(
+      500,
+      failure,
+      "the request failed unexpectedly (the server log has the detail)",
+    );
   }
 
   #create(body: Static<typeof CreateBody>): Response {
     const terminal = this.engine.terminals.create({ ...body, via: this.via });
     const { id, ...rest } = describe(terminal);
     return ok({ terminalId: id, ...rest }, 201);
+  }
+
+  #list(): Response {
+    const terminals = this.engine.terminals.list();
+    return ok({ terminals: terminals.map(describe), count: terminals.length });
   }
 
   async #input(id: string, body: Static<typeof InputBody>): Promise<Response> {

@@ -1,15 +1,15 @@
 /**
- * What stands between an HTTP request and the engine: the bearer token, the Host and Origin
- * checks that defeat DNS rebinding and cross-site requests, CORS (off unless origins are
- * configured), and a cap on request bodies.
+ * The rules that stand between an HTTP request and the engine: the Host and Origin checks that
+ * defeat DNS rebinding and cross-site requests, CORS (off unless origins are configured), and
+ * what makes a bearer token acceptable. The middleware that applies them is in app.ts.
  *
  * @example
  * ```ts
- * import { Guard } from "./security.ts";
- * const guard = new Guard({ token: "s3cret", loopback: true, allowedHosts: [], corsOrigins: [] });
+ * import { Guard, tokenProblem } from "./security.ts";
+ * const guard = new Guard({ loopback: true, allowedHosts: [], corsOrigins: [] });
  * guard.hostAllowed("localhost:3001");        // true
  * guard.hostAllowed("evil.example.com:3001"); // false
- * guard.authorized("Bearer s3cret");          // true
+ * tokenProblem("s3cret");                     // "WINTERM_TOKEN is 6 characters long: ..."
  * ```
  * @module
  */
@@ -25,7 +25,6 @@ export function isLoopbackAddress(host: string): boolean {
 
 /** What a {@link Guard} enforces. */
 export interface GuardOptions {
-  token: string;
   /** The server listens on a loopback address only. */
   loopback: boolean;
   /** Host names accepted besides the loopback ones. */
@@ -34,16 +33,37 @@ export interface GuardOptions {
   corsOrigins: string[];
 }
 
-const encoder = new TextEncoder();
+/** The shortest token accepted: 32 characters of a random hex string carry 128 bits. */
+export const MIN_TOKEN_LENGTH = 32;
+
+/** RFC 6750's b64token: the characters a bearer token may hold. */
+export const TOKEN_PATTERN = /^[A-Za-z0-9._~+\/-]+=*$/;
+
+/** How to make a good token, on each platform. */
+export const TOKEN_RECIPE = "make one with `openssl rand -hex 24`, or " +
+  "`deno eval \"console.log(crypto.randomUUID().replaceAll('-', ''))\"`, or in PowerShell " +
+  "`$b = [byte[]]::new(24); [Security.Cryptography.RandomNumberGenerator]::Create().GetBytes($b); " +
+  "-join ($b | % { $_.ToString('x2') })`";
+
+/** Why a token is refused (too short, or characters a bearer token cannot carry); undefined if it is fine. */
+export function tokenProblem(token: string): string | undefined {
+  if (token.length < MIN_TOKEN_LENGTH) {
+    return `WINTERM_TOKEN is ${token.length} characters long: at least ${MIN_TOKEN_LENGTH} are ` +
+      `needed, so that it cannot be guessed; ${TOKEN_RECIPE}`;
+  }
+  if (!TOKEN_PATTERN.test(token)) {
+    return "WINTERM_TOKEN may only hold the characters A-Z a-z 0-9 - . _ ~ + / (and = at the " +
+      `end), as a bearer token must (RFC 6750); ${TOKEN_RECIPE}`;
+  }
+  return undefined;
+}
 
 /** See the module documentation. */
 export class Guard {
-  #token: Uint8Array;
   #allowedHosts: Set<string>;
   #corsOrigins: Set<string>;
 
   constructor(private readonly options: GuardOptions) {
-    this.#token = encoder.encode(options.token);
     this.#allowedHosts = new Set(options.allowedHosts.map((host) => host.toLowerCase()));
     this.#corsOrigins = new Set(options.corsOrigins);
   }
@@ -72,28 +92,14 @@ export class Guard {
     }
   }
 
-  /** The CORS headers for a response to `origin`, if it is a configured CORS origin. */
-  corsHeaders(origin: string | null): Record<string, string> | undefined {
-    if (origin === null || !this.#corsOrigins.has(origin)) return undefined;
-    return {
-      "access-control-allow-origin": origin,
-      "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
-      "access-control-allow-headers":
-        "authorization, content-type, mcp-session-id, mcp-protocol-version, last-event-id",
-      "access-control-expose-headers": "mcp-session-id",
-      "access-control-max-age": "600",
-      vary: "origin",
-    };
+  /** Whether any CORS origin is configured. */
+  get corsEnabled(): boolean {
+    return this.#corsOrigins.size > 0;
   }
 
-  /** Whether an Authorization header carries the token (compared in constant time). */
-  authorized(header: string | null): boolean {
-    const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
-    if (!match) return false;
-    const given = encoder.encode(match[1]);
-    let difference = given.length ^ this.#token.length;
-    for (let i = 0; i < this.#token.length; i++) difference |= this.#token[i] ^ (given[i] ?? 0);
-    return difference === 0;
+  /** Whether `origin` is a configured CORS origin (one a page elsewhere may call from). */
+  corsAllowed(origin: string | null): boolean {
+    return origin !== null && this.#corsOrigins.has(origin);
   }
 }
 
@@ -103,33 +109,4 @@ function hostName(host: string): string {
   if (lower.startsWith("[")) return lower.slice(0, lower.indexOf("]") + 1);
   const colon = lower.lastIndexOf(":");
   return colon >= 0 ? lower.slice(0, colon) : lower;
-}
-
-/** A body that is larger than allowed. */
-export class BodyTooLarge extends Error {
-  constructor(readonly limit: number) {
-    super(`the request body is larger than ${limit} bytes`);
-    this.name = "BodyTooLarge";
-  }
-}
-
-/** Reads a request body as text, refusing more than `limit` bytes (before reading them all). */
-export async function readBody(request: Request, limit: number): Promise<string> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > limit) throw new BodyTooLarge(limit);
-  if (!request.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of request.body) {
-    size += chunk.length;
-    if (size > limit) throw new BodyTooLarge(limit);
-    chunks.push(chunk);
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.length;
-  }
-  return new TextDecoder().decode(bytes);
 }

@@ -1,28 +1,39 @@
 /**
- * The HTTP front end: one `Deno.serve` with MCP Streamable HTTP at /mcp and the REST API at
- * /api, secure by default: loopback only unless told otherwise (and then only with a token
- * configured), a bearer token on everything but `GET /api/health`, Host and Origin checked,
- * CORS off unless origins are configured, request bodies capped.
+ * The HTTP front end: MCP Streamable HTTP at /mcp and the REST API at /api, secure by default
+ * (loopback only unless told otherwise, and then only with a token configured; a token of at
+ * least 32 characters on everything but `GET /api/health`; Host and Origin checked; CORS off
+ * unless origins are configured; bodies capped) and hard to exhaust:
+ *
+ * - our accept loop ({@link ConnectionFront}) caps connections, evicts idle ones for
+ *   newcomers, and survives EMFILE; a fatal listener error settles {@link HttpFrontEnd.failed};
+ * - `node:http` parses requests and enforces the header, request (body) and keep-alive
+ *   timeouts (Deno.serve has none); `@hono/node-server` hands the requests to the Hono app
+ *   ({@link createApp}) as web Requests;
+ * - MCP sessions expire when unused, and a full table makes room for a new client.
  *
  * @example
  * ```ts
  * import { parseConfig } from "../config.ts";
  * import { Engine } from "../engine/mod.ts";
  * import { startHttp } from "./server.ts";
- * const { config } = parseConfig(["--http"], { WINTERM_TOKEN: "s3cret" });
+ * const { config } = parseConfig(["--http"], { WINTERM_TOKEN: "0123456789abcdef0123456789abcdef" });
  * const http = startHttp(new Engine(config), config.http!, "all");
  * await http.close();
  * ```
  * @module
  */
+import { createServer } from "node:http";
+import type { Duplex } from "node:stream";
+import { getRequestListener } from "@hono/node-server";
 import type { HttpConfig, ToolProfile } from "../config.ts";
 import type { Engine } from "../engine/mod.ts";
-import { log } from "../log.ts";
 import { toolsFor } from "../mcp/profiles.ts";
 import { createMcpServer } from "../mcp/server.ts";
-import { jsonRpcError, McpSessions } from "./mcp_sessions.ts";
+import { type App, createApp } from "./app.ts";
+import { ConnectionFront, rawErrorResponse } from "./listener.ts";
+import { McpSessions } from "./mcp_sessions.ts";
 import { RestApi, restError } from "./rest.ts";
-import { BodyTooLarge, Guard, isLoopbackAddress, readBody } from "./security.ts";
+import { Guard, isLoopbackAddress, tokenProblem } from "./security.ts";
 
 /** A running HTTP front end. */
 export interface HttpFrontEnd {
@@ -30,6 +41,8 @@ export interface HttpFrontEnd {
   url: string;
   /** The token clients must send. */
   token: string;
+  /** Settles, with the error, only if the listener fails for good (the server is then deaf). */
+  failed: Promise<Error>;
   /** Stops accepting connections and closes the MCP sessions (the engine is the caller's). */
   close(): Promise<void>;
 }
@@ -42,7 +55,10 @@ export class UnsafeConfigError extends Error {
   }
 }
 
-/** Starts serving. Throws {@link UnsafeConfigError} for a public address without a configured token. */
+/**
+ * Starts serving. Throws {@link UnsafeConfigError} for a token that is too weak, or a public
+ * address without a configured token.
+ */
 export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfile): HttpFrontEnd {
   const loopback = isLoopbackAddress(config.host);
   if (!loopback && !config.token) {
@@ -51,117 +67,132 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
         "commands. Set a long random WINTERM_TOKEN, or listen on 127.0.0.1.",
     );
   }
+  const problem = config.token === undefined ? undefined : tokenProblem(config.token);
+  if (problem) throw new UnsafeConfigError(problem);
   const token = config.token ?? generateToken();
   if (!config.token) {
     // Printed once, on stderr, so the operator can hand it to clients.
     console.error(`winterm-mcp: HTTP bearer token (set WINTERM_TOKEN to choose one): ${token}`);
   }
-  const guard = new Guard({
-    token,
-    loopback,
-    allowedHosts: config.allowedHosts,
-    corsOrigins: config.corsOrigins,
-  });
-  const sessions = new McpSessions(() => createMcpServer(toolsFor(profile, engine, "mcp-http")));
+  const sessions = new McpSessions(
+    () => createMcpServer(toolsFor(profile, engine, "mcp-http"), "remote"),
+    { idleMs: config.sessionIdleSeconds * 1000, maxSessions: config.maxSessions },
+  );
   const rest = new RestApi(engine);
-
-  const handle = async (request: Request): Promise<Response> => {
-    const url = new URL(request.url);
-    const isMcp = url.pathname === "/mcp" || url.pathname.startsWith("/mcp/");
-    const refuse = (
-      status: number,
-      code: "UNAUTHORIZED" | "FORBIDDEN" | "INVALID_INPUT",
-      message: string,
-      headers = {},
-    ) =>
-      isMcp
-        ? jsonRpcError(status, status === 401 ? -32001 : -32000, message, headers)
-        : restError(status, code, message, {}, headers);
-    if (!guard.hostAllowed(request.headers.get("host"))) {
-      return refuse(403, "FORBIDDEN", `Host '${request.headers.get("host")}' is not allowed`);
-    }
-    const origin = request.headers.get("origin");
-    if (!guard.originAllowed(origin)) {
-      return refuse(403, "FORBIDDEN", `Origin '${origin}' is not allowed`);
-    }
-    if (request.method === "OPTIONS") {
-      const cors = guard.corsHeaders(origin);
-      return cors
-        ? new Response(null, { status: 204, headers: cors })
-        : refuse(403, "FORBIDDEN", "CORS is not enabled for this origin");
-    }
-    if (request.method === "GET" && url.pathname.replace(/\/+$/, "") === "/api/health") {
-      return rest.health();
-    }
-    if (!guard.authorized(request.headers.get("authorization"))) {
-      return refuse(
-        401,
-        "UNAUTHORIZED",
-        "missing or wrong bearer token (Authorization: Bearer <token>)",
-        {
-          "www-authenticate": 'Bearer realm="winterm-mcp"',
-        },
-      );
-    }
-    let body: unknown;
-    if (request.method === "POST" || request.method === "DELETE") {
-      let text: string;
-      try {
-        text = await readBody(request, config.maxBodyBytes);
-      } catch (error) {
-        if (error instanceof BodyTooLarge) return refuse(413, "INVALID_INPUT", error.message);
-        throw error;
-      }
-      if (text.trim() !== "") {
-        try {
-          body = JSON.parse(text);
-        } catch (error) {
-          return isMcp
-            ? jsonRpcError(400, -32700, `Parse error: ${(error as Error).message}`)
-            : restError(400, "INVALID_INPUT", `the body is not JSON: ${(error as Error).message}`);
-        }
-      }
-    }
-    if (isMcp) return await sessions.handle(request, body);
-    if (url.pathname === "/api" || url.pathname.startsWith("/api/")) {
-      return await rest.handle(request, url, body);
-    }
-    return restError(
-      404,
-      "INVALID_INPUT",
-      `nothing at ${url.pathname}: the MCP endpoint is /mcp, the REST API /api`,
-    );
-  };
-
-  const server = Deno.serve({
-    hostname: config.host,
-    port: config.port,
-    onListen: () => {},
-    onError: (error) => {
-      log.error("HTTP request failed", { error, stack: (error as Error)?.stack });
-      return restError(500, "INTERNAL_ERROR", "internal error");
+  const app = createApp({
+    guard: new Guard({
+      loopback,
+      allowedHosts: config.allowedHosts,
+      corsOrigins: config.corsOrigins,
+    }),
+    token,
+    maxBodyBytes: config.maxBodyBytes,
+    mount(app: App) {
+      app.all("/mcp", (c) => sessions.handle(c.req.raw, c.get("body")));
+      app.all("/mcp/*", (c) => sessions.handle(c.req.raw, c.get("body")));
+      app.route("/api", rest.routes());
     },
-  }, async (request) => {
-    const response = await handle(request);
-    const cors = guard.corsHeaders(request.headers.get("origin"));
-    if (cors) {
-      for (const [name, value] of Object.entries(cors)) response.headers.set(name, value);
-    }
-    return response;
   });
-  const address = server.addr as Deno.NetAddr;
-  const host = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname;
-  const url = `http://${host}:${address.port}`;
+
+  const parser = createServer(
+    {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      keepAliveTimeout: config.idleTimeoutMs,
+      // How often node:http looks for requests past their deadline.
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, config.headersTimeoutMs / 4)),
+      maxHeaderSize: MAX_HEADER_BYTES,
+      // A missing Host is refused by the app, in the API's error shape.
+      requireHostHeader: false,
+    },
+    getRequestListener(app.fetch, {
+      overrideGlobalObjects: false,
+      // A request the adapter cannot turn into a web Request (no Host, a bad absolute URL).
+      errorHandler: (error) =>
+        restError(400, "INVALID_INPUT", `malformed request: ${(error as Error).message}`),
+    }),
+  );
+  const front = new ConnectionFront(
+    Deno.listen({ hostname: config.host, port: config.port }),
+    {
+      maxConnections: config.maxConnections,
+      onConnection: (socket) => parser.emit("connection", socket),
+    },
+  );
+  parser.on("clientError", (error: Error & { code?: string }, socket: Duplex) => {
+    const answer = clientErrorAnswer(error, config);
+    if (answer && socket.writable) socket.end(answer);
+    else socket.destroy();
+  });
+  // A connection with a request in flight is busy: never evicted to make room. (A WebSocket
+  // taken over from node:http's `upgrade` event must be marked busy the same way.)
+  parser.on("request", (request, response) => {
+    const socket = request.socket;
+    front.busy(socket);
+    response.once("close", () => front.idle(socket));
+  });
+  // node:http keeps connections alive and checks deadlines only while it believes it listens;
+  // the listening socket is ours, so tell it.
+  let serving = true;
+  Object.defineProperty(parser, "listening", { get: () => serving });
+  parser.emit("listening");
+
+  const host = front.addr.hostname.includes(":") ? `[${front.addr.hostname}]` : front.addr.hostname;
+  const url = `http://${host}:${front.addr.port}`;
   // Always said (whatever the log level): with --port 0 this is how the port becomes known.
   console.error(`winterm-mcp: serving MCP at ${url}/mcp and the REST API at ${url}/api`);
   return {
     url,
     token,
+    failed: front.failed,
     async close() {
+      serving = false;
       await sessions.closeAll();
-      await server.shutdown();
+      await front.close();
+      parser.close();
     },
   };
+}
+
+/** The largest request head (request line and headers) accepted. */
+const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * The answer to a request node:http could not take (malformed, too large a head, too slow),
+ * naming the rule it broke; undefined when the peer is gone and there is nobody to answer.
+ */
+function clientErrorAnswer(
+  error: Error & { code?: string },
+  config: HttpConfig,
+): Uint8Array | undefined {
+  switch (error.code) {
+    case "ECONNRESET":
+    case "EPIPE":
+      return undefined;
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return rawErrorResponse(
+        408,
+        "INVALID_INPUT",
+        `the request was not received in time: headers within ${config.headersTimeoutMs} ms ` +
+          `(WINTERM_HTTP_HEADERS_TIMEOUT_MS), the whole request within ${config.requestTimeoutMs} ` +
+          "ms (WINTERM_HTTP_REQUEST_TIMEOUT_MS)",
+      );
+    case "HPE_HEADER_OVERFLOW":
+      return rawErrorResponse(
+        431,
+        "INVALID_INPUT",
+        `the request line and headers are larger than ${MAX_HEADER_BYTES} bytes`,
+      );
+    default:
+      return rawErrorResponse(
+        400,
+        "INVALID_INPUT",
+        `malformed HTTP request (${error.code ?? error.message})`,
+        {
+          reason: error.code ?? "unknown",
+        },
+      );
+  }
 }
 
 function generateToken(): string {

@@ -1,13 +1,15 @@
 /**
  * The MCP server: lists the tools it is given and answers calls through them. Translation
  * only: validation failures and engine errors become `isError` results that say what was
- * wrong; an unknown tool is a protocol error.
+ * wrong; an unknown tool or a structurally invalid request is a protocol error (-32602) with
+ * a readable message. Engine errors carry local detail (paths searched, the server's PATH):
+ * shown to the local user of a stdio server, never to a remote one.
  *
  * @example
  * ```ts
  * import { createMcpServer } from "./server.ts";
  * import { StdioServerTransport } from "./sdk.ts";
- * const server = createMcpServer([]);
+ * const server = createMcpServer([], "local");
  * await server.connect(new StdioServerTransport());
  * ```
  * @module
@@ -35,8 +37,15 @@ const INSTRUCTIONS = "Real terminals for agents. One-shot commands: run_command 
   "Persistent terminals (shells, REPLs, servers): terminal_create, terminal_write, " +
   "terminal_wait (until output matches, idle, or exit), terminal_read.";
 
-/** Creates a server offering `tools`. */
-export function createMcpServer(tools: ToolDefinition[]): Server {
+/**
+ * Who reads the errors: `local`, the user who started the server (stdio), sees the detail of
+ * engine errors; `remote` (HTTP) sees what names the field and the rule, nothing of the
+ * server's environment.
+ */
+export type Audience = "local" | "remote";
+
+/** Creates a server offering `tools` to `audience`. */
+export function createMcpServer(tools: ToolDefinition[], audience: Audience): Server {
   const server = new Server(
     { name: NAME, version: VERSION },
     { capabilities: { tools: {}, logging: {} }, instructions: INSTRUCTIONS },
@@ -47,8 +56,13 @@ export function createMcpServer(tools: ToolDefinition[]): Server {
     listed ??= tools.map(describeTool);
     return { tools: listed };
   });
+  const received = new WeakMap<object, unknown>();
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const { name, arguments: args = {} } = request.params;
+    const { name } = request.params;
+    // The arguments as they arrived: the SDK's parse silently drops a `__proto__` key, which
+    // must be refused like any other unknown argument.
+    const args = (received.get(extra) as { arguments?: Record<string, unknown> } | undefined)
+      ?.arguments ?? request.params.arguments ?? {};
     const tool = byName.get(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const problems = validationErrors(tool.input, args);
@@ -62,10 +76,48 @@ export function createMcpServer(tools: ToolDefinition[]): Server {
         structuredContent: result,
       };
     } catch (error) {
-      return failure(explain(name, error));
+      return failure(explain(name, error, audience));
     }
   });
+  checkRequestsFirst(server, received);
   return server;
+}
+
+/** A request handler as the SDK's protocol layer keeps it (the request is checked inside). */
+type StoredHandler = (request: unknown, extra: object) => Promise<unknown>;
+
+/**
+ * Wraps every request handler the SDK keeps (in `_requestHandlers`, SDK 1.x) so that:
+ * - the params of each request, as they arrived, are kept in `received` (by the request's
+ *   `extra`, which reaches our handler unchanged), before the SDK's Zod parse reshapes them;
+ * - a request that does not have the shape of its method, which the SDK answers -32603 with a
+ *   raw Zod dump, is answered -32602 with a message naming each field and its rule.
+ */
+function checkRequestsFirst(server: Server, received: WeakMap<object, unknown>): void {
+  const handlers = (server as unknown as { _requestHandlers: Map<string, StoredHandler> })
+    ._requestHandlers;
+  for (const [method, handler] of handlers) {
+    handlers.set(method, async (request, extra) => {
+      received.set(extra, (request as { params?: unknown }).params);
+      try {
+        return await handler(request, extra);
+      } catch (error) {
+        const issues = zodIssues(error);
+        if (!issues) throw error;
+        throw new McpError(ErrorCode.InvalidParams, `Invalid ${method} request: ${issues}`);
+      }
+    });
+  }
+}
+
+/** A Zod error's issues in words ("'params.name': expected string"), or undefined for other errors. */
+function zodIssues(error: unknown): string | undefined {
+  const issues = (error as { issues?: unknown })?.issues;
+  if (!Array.isArray(issues)) return undefined;
+  return issues.slice(0, 5).map((issue: { path?: unknown[]; message?: string }) => {
+    const path = (issue.path ?? []).join(".");
+    return `${path ? `'${path}'` : "the request"}: ${issue.message ?? "is invalid"}`;
+  }).join("; ");
 }
 
 function describeTool(tool: ToolDefinition): Tool {
@@ -84,11 +136,13 @@ function failure(message: string): CallToolResult {
   return { content: [{ type: "text", text: message }], isError: true };
 }
 
-function explain(tool: string, error: unknown): string {
+function explain(tool: string, error: unknown, audience: Audience): string {
   if (error instanceof EngineError) {
-    return error.field ? `'${error.field}': ${error.message}` : error.message;
+    const message = audience === "local" ? error.localMessage : error.message;
+    return error.field ? `'${error.field}': ${message}` : message;
   }
   log.error("tool failed unexpectedly", { tool, error, stack: (error as Error)?.stack });
+  if (audience === "remote") return `${tool} failed unexpectedly (the server log has the detail)`;
   return `${tool} failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 

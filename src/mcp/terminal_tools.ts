@@ -19,7 +19,7 @@ import {
 } from "../engine/services/terminals.ts";
 import { boundaryAtOrAfter } from "../engine/output/utf8.ts";
 import { type ExitStatus, SIGNAL_NAMES } from "../pty/mod.ts";
-import { Env, literals } from "../schema.ts";
+import { Encoding, Env, literals } from "../schema.ts";
 import { defineTool, type ToolDefinition, withProgress } from "./tool.ts";
 
 const MIB = 1024 * 1024;
@@ -84,6 +84,7 @@ const CreateInput = Type.Object({
     description:
       "terminal_output returns at most this many bytes: the newest, cut at a character boundary.",
   })),
+  encoding: Type.Optional(Encoding),
 }, { additionalProperties: false });
 
 const TerminalInfo = Type.Object({

@@ -15,7 +15,7 @@ import type { OutputBuffer } from "../engine/output/buffer.ts";
 import { findCmd, findPowerShell, SHELL_TYPES } from "../engine/launching/shells.ts";
 import type { StreamName } from "../pty/mod.ts";
 import { NAME, VERSION } from "../version.ts";
-import { Env, literals } from "../schema.ts";
+import { Encoding, Env, literals } from "../schema.ts";
 import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
 
 const MIB = 1024 * 1024;
@@ -76,6 +76,7 @@ const RunCommandInput = Type.Object({
     description: "Bytes of output kept per stream; older output is dropped past it.",
   })),
   env: Type.Optional(Env),
+  encoding: Type.Optional(Encoding),
 }, { additionalProperties: false });
 
 const RunCommandOutput = Type.Object({
@@ -379,6 +380,7 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
           usePty: args.use_pty ?? true,
           maxBufferSize: args.max_buffer_size ?? 10 * MIB,
           env: args.env,
+          encoding: args.encoding,
           via,
         });
         if (args.enable_streaming) streamOutput(command, context);

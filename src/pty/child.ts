@@ -93,7 +93,7 @@ export class PendingInput {
 /** See the module documentation. */
 export abstract class ChildBase implements ChildProcess {
   readonly exited: Promise<ExitStatus>;
-  abstract readonly outputEncoding: string;
+  abstract readonly codePage: "utf-8" | number | null;
   /** The output streams: one in PTY mode, stdout and stderr in pipe mode. */
   protected abstract readonly readers: readonly OutputReader[];
   protected abstract readonly writer: InputWriter;

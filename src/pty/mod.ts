@@ -12,21 +12,42 @@
  * @module
  */
 import { openDirectory as openPosixDirectory } from "./posix/directory.ts";
-import { spawnPosix } from "./posix/process.ts";
+import { preparePosix, spawnPosix } from "./posix/process.ts";
 import { endAll, supervise, type Supervision } from "./posix/supervisor.ts";
 import { openDirectory as openWindowsDirectory } from "./windows/directory.ts";
-import { spawnWindows } from "./windows/process.ts";
-import type { ChildProcess, OpenDirectory, SpawnOptions } from "./types.ts";
+import { prepareWindows, spawnWindows } from "./windows/process.ts";
+import type { ChildProcess, OpenDirectory, PreparedSpawn, SpawnOptions } from "./types.ts";
 
 export * from "./types.ts";
 export type { Supervision };
-export { envValue, HOST_FLAVOR, isDirectory, type PathFlavor, resolveProgram } from "./resolve.ts";
+export {
+  envValue,
+  HOST_FLAVOR,
+  isDirectory,
+  type PathFlavor,
+  realPathOf,
+  resolveProgram,
+} from "./resolve.ts";
 export { quoteWindowsCommandLine } from "./windows/command_line.ts";
-export { runningUnderWine } from "./windows/kernel32.ts";
+export { runningUnderWine, systemCodePages } from "./windows/kernel32.ts";
 
-/** Starts a child. Throws {@link SpawnError} when it cannot start. */
-export function spawn(options: SpawnOptions): ChildProcess {
-  return Deno.build.os === "windows" ? spawnWindows(options) : spawnPosix(options);
+const WINDOWS = Deno.build.os === "windows";
+
+/**
+ * Decides what will run for `options` without starting anything: the program resolved, and
+ * the interpreter that really runs it, if any. Throws {@link SpawnError}.
+ */
+export function prepareSpawn(options: SpawnOptions): PreparedSpawn {
+  return WINDOWS ? prepareWindows(options) : preparePosix(options);
+}
+
+/**
+ * Starts a child: exactly what {@link prepareSpawn} decided, or `options` prepared now.
+ * Throws {@link SpawnError} when it cannot start.
+ */
+export function spawn(what: SpawnOptions | PreparedSpawn): ChildProcess {
+  const prepared = "options" in what ? what : prepareSpawn(what);
+  return WINDOWS ? spawnWindows(prepared) : spawnPosix(prepared);
 }
 
 /**
@@ -34,7 +55,7 @@ export function spawn(options: SpawnOptions): ChildProcess {
  * descriptor the child changes into. Throws {@link SpawnError}.
  */
 export function openDirectory(path: string): OpenDirectory {
-  return Deno.build.os === "windows" ? openWindowsDirectory(path) : openPosixDirectory(path);
+  return WINDOWS ? openWindowsDirectory(path) : openPosixDirectory(path);
 }
 
 /**
@@ -44,11 +65,11 @@ export function openDirectory(path: string): OpenDirectory {
  * objects end every tree when the server dies, so there is nothing to do. Call once, first.
  */
 export function superviseChildren(stateDir: string | undefined): Supervision {
-  if (Deno.build.os === "windows") return { subreaper: false, recovered: 0 };
+  if (WINDOWS) return { subreaper: false, recovered: 0 };
   return supervise(stateDir);
 }
 
 /** The last step of a shutdown: kills whatever this server started that still runs. */
 export function endAllChildren(): number {
-  return Deno.build.os === "windows" ? 0 : endAll();
+  return WINDOWS ? 0 : endAll();
 }

@@ -1,6 +1,12 @@
 /**
- * Program lookup against the CHILD's environment: its PATH (and PATHEXT on Windows) and its
- * working directory, not the server's. Both spawners use it, and so does shell discovery.
+ * Program lookup against the CHILD's PATH and working directory, not the server's. Both
+ * spawners use it, and so does shell discovery.
+ *
+ * Windows rules (those of Go 1.19+ and Rust after CVE-2024-24576, not CreateProcess's own): a
+ * bare name is looked for on PATH only (never in the working directory: `git` in a cloned
+ * repository must not run a planted `git.bat`; `.\tool` still works), in absolute PATH
+ * entries only, with the extensions of the SERVER's PATHEXT (a request cannot make `.BAT.` an
+ * extension); and the name found is the one Windows opens: trailing dots and spaces removed.
  *
  * @example
  * ```ts
@@ -26,6 +32,8 @@ export interface ResolveOptions {
   env: Record<string, string>;
   /** Rules to use; defaults to the host's. */
   flavor?: PathFlavor;
+  /** Windows: the extensions to try (PATHEXT); defaults to the server's own. */
+  pathext?: string;
 }
 
 const DEFAULT_PATHEXT = ".COM;.EXE;.BAT;.CMD";
@@ -54,13 +62,22 @@ export function resolveProgram(file: string, options: ResolveOptions): string {
   const found = flavor === "windows" ? findWindows(file, options) : findPosix(file, options);
   if (found.path) return found.path;
   if (found.notExecutable) {
-    throw new SpawnError("EACCES", `'${found.notExecutable}' is not executable`);
+    throw new SpawnError("EACCES", `program '${file}' is not executable`, found.notExecutable);
   }
   const hasDirectory = flavor === "windows" ? /[\\/]/.test(file) : file.includes("/");
-  const where = hasDirectory
-    ? `at ${path.resolve(options.cwd, file)}`
-    : `on PATH (${envValue(options.env, "PATH", flavor) ?? "PATH is not set"})`;
-  throw new SpawnError("ENOENT", `program '${file}' not found ${where}`);
+  const local = !hasDirectory && flavor === "windows" &&
+    findWindows(`.\\${file}`, options).path;
+  const hint = local ? ` (the working directory is not searched: use .\\${file})` : "";
+  if (hasDirectory) {
+    throw new SpawnError("ENOENT", `program '${file}' not found`, path.resolve(options.cwd, file));
+  }
+  const searched = envValue(options.env, "PATH", flavor);
+  throw new SpawnError(
+    "ENOENT",
+    `program '${file}' not found on PATH${hint}`,
+    (searched === undefined ? "PATH is not set" : `PATH=${searched}`) +
+      (local ? `; ${local} is in the working directory` : ""),
+  );
 }
 
 interface Found {
@@ -90,28 +107,44 @@ function probePosix(candidate: string): Found {
   }
 }
 
-/** The extensions tried on Windows: PATHEXT, then `.PS1` (run through PowerShell). */
-export function windowsExtensions(env: Record<string, string>): string[] {
-  const list = (envValue(env, "PATHEXT", "windows") ?? DEFAULT_PATHEXT)
+/** The extensions tried on Windows: PATHEXT (the server's by default), then `.PS1`. */
+export function windowsExtensions(pathext: string | undefined = serverPathext()): string[] {
+  const list = (pathext ?? DEFAULT_PATHEXT)
     .split(";")
     .map((ext) => ext.trim().toUpperCase())
-    .filter((ext) => ext.startsWith("."));
+    .filter((ext) => /^\.[^. ]/.test(ext) && !/[. ]$/.test(ext));
   if (!list.includes(".PS1")) list.push(".PS1");
   return list;
 }
 
-function findWindows(file: string, { cwd, env }: ResolveOptions): Found {
-  const extensions = windowsExtensions(env);
-  const hasExtension = extensions.includes(win32.extname(file).toUpperCase());
+function serverPathext(): string | undefined {
+  return Deno.build.os === "windows" ? Deno.env.get("PATHEXT") : undefined;
+}
+
+/**
+ * The path Windows opens for `path`: trailing dots and spaces of the last component removed
+ * (`x.bat.` and `x.bat ` open `x.bat`, and run as a batch file).
+ */
+export function windowsOpenedPath(path: string): string {
+  const slash = Math.max(path.lastIndexOf("\\"), path.lastIndexOf("/"));
+  const name = path.slice(slash + 1).replace(/[. ]+$/, "");
+  // "." and ".." (names of dots only) are directories, not file names: left as they are.
+  return name === "" ? path : path.slice(0, slash + 1) + name;
+}
+
+function findWindows(file: string, { cwd, env, pathext }: ResolveOptions): Found {
+  const extensions = windowsExtensions(pathext);
+  const name = windowsOpenedPath(file);
+  const hasExtension = extensions.includes(win32.extname(name).toUpperCase());
   const candidates = (base: string) =>
     hasExtension ? [base] : extensions.map((ext) => base + ext.toLowerCase());
-  if (/[\\/]/.test(file) || win32.isAbsolute(file)) {
-    return firstFile(candidates(win32.resolve(cwd, file)));
-  }
-  // Windows searches the working directory before PATH.
-  const dirs = [cwd, ...(envValue(env, "PATH", "windows") ?? "").split(";").filter(Boolean)];
+  if (/[\\/:]/.test(file)) return firstFile(candidates(win32.resolve(cwd, name)));
+  // PATH only, absolute entries only: the working directory is never searched implicitly.
+  const dirs = (envValue(env, "PATH", "windows") ?? "").split(";").filter((dir) =>
+    win32.isAbsolute(dir)
+  );
   for (const dir of dirs) {
-    const found = firstFile(candidates(win32.resolve(cwd, dir, file)));
+    const found = firstFile(candidates(win32.join(dir, name)));
     if (found.path) return found;
   }
   return {};
@@ -126,6 +159,15 @@ function firstFile(candidates: string[]): Found {
     }
   }
   return {};
+}
+
+/** The real path of a file (links and `..` resolved); the path itself if it cannot be had. */
+export function realPathOf(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path; // starting it will say why it cannot run
+  }
 }
 
 /** True if `path` is an existing directory. */

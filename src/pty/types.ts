@@ -29,11 +29,6 @@ export interface OpenDirectory {
 export interface SpawnOptions {
   /** The program: a path, or a name looked up on `env.PATH` (and PATHEXT on Windows). */
   file: string;
-  /**
-   * POSIX: the name the program sees as argv[0] (default: `file`). A launcher that starts a
-   * link's real file passes the link here: multi-call programs (busybox) go by this name.
-   */
-  argv0?: string;
   /** Arguments, not including the program itself. */
   args: string[];
   /** Working directory of the child; must exist. */
@@ -53,6 +48,31 @@ export interface SpawnOptions {
    * cmd.exe, whose `/s /c "..."` takes the rest of the line verbatim). Ignored elsewhere.
    */
   verbatimArguments?: boolean;
+}
+
+/**
+/**
+ * What will run for some {@link SpawnOptions}, decided before anything starts (by
+ * `prepareSpawn`), so that a caller can judge every image that runs and then start exactly
+ * this (`spawn`), without the file being looked up again.
+ */
+export interface PreparedSpawn {
+  readonly options: SpawnOptions;
+  /** The program, resolved: an absolute path (the name found; it may be a link). */
+  readonly program: string;
+  /**
+   * The program's real path, links resolved once: the file to judge. POSIX starts exactly
+   * this file (argv[0] keeps the name asked for, for multi-call programs), so a link changed
+   * after the judgment changes nothing; Windows gives CreateProcessW `program`.
+   */
+  readonly realProgram: string;
+  /**
+   * The image that really runs the program when it is not the program itself: on Windows the
+   * system's own cmd.exe for a batch file (`.bat`, `.cmd`).
+   */
+  readonly interpreter?: string;
+  /** Windows: what CreateProcessW gets. */
+  readonly windows?: { application: string; commandLine: string };
 }
 
 /**
@@ -122,10 +142,13 @@ export interface ChildProcess {
   /** How the standard streams are connected. */
   readonly mode: StdioMode;
   /**
-   * The character encoding of the output bytes (a TextDecoder label): UTF-8, except for
-   * pipe-mode children on Windows, which write in the OEM code page unless told otherwise.
+   * What the child's bytes are. `"utf-8"`: a console translates them (a Windows pseudoconsole
+   * always speaks UTF-8 to us, whatever the program's code page). Otherwise they are the
+   * program's own bytes, and this is the code page of the console the program runs on (Windows
+   * pipes: what a console program writes and reads unless it chooses otherwise), or null where
+   * there is none (POSIX, where UTF-8 is the convention).
    */
-  readonly outputEncoding: string;
+  readonly codePage: "utf-8" | number | null;
   /** Settles once the child has exited, been reaped, and its output is drained. */
   readonly exited: Promise<ExitStatus>;
   /** Adds an output listener. */
@@ -142,8 +165,11 @@ export interface ChildProcess {
   /** Changes the terminal size (PTY mode). Throws with the reason when the OS refuses. */
   resize(cols: number, rows: number): void;
   /**
-   * Sends a signal to the child's whole process tree (its session on POSIX; its job object on
-   * Windows, where every signal but SIGINT ends the tree). No effect once the child has exited.
+   * Sends a signal to the child's whole process tree (posix/tree.ts). On Windows, where
+   * the tree shares the child's console: SIGINT, SIGTERM and SIGQUIT are Ctrl+C typed into it
+   * (CTRL_C_EVENT, which programs may handle), SIGHUP closes it (CTRL_CLOSE_EVENT, as when a
+   * console window closes), SIGWINCH and SIGCONT do nothing, and the rest end the job object's
+   * whole tree at once. No effect once the child has exited.
    */
   kill(signal?: SignalName): void;
 }
@@ -152,9 +178,12 @@ export interface ChildProcess {
 export class SpawnError extends Error {
   /** The OS error name, e.g. `ENOENT`. */
   readonly code: string;
-  constructor(code: string, message: string) {
+  /** Where it looked (paths, PATH): for the server's own user, not for remote callers. */
+  readonly detail?: string;
+  constructor(code: string, message: string, detail?: string) {
     super(message);
     this.name = "SpawnError";
     this.code = code;
+    this.detail = detail;
   }
 }

@@ -1,26 +1,28 @@
 /**
  * The HTTP front end with real requests against a started server: the REST API's endpoints
  * and shapes, the security checks, MCP over Streamable HTTP with the SDK client, graceful
- * shutdown.
+ * shutdown, token rules, malformed requests, `__proto__` keys, what errors reveal, logging
+ * that never blocks. (Timeouts, caps and sessions: http_limits_test.ts.)
  */
 import { deepStrictEqual as assertEquals, match, ok, rejects } from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { Client, MAIN, START_FLAGS } from "../helpers/mcp.ts";
+import { Client, connect, MAIN, START_FLAGS, text } from "../helpers/mcp.ts";
 import { type HttpServer, rawRequest, request, startHttpServer } from "../helpers/http.ts";
 import { eventually, processesWith, uniqueMarker } from "../helpers/process.ts";
 
 const posix = Deno.build.os !== "windows";
 const linux = Deno.build.os === "linux";
 
+/** `everywhere`: the test starts no POSIX program and runs on Windows too. */
 function withHttp(
   name: string,
   fn: (server: HttpServer) => Promise<void>,
-  options: { args?: string[]; env?: Record<string, string> } = {},
+  options: { args?: string[]; env?: Record<string, string>; everywhere?: boolean } = {},
 ) {
   Deno.test({
     name,
-    ignore: !posix,
+    ignore: !posix && !options.everywhere,
     async fn() {
       const server = await startHttpServer(options.args, options.env);
       try {
@@ -258,7 +260,7 @@ withHttp("REST refuses what it should, with the right status and code", async (s
   assertEquals(local.status, 200);
   // Still serving.
   assertEquals((await request(server, "GET", "/api/terminals")).status, 200);
-}, { env: { WINTERM_HTTP_MAX_BODY_BYTES: "2048" } });
+}, { env: { WINTERM_HTTP_MAX_BODY_BYTES: "2048" }, everywhere: true });
 
 withHttp("CORS answers only configured origins", async (server) => {
   const preflight = await fetch(`${server.url}/api/terminals`, {
@@ -279,7 +281,7 @@ withHttp("CORS answers only configured origins", async (server) => {
     headers: { origin: "https://other.example" },
   });
   assertEquals(other.status, 403);
-}, { env: { WINTERM_CORS_ORIGINS: "https://app.example" } });
+}, { env: { WINTERM_CORS_ORIGINS: "https://app.example" }, everywhere: true });
 
 withHttp("MCP over Streamable HTTP with the SDK client; the token is required", async (server) => {
   const url = new URL(`${server.url}/mcp`);
@@ -316,7 +318,6 @@ withHttp("MCP over Streamable HTTP with the SDK client; the token is required", 
 
 Deno.test({
   name: "a non-loopback address without WINTERM_TOKEN is refused at start",
-  ignore: !posix,
   async fn() {
     const { code, stderr } = await new Deno.Command(Deno.execPath(), {
       args: ["run", ...START_FLAGS, MAIN, "--http", "--host", "0.0.0.0", "--port", "0"],
@@ -355,5 +356,268 @@ Deno.test({
       await eventually(() => processesWith(`sleep ${marker}`).length === 0),
       "children outlived the server",
     );
+  },
+});
+
+/** Starts the server with `env` and expects it to refuse to start; returns what it said. */
+async function refusedStart(env: Record<string, string>): Promise<string> {
+  const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...START_FLAGS, MAIN, "--http", "--port", "0"],
+    env,
+    stdin: "null",
+    stdout: "null",
+  }).output();
+  assertEquals(code, 2);
+  return new TextDecoder().decode(stderr);
+}
+
+Deno.test({
+  name: "weak tokens are refused at start, with the reason and how to make a good one",
+  ignore: !posix,
+  async fn() {
+    const short = await refusedStart({ WINTERM_TOKEN: "x" });
+    match(short, /WINTERM_TOKEN is 1 characters long: at least 32 are needed/);
+    match(short, /openssl rand -hex 24/);
+    match(short, /RandomNumberGenerator/);
+    const odd = await refusedStart({ WINTERM_TOKEN: "a".repeat(31) + " b!" });
+    match(odd, /may only hold the characters A-Z a-z 0-9/);
+  },
+});
+
+withHttp("malformed requests get a 4xx in the API's error shape, never a 500", async (server) => {
+  const bearer = `authorization: Bearer ${server.token}\n`;
+  const cases: [string, number, RegExp][] = [
+    [`GET /api/terminals/%E0%A4%A/output HTTP/1.1\nhost: localhost\n${bearer}`, 400, /percent/],
+    [`GET /api/terminals/%E0%A4/output HTTP/1.1\nhost: localhost\n${bearer}`, 400, /percent/],
+    [`GET /api/terminals HTTP/1.1\nhost: localhost\nauthorization: Basic eDp5\n`, 400, /Bearer/],
+    [`GET /api/health HTTP/1.1\n`, 400, /[Hh]ost/],
+    [`BREW /api/health HTTP/1.1\nhost: localhost\n`, 400, /malformed HTTP request/],
+    [`GET /api/health HTTP/1.1\nhost: localhost\nx-big: ${"a".repeat(20_000)}\n`, 431, /larger/],
+    [
+      `POST /api/terminals HTTP/1.1\nhost: localhost\n${bearer}content-length: 5\n` +
+      "transfer-encoding: chunked\n",
+      400,
+      /malformed HTTP request/,
+    ],
+  ];
+  for (const [head, status, message] of cases) {
+    const answer = await rawRequest(server, head);
+    assertEquals(answer.status, status, head.slice(0, 60));
+    const json = JSON.parse(answer.body.slice(answer.body.indexOf("{")));
+    assertEquals([json.success, json.error.code], [false, "INVALID_INPUT"], head.slice(0, 60));
+    match(json.error.message, message);
+  }
+  const smuggled = await request(server, "POST", "/api/terminals", {
+    raw: '{"shell":"sh","__proto__":{"cols":5}}',
+    headers: { "content-type": "application/json" },
+  });
+  assertEquals([smuggled.status, smuggled.json.error.code], [400, "INVALID_INPUT"]);
+  match(smuggled.json.error.message, /'__proto__' is not a known argument/);
+  assertEquals((await request(server, "GET", "/api/terminals")).json.data.count, 0);
+});
+
+/** Calls a tool over MCP at /mcp with a raw JSON-RPC body (as a hostile client would write it). */
+// deno-lint-ignore no-explicit-any
+async function rawToolCall(server: HttpServer, body: string): Promise<any> {
+  const headers = {
+    authorization: `Bearer ${server.token}`,
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-06-18",
+  };
+  const init = await fetch(`${server.url}/mcp`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "raw", version: "1" },
+      },
+    }),
+  });
+  await init.body?.cancel();
+  const session = { ...headers, "mcp-session-id": init.headers.get("mcp-session-id")! };
+  const answer = await fetch(`${server.url}/mcp`, { method: "POST", headers: session, body });
+  const data = (await answer.text()).split("\n").find((line) => line.startsWith("data: "));
+  return JSON.parse(data!.slice(6));
+}
+
+withHttp(
+  "MCP: __proto__ keys are refused like unknown arguments; bad requests get -32602",
+  async (server) => {
+    const top = await rawToolCall(
+      server,
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"terminal_create",' +
+        '"arguments":{"command":"sh","__proto__":{"cols":5}}}}',
+    );
+    assertEquals(top.result.isError, true);
+    match(top.result.content[0].text, /'__proto__' is not a known argument \(known: command/);
+    const nested = await rawToolCall(
+      server,
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"terminal_kill",' +
+        '"arguments":{"terminalId":"term_x","signal":"SIGKILL","__proto__":{"signal":"SIGHUP"}}}}',
+    );
+    match(nested.result.content[0].text, /'__proto__' is not a known argument/);
+    const malformed = await rawToolCall(
+      server,
+      '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5,"arguments":[]}}',
+    );
+    assertEquals(malformed.error.code, -32602);
+    match(malformed.error.message, /'params\.name': .*string/);
+    match(malformed.error.message, /'params\.arguments'/);
+    ok(!malformed.error.message.includes("[{"), "a raw Zod dump");
+    assertEquals((await request(server, "GET", "/api/terminals")).json.data.count, 0);
+  },
+);
+
+withHttp(
+  "errors over HTTP name the field and the rule, not the server's PATH or directory",
+  async (server) => {
+    const secrets = [Deno.cwd(), ...(Deno.env.get("PATH") ?? "").split(":").filter(Boolean)];
+    const leaks = (message: string) => secrets.filter((secret) => message.includes(secret));
+
+    const missing = await request(server, "POST", "/api/terminals", {
+      body: { command: "no-such-program-4711", args: [] },
+    });
+    assertEquals([missing.status, missing.json.error.details.field], [400, "command"]);
+    match(missing.json.error.message, /program 'no-such-program-4711' not found on PATH/);
+    assertEquals(leaks(missing.json.error.message), []);
+
+    const directory = await request(server, "POST", "/api/terminals", {
+      body: { cwd: "no/such/dir" },
+    });
+    assertEquals([directory.status, directory.json.error.details.field], [400, "cwd"]);
+    match(directory.json.error.message, /'no\/such\/dir' does not exist/);
+    assertEquals(leaks(directory.json.error.message), []);
+
+    const client = new Client({ name: "leak-check", version: "1" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${server.token}` } },
+      }),
+    );
+    const viaMcp = await client.callTool({
+      name: "terminal_create",
+      arguments: { command: "no-such-program-4711", args: [] },
+    });
+    assertEquals(viaMcp.isError, true);
+    const message = (viaMcp.content as { text: string }[])[0].text;
+    match(message, /not found on PATH/);
+    assertEquals(leaks(message), []);
+    await client.close();
+  },
+);
+
+Deno.test({
+  name: "over stdio the same errors keep their detail for the local user; __proto__ refused",
+  ignore: !posix,
+  async fn() {
+    const mcp = await connect();
+    try {
+      const result = await mcp.call("terminal_create", {
+        command: "no-such-program-4711",
+        args: [],
+      });
+      assertEquals(result.isError, true);
+      match(text(result), /not found on PATH \(PATH=/);
+      const smuggled = await mcp.call(
+        "terminal_create",
+        JSON.parse('{"command":"sh","__proto__":{"cols":5}}'),
+      );
+      assertEquals(smuggled.isError, true);
+      match(text(smuggled), /'__proto__' is not a known argument/);
+    } finally {
+      await mcp.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "logging never blocks: an unread stderr costs dropped lines, counted, not a stuck server",
+  ignore: !posix,
+  async fn() {
+    const script = await Deno.makeTempFile({ suffix: ".ts" });
+    const logModule = new URL("../../src/log.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      script,
+      `import { flushLog, log, setLogLevel } from "${logModule}";
+setLogLevel("debug");
+const started = performance.now();
+for (let i = 0; i < 30000; i++) log.debug("line", { i, pad: "x".repeat(100) });
+await new Promise((resolve) => setTimeout(resolve, 10)); // timers still run
+console.log(JSON.stringify({ ms: Math.round(performance.now() - started) }));
+await flushLog(60_000);
+`,
+    );
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", ...START_FLAGS, script],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    try {
+      // stdout first, stderr untouched: 4 MB of log lines cannot have been written by now.
+      const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+      let out = "";
+      while (!out.includes("\n")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        out += value;
+      }
+      ok(JSON.parse(out).ms >= 0, out);
+      const stderr = await new Response(child.stderr).text();
+      await reader.cancel();
+      assertEquals((await child.status).code, 0);
+      const written = stderr.split("\n").filter((line) => line.includes(" DEBUG line ")).length;
+      const dropped = [...stderr.matchAll(/WARN (\d+) log lines dropped/g)]
+        .reduce((sum, found) => sum + Number(found[1]), 0);
+      ok(dropped > 0, "nothing was dropped");
+      assertEquals(written + dropped, 30000);
+    } finally {
+      await Deno.remove(script);
+    }
+  },
+});
+
+/** Whether `ss -K` can destroy a listening socket here (root, and a kernel with SOCK_DESTROY). */
+async function canDestroyListeners(): Promise<boolean> {
+  if (!linux) return false;
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const accepting = listener.accept().then(() => false, () => true);
+  try {
+    const port = (listener.addr as Deno.NetAddr).port;
+    await new Deno.Command("ss", {
+      args: ["-K", "-t", "state", "listening", "sport", "=", `:${port}`],
+      stdout: "null",
+      stderr: "null",
+    }).output();
+  } catch {
+    // no ss
+  }
+  const timer = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000));
+  const destroyed = await Promise.race([accepting, timer]);
+  listener.close();
+  await accepting;
+  return destroyed;
+}
+
+Deno.test({
+  name: "a fatal listener error ends the process with a non-zero status (Restart=on-failure)",
+  // The listening socket is destroyed from outside with `ss -K` (needs root and SOCK_DESTROY).
+  ignore: !(await canDestroyListeners()),
+  async fn() {
+    const server = await startHttpServer();
+    const port = new URL(server.url).port;
+    await new Deno.Command("ss", {
+      args: ["-K", "-t", "state", "listening", "sport", "=", `:${port}`],
+      stdout: "null",
+    }).output();
+    const status = await server.process.status;
+    assertEquals(status.code, 1);
+    match(server.stderr(), /the HTTP listener failed/);
   },
 });

@@ -204,7 +204,11 @@ withServer("terminate_command ends the whole tree", async (mcp) => {
     use_pty: false,
   });
   await untilOutput(mcp, token, "started");
-  assertEquals(processesWith(`sleep ${marker}`, true).length, 2);
+  // "started" can be printed before the second background sleep has exec'd.
+  ok(
+    await eventually(() => processesWith(`sleep ${marker}`, true).length === 2),
+    "both background sleeps started",
+  );
   const done = await mcp.callOk<{ success: boolean; message: string }>("terminate_command", {
     token,
   });

@@ -17,14 +17,22 @@ export interface HttpServer {
   stop(signal?: Deno.Signal): Promise<Deno.CommandStatus>;
 }
 
-/** Starts `main.ts --http --port 0` with extra flags and environment. */
+/**
+ * Starts `main.ts --http --port 0` with extra flags and environment; with `fdLimit`, under
+ * that many open files (`ulimit -n`, POSIX), as a service configured that way would run.
+ */
 export async function startHttpServer(
   args: string[] = [],
   env: Record<string, string> = {},
+  options: { fdLimit?: number } = {},
 ): Promise<HttpServer> {
   const token = env.WINTERM_TOKEN ?? "test-token-" + crypto.randomUUID();
-  const process = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...START_FLAGS, MAIN, "--http", "--port", "0", ...args],
+  const deno = [Deno.execPath(), "run", ...START_FLAGS, MAIN, "--http", "--port", "0", ...args];
+  const command = options.fdLimit === undefined
+    ? deno
+    : ["bash", "--norc", "-c", `ulimit -n ${options.fdLimit} && exec "$@"`, "bash", ...deno];
+  const process = new Deno.Command(command[0], {
+    args: command.slice(1),
     env: { WINTERM_LOG_LEVEL: "warn", WINTERM_TOKEN: token, ...env },
     stdin: "null",
     stdout: "null",

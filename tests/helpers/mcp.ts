@@ -70,6 +70,24 @@ export async function connect(
   };
 }
 
+/** What query_command_status answers (the fields tests look at). */
+export interface CommandQuery {
+  status: string;
+  exit_code: number | null;
+  stdout: string;
+  stderr: string;
+  timeout_occurred: boolean;
+}
+
+/** Runs a command with run_command and waits (up to 30 s) for its end. */
+export async function runToEnd(
+  mcp: Connection,
+  args: Record<string, unknown>,
+): Promise<CommandQuery> {
+  const { token } = await mcp.callOk<{ token: string }>("run_command", args);
+  return await mcp.callOk<CommandQuery>("query_command_status", { token, wait_ms: 30_000 });
+}
+
 /** The text of a result's first content block. */
 export function text(result: CallToolResult): string {
   const first = result.content[0];

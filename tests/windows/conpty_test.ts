@@ -6,9 +6,9 @@
  */
 import { deepStrictEqual as assertEquals, match, ok, rejects, throws } from "node:assert/strict";
 import { cleanTerminalText } from "../../src/engine/output/clean.ts";
-import { utf8Transcoder } from "../../src/engine/output/utf8.ts";
+import { codePageLabel, createDecoder } from "../../src/engine/output/decode.ts";
 import { runningUnderWine, SpawnError } from "../../src/pty/mod.ts";
-import { eventually, start, tempDir, within } from "../helpers/process.ts";
+import { concat, eventually, start, tempDir, within } from "../helpers/process.ts";
 import { canaryHandle, listProcesses, openHandles } from "../helpers/windows.ts";
 
 const windows = Deno.build.os === "windows";
@@ -45,7 +45,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "kill ends the whole tree (cmd running ping)",
+  name: "SIGKILL ends the whole tree at once (cmd running ping)",
   ignore: !windows,
   async fn() {
     const run = start("cmd.exe", ["/d", "/c", "ping -n 100 127.0.0.1 >CON"]);
@@ -53,9 +53,9 @@ Deno.test({
       listProcesses().filter((p) => p.ppid === run.child.pid && /ping/i.test(p.exe));
     ok(await eventually(() => pingOf().length === 1), "ping did not start");
     const ping = pingOf()[0].pid;
-    run.child.kill();
+    run.child.kill("SIGKILL");
     const status = await run.exited;
-    assertEquals(status.signal, "SIGTERM");
+    assertEquals(status.signal, "SIGKILL");
     ok(
       await eventually(() =>
         !listProcesses().some((p) => p.pid === ping || p.pid === run.child.pid)
@@ -162,9 +162,13 @@ Deno.test({
     // Without chcp, cmd writes to a pipe in the console's OEM code page, which the child reports.
     const oem = start("cmd.exe", ["/d", "/c", "echo café"], { mode: "pipe" });
     await oem.exited;
-    const decode = utf8Transcoder(oem.child.outputEncoding);
+    assertEquals(typeof oem.child.codePage, "number");
+    const decoder = createDecoder({
+      kind: "detect",
+      fallback: codePageLabel(oem.child.codePage as number)!,
+    });
     const text = new TextDecoder().decode(
-      decode ? decode(oem.bytes("stdout")) : oem.bytes("stdout"),
+      concat([decoder.push(oem.bytes("stdout")), decoder.end()]),
     );
     match(text, /café/);
   },

@@ -6,24 +6,11 @@
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { runningUnderWine } from "../../src/pty/mod.ts";
 import { request, startHttpServer } from "../helpers/http.ts";
-import { type Connection, serverTest } from "../helpers/mcp.ts";
+import { type CommandQuery, type Connection, runToEnd, serverTest } from "../helpers/mcp.ts";
 import { eventually } from "../helpers/process.ts";
 import { listProcesses } from "../helpers/windows.ts";
 
 const windows = Deno.build.os === "windows";
-
-interface Query {
-  status: string;
-  exit_code: number | null;
-  stdout: string;
-  stderr: string;
-  timeout_occurred: boolean;
-}
-
-async function runToEnd(mcp: Connection, args: Record<string, unknown>): Promise<Query> {
-  const { token } = await mcp.callOk<{ token: string }>("run_command", args);
-  return await mcp.callOk<Query>("query_command_status", { token, wait_ms: 30_000 });
-}
 
 const withServer = (name: string, fn: (mcp: Connection) => Promise<void>) =>
   serverTest(name, fn, { ignore: !windows });
@@ -56,10 +43,13 @@ withServer("the default shell, and get_version's report of the shells found", as
 });
 
 withServer("pipe mode: stdout and stderr apart, Chinese output intact", async (mcp) => {
+  // encoding utf-8 switches cmd to code page 65001, in which it can write Chinese whatever the
+  // system's code page (437 cannot represent it).
   const result = await runToEnd(mcp, {
     command: "echo out & echo err 1>&2 & echo 中文输出",
     shell_type: "cmd",
     use_pty: false,
+    encoding: "utf-8",
   });
   match(result.stdout, /out\s+中文输出/);
   match(result.stderr, /err/);
@@ -72,7 +62,7 @@ withServer("send_command_input answers a prompt", async (mcp) => {
   });
   await new Promise((resolve) => setTimeout(resolve, 300));
   await mcp.callOk("send_command_input", { token, input: "forty two" });
-  const result = await mcp.callOk<Query>("query_command_status", { token, wait_ms: 30_000 });
+  const result = await mcp.callOk<CommandQuery>("query_command_status", { token, wait_ms: 30_000 });
   assertEquals(result.exit_code, 0);
   match(result.stdout, /got \[forty two\]/);
 });
@@ -87,7 +77,7 @@ withServer("terminate_command ends the tree; a timeout does too", async (mcp) =>
   ok(await eventually(() => pings().some((p) => !before.has(p.pid))), "ping did not start");
   const done = await mcp.callOk<{ success: boolean }>("terminate_command", { token });
   ok(done.success);
-  const result = await mcp.callOk<Query>("query_command_status", { token });
+  const result = await mcp.callOk<CommandQuery>("query_command_status", { token });
   assertEquals([result.status, result.exit_code], ["terminated", -1]);
   ok(await eventually(() => !pings().some((p) => !before.has(p.pid))), "ping survived terminate");
 

@@ -4,10 +4,10 @@
  * Commands and terminals both go through it, whichever front end asked.
  *
  * What is judged is what runs: the program's real path (links resolved once) is both judged
- * and started (argv[0] keeps the name asked for), and the working directory is opened once,
- * judged by the real path of the open directory, and entered through that descriptor. A link
- * flipped between the judgment and the start changes nothing, and the audit log names the
- * file and the directory that were really used.
+ * and started on POSIX (argv[0] keeps the name asked for), and the working directory is
+ * opened once, judged by the real path of the open directory, and entered through that
+ * descriptor. A link flipped between the judgment and the start changes nothing, and the
+ * audit log names the file and the directory that were really used.
  *
  * @module
  */
@@ -17,6 +17,9 @@ import {
   isDirectory,
   type OpenDirectory,
   openDirectory,
+  type PreparedSpawn,
+  prepareSpawn,
+  realPathOf,
   spawn,
   SpawnError,
   type StdioMode,
@@ -57,10 +60,12 @@ export interface LaunchFields {
 export function resolveDirectory(path: string | undefined, field: string): string {
   const directory = resolve(Deno.cwd(), path ?? ".");
   if (!isDirectory(directory)) {
+    // The message repeats the caller's words; where that led on this machine is local detail.
     throw new EngineError(
       "invalid_input",
-      `'${directory}' does not exist or is not a directory`,
+      `'${path ?? "."}' does not exist or is not a directory`,
       field,
+      directory === path ? undefined : `resolved to ${directory}`,
     );
   }
   return directory;
@@ -71,17 +76,8 @@ function open(cwd: string, field: string): OpenDirectory {
   try {
     return openDirectory(cwd);
   } catch (error) {
-    if (error instanceof SpawnError) throw new EngineError("invalid_input", error.message, field);
-    throw error;
-  }
-}
-
-/** The file a program path really is (the path itself if it cannot be resolved). */
-function realProgram(path: string): string {
-  try {
-    return Deno.realPathSync(path);
-  } catch {
-    return path; // spawning it reports why it cannot run
+    if (!(error instanceof SpawnError)) throw error;
+    throw new EngineError("invalid_input", error.message, field, error.detail);
   }
 }
 
@@ -103,7 +99,11 @@ const encoder = new TextEncoder();
 export class Launcher {
   constructor(readonly policy?: Policy, readonly audit?: AuditLog) {}
 
-  /** Checks the launch against the policy and starts it. Throws {@link EngineError}. */
+  /**
+   * Decides what will run, checks every image that runs against the policy (the program, and
+   * the interpreter that runs it: cmd.exe for a batch file) and the real working directory,
+   * and starts exactly that. Throws {@link EngineError}.
+   */
   launch(
     invocation: Invocation,
     options: LaunchOptions,
@@ -112,56 +112,32 @@ export class Launcher {
   ): ChildProcess {
     const directory = open(options.cwd, fields.cwd);
     try {
-      const program = realProgram(invocation.file);
-      try {
-        this.policy?.check({
-          program: invocation.file,
-          realProgram: program,
-          cwd: directory.path,
-          envOverrides: options.envOverrides,
-        }, fields);
-      } catch (error) {
-        this.audit?.record({
-          event: "refused",
-          ...context,
-          program,
-          ...(program === invocation.file ? {} : { requested: invocation.file }),
-          cwd: directory.path,
-          reason: (error as Error).message,
-        });
-        throw error;
-      }
-      const child = this.#spawn(invocation, program, directory, options, fields);
-      this.audit?.record({
-        event: "start",
-        ...context,
-        pid: child.pid,
-        program,
-        ...(program === invocation.file ? {} : { requested: invocation.file }),
-        args: invocation.args,
-        cwd: directory.path,
-        command: invocation.display,
-      });
-      child.exited.then((status) =>
-        this.audit?.record({ event: "exit", kind: context.kind, id: context.id, ...status })
-      );
-      return child;
+      return this.#launch(invocation, options, fields, context, directory);
     } finally {
       directory.close();
     }
   }
 
-  #spawn(
+  #launch(
     invocation: Invocation,
-    program: string,
-    directory: OpenDirectory,
     options: LaunchOptions,
     fields: LaunchFields,
+    context: LaunchContext,
+    directory: OpenDirectory,
   ): ChildProcess {
+    const failed = (error: unknown) =>
+      error instanceof SpawnError
+        ? new EngineError(
+          "invalid_input",
+          `cannot start ${invocation.display}: ${error.message}`,
+          fields.program,
+          error.detail,
+        )
+        : error;
+    let prepared: PreparedSpawn;
     try {
-      return spawn({
-        file: program,
-        argv0: invocation.file,
+      prepared = prepareSpawn({
+        file: invocation.file,
         args: invocation.args,
         verbatimArguments: invocation.verbatimArguments,
         cwd: directory.path,
@@ -172,15 +148,65 @@ export class Launcher {
         rows: options.rows,
       });
     } catch (error) {
-      if (error instanceof SpawnError) {
-        throw new EngineError(
-          "invalid_input",
-          `cannot start ${invocation.display}: ${error.message}`,
-          fields.program,
-        );
+      throw failed(error);
+    }
+    // What really runs, and where: the audit says so.
+    const ran = {
+      program: prepared.realProgram,
+      ...(prepared.realProgram === prepared.program ? {} : { requested: prepared.program }),
+      ...(prepared.interpreter ? { interpreter: prepared.interpreter } : {}),
+      cwd: directory.path,
+    };
+    const images = [
+      { program: prepared.program, realProgram: prepared.realProgram },
+      ...(prepared.interpreter
+        ? [{ program: prepared.interpreter, realProgram: realPathOf(prepared.interpreter) }]
+        : []),
+    ];
+    try {
+      for (const image of images) {
+        try {
+          this.policy?.check({
+            ...image,
+            cwd: directory.path,
+            envOverrides: options.envOverrides,
+          }, fields);
+        } catch (error) {
+          if (!(error instanceof EngineError) || image === images[0]) throw error;
+          throw new EngineError(
+            error.kind,
+            `${error.message} (it is what runs the batch file ${prepared.program})`,
+            error.field,
+          );
+        }
       }
+    } catch (error) {
+      this.audit?.record({
+        event: "refused",
+        ...context,
+        ...ran,
+        reason: (error as Error).message,
+      });
       throw error;
     }
+    let child: ChildProcess;
+    try {
+      child = spawn(prepared);
+    } catch (error) {
+      throw failed(error);
+    }
+    this.audit?.record({
+      event: "start",
+      ...context,
+      pid: child.pid,
+      ...ran,
+      args: invocation.args,
+      command: invocation.display,
+    });
+    child.exited.then((status) =>
+      this.audit?.record({ event: "exit", kind: context.kind, id: context.id, ...status })
+    );
+    return child;
   }
 
   /** Records input written to a process. */

@@ -46,6 +46,11 @@ export class PolicyError extends Error {
 }
 
 const WINDOWS = Deno.build.os === "windows";
+/**
+ * Variables a request may never set under a policy on Windows: cmd.exe runs %ComSpec% for
+ * every pipe and nested shell, and finds programs by %PATHEXT%.
+ */
+const ALWAYS_PROTECTED_ON_WINDOWS = ["ComSpec", "PATHEXT"];
 
 /** Case-folded (Windows) form of a name or path. */
 function fold(text: string): string {
@@ -133,7 +138,15 @@ export class Policy {
       if (!real) throw new PolicyError(`${source}: cwd.allow entry '${root}' does not exist`);
       return fold(real);
     });
-    this.#protected = new Map((valid.env?.protect ?? []).map((name) => [fold(name), name]));
+    this.#protected = new Map([
+      ...(WINDOWS ? ALWAYS_PROTECTED_ON_WINDOWS : []).map((
+        name,
+      ) => [
+        fold(name),
+        `always protected on Windows under a policy: it chooses what cmd.exe runs`,
+      ]),
+      ...(valid.env?.protect ?? []).map((name) => [fold(name), `env.protect entry '${name}'`]),
+    ] as [string, string][]);
   }
 
   /** Reads and checks a policy file. Throws {@link PolicyError} with the reason. */
@@ -158,10 +171,7 @@ export class Policy {
     for (const name of Object.keys(request.envOverrides)) {
       const rule = this.#protected.get(fold(name));
       if (rule !== undefined) {
-        throw refused(
-          `environment variable ${name} may not be set (env.protect entry '${rule}')`,
-          fields.env,
-        );
+        throw refused(`environment variable ${name} may not be set (${rule})`, fields.env);
       }
     }
     if (this.#roots) {
@@ -172,8 +182,9 @@ export class Policy {
         )
       ) {
         throw refused(
-          `working directory ${real} is outside the allowed roots (cwd.allow)`,
+          "the working directory is outside the allowed roots (cwd.allow)",
           fields.cwd,
+          real,
         );
       }
     }
@@ -197,6 +208,6 @@ export class Policy {
   }
 }
 
-function refused(reason: string, field: string): EngineError {
-  return new EngineError("forbidden", `refused by policy: ${reason}`, field);
+function refused(reason: string, field: string, detail?: string): EngineError {
+  return new EngineError("forbidden", `refused by policy: ${reason}`, field, detail);
 }

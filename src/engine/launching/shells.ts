@@ -1,6 +1,15 @@
 /**
- * Which program runs a command: the shells (found per platform, with the user's overrides
- * first) and the argument lists that make each run a command non-interactively, in UTF-8.
+ * Which program runs a command: the shells (found per platform, with the operator's overrides
+ * first) and the argument lists that make each run a command.
+ *
+ * Code pages on Windows: cmd is never forced to `chcp 65001`. On a pseudoconsole, conhost
+ * translates whatever a program writes in the console's code page into UTF-8 for us, so legacy
+ * programs, `type` of a GBK file and GBK batch files come out right as they are (65001 would
+ * garble them); through pipes, the engine decodes each stream itself (UTF-8 or the code page,
+ * see output/decode.ts), and input is encoded in the code page cmd reads. An `encoding`
+ * argument switches cmd to that code page (`chcp N`), so that cmd, its batch files and its
+ * programs read and write in it. PowerShell writes UTF-8 without a BOM (or the code page
+ * asked for), and in pipe mode reads it too, with progress records silenced.
  *
  * @example
  * ```ts
@@ -38,8 +47,8 @@ export interface Invocation {
   args: string[];
   /** Pass `args` to Windows unquoted (cmd.exe's own quoting is in them already). */
   verbatimArguments?: boolean;
-  /** The shell was told to write UTF-8 (cmd's chcp 65001, PowerShell's output encodings). */
-  utf8Output?: boolean;
+  /** The code page the shell was told to write and read in (PowerShell: 65001 by default). */
+  codePage?: number;
   /** What actually runs it, `default` resolved. */
   shell: Exclude<ShellType, "default">;
   /** The command as a person would type it. */
@@ -54,13 +63,24 @@ export interface InvocationRequest {
   executable?: string;
   /** Arguments (with `executable` only). */
   args?: string[];
+  /** False for pipes (PowerShell then silences progress records). Default true. */
+  usePty?: boolean;
+  /** The code page the shell should run in (the request's `encoding`), if it names one. */
+  codePage?: number;
 }
 
 /** Where it runs: the child's directory and environment, and the OS rules. */
 export interface ShellContext {
   cwd: string;
+  /** The child's environment (PATH lookups). */
   env: Record<string, string>;
   flavor?: PathFlavor;
+  /**
+   * The server's own environment, where the operator's settings live (WINTERM_CMD_PATH,
+   * WINTERM_POWERSHELL_PATH, SystemRoot, ProgramFiles): a request cannot change which shell runs.
+   * Default: the server's.
+   */
+  server?: Record<string, string>;
 }
 
 /** A shell looked for and where. */
@@ -70,9 +90,25 @@ export interface ShellSearch {
 }
 
 const POWERSHELL_FLAGS = ["-NoLogo", "-NoProfile", "-ExecutionPolicy", "Bypass"];
-/** PowerShell 5.1 writes through the console code page unless both encodings are set. */
-const POWERSHELL_UTF8 =
-  "[Console]::OutputEncoding=[Text.Encoding]::UTF8;$OutputEncoding=[Text.Encoding]::UTF8;";
+
+/**
+ * The PowerShell lines that set its encodings: what it writes ([Console]::OutputEncoding, also
+ * how it decodes native programs' output), what it sends to native programs ($OutputEncoding),
+ * and in pipe mode what it reads. UTF-8 without a BOM (`[Text.Encoding]::UTF8` would write
+ * one into pipes), or the code page asked for. In pipe mode progress records are silenced
+ * (they would arrive as `#< CLIXML` on stderr).
+ */
+export function powershellPrelude(codePage: number, pipe: boolean): string {
+  const encoding = codePage === 65001
+    ? "New-Object System.Text.UTF8Encoding $false"
+    : `[Text.Encoding]::GetEncoding(${codePage})`;
+  return `$winterm_encoding=${encoding};[Console]::OutputEncoding=$winterm_encoding;` +
+    "$OutputEncoding=$winterm_encoding;" +
+    (pipe
+      ? "[Console]::InputEncoding=$winterm_encoding;$ProgressPreference='SilentlyContinue';"
+      : "") +
+    "Remove-Variable winterm_encoding;";
+}
 
 function exists(path: string): boolean {
   try {
@@ -108,9 +144,9 @@ function firstFound(candidates: string[], ctx: ShellContext): ShellSearch {
  */
 export function findPowerShell(ctx: ShellContext): ShellSearch {
   const flavor = ctx.flavor ?? HOST_FLAVOR;
-  const override = envValue(ctx.env, "WINTERM_POWERSHELL_PATH", flavor);
+  const override = setting(ctx, "WINTERM_POWERSHELL_PATH");
   if (flavor !== "windows") return firstFound([...(override ? [override] : []), "pwsh"], ctx);
-  const programFiles = envValue(ctx.env, "ProgramFiles", flavor) ?? "C:\\Program Files";
+  const programFiles = setting(ctx, "ProgramFiles") ?? "C:\\Program Files";
   const windowsPowerShell = win32.join(
     systemRoot(ctx),
     "System32",
@@ -134,22 +170,28 @@ export function findPowerShell(ctx: ShellContext): ShellSearch {
   return found;
 }
 
-/** cmd.exe: WINTERM_CMD_PATH, %ComSpec%, System32\cmd.exe, then PATH. Windows only. */
+/**
+ * cmd.exe: WINTERM_CMD_PATH, then %SystemRoot%\System32\cmd.exe, then PATH. Windows only.
+ * ComSpec is not consulted: a request may set it for its child, but never choose the shell.
+ */
 export function findCmd(ctx: ShellContext): ShellSearch {
   const flavor = ctx.flavor ?? HOST_FLAVOR;
   if (flavor !== "windows") return { searched: ["cmd.exe exists only on Windows"] };
-  const override = envValue(ctx.env, "WINTERM_CMD_PATH", flavor);
-  const comspec = envValue(ctx.env, "ComSpec", flavor);
+  const override = setting(ctx, "WINTERM_CMD_PATH");
   return firstFound([
     ...(override ? [override] : []),
-    ...(comspec ? [comspec] : []),
     win32.join(systemRoot(ctx), "System32", "cmd.exe"),
     "cmd.exe",
   ], ctx);
 }
 
+/** An operator's setting: from the server's environment, never the request's. */
+function setting(ctx: ShellContext, name: string): string | undefined {
+  return envValue(ctx.server ?? Deno.env.toObject(), name, ctx.flavor ?? HOST_FLAVOR);
+}
+
 function systemRoot(ctx: ShellContext): string {
-  return envValue(ctx.env, "SystemRoot", "windows") ?? "C:\\Windows";
+  return setting(ctx, "SystemRoot") ?? "C:\\Windows";
 }
 
 /** The platform's shell for `default`: PowerShell (else cmd) on Windows, $SHELL or sh elsewhere. */
@@ -170,8 +212,9 @@ function defaultShell(ctx: ShellContext, field: string): ChosenShell {
 function notFound(shell: string, searched: string[], field: string): EngineError {
   return new EngineError(
     "invalid_input",
-    `no ${shell} shell found (searched: ${searched.join("; ")})`,
+    `no ${shell} shell found`,
     field,
+    `searched: ${searched.join("; ")}`,
   );
 }
 
@@ -200,50 +243,69 @@ interface ChosenShell {
 interface ShellArguments {
   args: string[];
   verbatimArguments?: boolean;
-  utf8Output?: boolean;
+  codePage?: number;
 }
 
-/** PowerShell running `script` after setting UTF-8 output, with `extra` flags. */
-function powershellArgs(script: string, extra: string[]): ShellArguments {
+/** How a shell is to run: on pipes or a terminal, and in which code page if one was asked. */
+interface ShellSetup {
+  pipe: boolean;
+  codePage?: number;
+}
+
+/** PowerShell running `script` after setting its encodings, with `extra` flags. */
+function powershellArgs(script: string, extra: string[], setup: ShellSetup): ShellArguments {
+  const codePage = setup.codePage ?? 65001;
   return {
     args: [
       ...POWERSHELL_FLAGS,
       ...extra,
       "-EncodedCommand",
-      encodePowerShell(POWERSHELL_UTF8 + script),
+      encodePowerShell(powershellPrelude(codePage, setup.pipe) + script),
     ],
-    utf8Output: true,
+    codePage,
   };
+}
+
+/** `chcp N>nul & ` when a code page was asked for: cmd then reads and writes in it. */
+function chcp(setup: ShellSetup): string {
+  return setup.codePage === undefined ? "" : `chcp ${setup.codePage}>nul & `;
 }
 
 /**
  * The arguments that make a shell run `command` and exit. One-shot commands also get
  * PowerShell's -NonInteractive (a prompt fails instead of hanging); terminals do not.
  */
-function shellArgs(type: ShellKind, command: string, oneShot: boolean): ShellArguments {
+function shellArgs(
+  type: ShellKind,
+  command: string,
+  oneShot: boolean,
+  setup: ShellSetup,
+): ShellArguments {
   switch (type) {
     case "powershell":
-      return powershellArgs(command, oneShot ? ["-NonInteractive"] : []);
+      return powershellArgs(command, oneShot ? ["-NonInteractive"] : [], setup);
     case "cmd":
       // /s: cmd strips the outer quotes and runs the rest verbatim, so the user's own quoting
-      // reaches cmd untouched; chcp 65001 makes cmd's output UTF-8.
+      // reaches cmd untouched.
       return {
-        args: ["/d", "/s", "/c", `"chcp 65001>nul & ${command}"`],
+        args: ["/d", "/s", "/c", `"${chcp(setup)}${command}"`],
         verbatimArguments: true,
-        utf8Output: true,
+        codePage: setup.codePage,
       };
     default:
       return { args: ["-c", command] };
   }
 }
 
-/** The arguments that start a shell for a person (or agent) to type into, in UTF-8. */
-function interactiveArgs(type: ShellKind): ShellArguments {
+/** The arguments that start a shell for a person (or agent) to type into. */
+function interactiveArgs(type: ShellKind, setup: ShellSetup): ShellArguments {
   switch (type) {
     case "powershell":
-      return powershellArgs("", ["-NoExit"]);
+      return powershellArgs("", ["-NoExit"], setup);
     case "cmd":
-      return { args: ["/d", "/k", "chcp 65001>nul"], verbatimArguments: true, utf8Output: true };
+      return setup.codePage === undefined
+        ? { args: ["/d"] }
+        : { args: ["/d", "/k", `chcp ${setup.codePage}>nul`], codePage: setup.codePage };
     default:
       return { args: [] }; // on a terminal, every POSIX shell is interactive by itself
   }
@@ -289,7 +351,9 @@ function resolveField(file: string, field: string, ctx: ShellContext): string {
   try {
     return resolveProgram(file, { ...ctx, flavor: ctx.flavor ?? HOST_FLAVOR });
   } catch (error) {
-    if (error instanceof SpawnError) throw new EngineError("invalid_input", error.message, field);
+    if (error instanceof SpawnError) {
+      throw new EngineError("invalid_input", error.message, field, error.detail);
+    }
     throw error;
   }
 }
@@ -311,7 +375,10 @@ export function buildInvocation(request: InvocationRequest, ctx: ShellContext): 
     }, ctx);
     return {
       file: shell.path,
-      ...shellArgs(shell.type, request.command, true),
+      ...shellArgs(shell.type, request.command, true, {
+        pipe: request.usePty === false,
+        codePage: request.codePage,
+      }),
       shell: shell.type,
       display: request.command,
     };
@@ -339,11 +406,12 @@ export function buildInvocation(request: InvocationRequest, ctx: ShellContext): 
   const file = resolveField(argv[0], field, ctx);
   const display = flavor === "windows" ? safeWindowsDisplay(argv) : argv.map(quotePosix).join(" ");
   if (flavor === "windows" && file.toLowerCase().endsWith(".ps1")) {
-    // Scripts run through PowerShell, as they would when typed at a PowerShell prompt.
+    // Scripts run through PowerShell, as they would when typed at a PowerShell prompt, but
+    // never waiting for an answer no one will give.
     const shell = chooseShell("powershell", undefined, { path: "command", kind: "command" }, ctx);
     return {
       file: shell.path,
-      args: [...POWERSHELL_FLAGS, "-File", file, ...argv.slice(1)],
+      args: [...POWERSHELL_FLAGS, "-NonInteractive", "-File", file, ...argv.slice(1)],
       shell: "executable",
       display,
     };
@@ -366,6 +434,8 @@ export interface TerminalInvocationRequest {
   args?: string[];
   /** `default`, `powershell`, `cmd`, `bash`, `sh`, or the path of a shell. */
   shell?: string;
+  /** The code page the shell should run in (the request's `encoding`), if it names one. */
+  codePage?: number;
 }
 
 const SHELL_NAMES: readonly string[] = ["default", "powershell", "cmd", "bash", "sh"];
@@ -390,7 +460,7 @@ export function buildTerminalInvocation(
     } catch (error) {
       // The program is this request's `command`, whatever the one-shot path calls it.
       if (error instanceof EngineError && error.field === "executable") {
-        throw new EngineError(error.kind, error.message, "command");
+        throw new EngineError(error.kind, error.message, "command", error.detail);
       }
       throw error;
     }
@@ -400,17 +470,18 @@ export function buildTerminalInvocation(
   const shell = named
     ? chooseShell((request.shell ?? "default") as ShellKind | "default", undefined, fields, ctx)
     : chooseShell("default", request.shell, fields, ctx);
+  const setup = { pipe: false, codePage: request.codePage };
   if (request.command === undefined) {
     return {
       file: shell.path,
-      ...interactiveArgs(shell.type),
+      ...interactiveArgs(shell.type, setup),
       shell: shell.type,
       display: shell.path,
     };
   }
   return {
     file: shell.path,
-    ...shellArgs(shell.type, request.command, false),
+    ...shellArgs(shell.type, request.command, false, setup),
     shell: shell.type,
     display: request.command,
   };

@@ -10,8 +10,6 @@
  * ```
  * @module
  */
-import { decodeOem, OEM_LABELS } from "./codepages.ts";
-
 /** True for a continuation byte (10xxxxxx). */
 export function isContinuation(byte: number): boolean {
   return (byte & 0xc0) === 0x80;
@@ -72,18 +70,4 @@ export function utf8Length(text: string): number {
     } else bytes += 3;
   }
   return bytes;
-}
-
-const encoder = new TextEncoder();
-
-/**
- * A streaming converter from `encoding` (a TextDecoder label) to UTF-8, or undefined when the
- * bytes are UTF-8 already. Characters split across chunks are carried to the next chunk.
- */
-export function utf8Transcoder(encoding: string): ((bytes: Uint8Array) => Uint8Array) | undefined {
-  const label = encoding.toLowerCase();
-  if (label === "utf-8") return undefined;
-  if (OEM_LABELS.includes(label)) return (bytes) => encoder.encode(decodeOem(label, bytes));
-  const decoder = new TextDecoder(label);
-  return (bytes) => encoder.encode(decoder.decode(bytes, { stream: true }));
 }

@@ -28,7 +28,7 @@ import {
 } from "../launching/launcher.ts";
 import { stopProcess } from "../launching/lifecycle.ts";
 import { DEFAULT_MAX_BYTES, OutputBuffer } from "../output/buffer.ts";
-import { utf8Transcoder } from "../output/utf8.ts";
+import { checkTerminalEncoding, ChildCodec, requestedEncoding } from "./encoding.ts";
 import { buildInvocation, type Invocation, type InvocationRequest } from "../launching/shells.ts";
 
 /** What {@link CommandService.run} needs. */
@@ -43,6 +43,12 @@ export interface RunRequest extends InvocationRequest {
   maxBufferSize?: number;
   /** Extra environment variables. */
   env?: Record<string, string>;
+  /**
+   * How the program's bytes are read and its input written (`utf-8`, `oem`, `ansi`, a code
+   * page or a label); default: detected (see services/encoding.ts). A cmd or PowerShell shell
+   * is switched to it.
+   */
+  encoding?: string;
   /** The front end that asked (for the audit log). */
   via?: FrontEnd;
 }
@@ -76,7 +82,6 @@ const COMMAND_COLS = 160, COMMAND_ROWS = 40;
 /** Pagers would wait for a key no one presses. */
 const COMMAND_ENV = { PAGER: "cat", GIT_PAGER: "cat" };
 const TERMINAL_ENV = { TERM: "xterm-256color" };
-const encoder = new TextEncoder();
 
 /** A command and everything known about it. */
 export class Command {
@@ -101,6 +106,7 @@ export class Command {
   #timer: ReturnType<typeof setTimeout>;
   #terminatedByUser = false;
   #stopping: Promise<unknown> | undefined;
+  #codec: ChildCodec;
 
   constructor(
     private readonly context: LaunchContext,
@@ -112,21 +118,23 @@ export class Command {
     private readonly killGraceMs: number,
     private readonly writeTimeoutMs: number,
     private readonly launcher: Launcher,
+    codec: ChildCodec,
   ) {
     this.token = context.id;
     this.#child = child;
+    this.#codec = codec;
     this.stdout = new OutputBuffer({ maxBytes: maxBufferSize });
     this.stderr = new OutputBuffer({ maxBytes: maxBufferSize });
-    // Output is kept as UTF-8: legacy code pages (Windows pipes) are converted on arrival.
-    const encoding = invocation.utf8Output ? "utf-8" : child.outputEncoding;
-    const convert = { stdout: utf8Transcoder(encoding), stderr: utf8Transcoder(encoding) };
-    child.onData((raw, stream) => {
-      const data = convert[stream]?.(raw) ?? raw;
-      (stream === "stdout" ? this.stdout : this.stderr).append(data);
-      this.events.emit({ type: "output", stream, data });
-    });
+    // Output is kept as UTF-8: code pages (Windows pipes) are converted on arrival.
+    child.onData((raw, stream) => this.#output(codec.decode(raw, stream), stream));
     this.#timer = setTimeout(() => this.#onTimeout(), timeoutSeconds * 1000);
     this.done = child.exited.then((status) => this.#onExit(status));
+  }
+
+  #output(data: Uint8Array, stream: StreamName): void {
+    if (data.length === 0) return;
+    (stream === "stdout" ? this.stdout : this.stderr).append(data);
+    this.events.emit({ type: "output", stream, data });
   }
 
   /** The child's process id. */
@@ -153,8 +161,9 @@ export class Command {
     this.#assertRunning();
     const newline = this.mode === "pty" ? "\r" : HOST_FLAVOR === "windows" ? "\r\n" : "\n";
     const input = appendNewline ? text + newline : text;
+    const bytes = this.#codec.encode(input, "input");
     this.launcher.input({ ...this.context, via }, input);
-    await inputFailure(this.#child.write(encoder.encode(input), this.writeTimeoutMs));
+    await inputFailure(this.#child.write(bytes, this.writeTimeoutMs));
   }
 
   /** Ends the command's input (EOF). */
@@ -196,6 +205,7 @@ export class Command {
   }
 
   #onExit(status: ExitStatus): void {
+    for (const [stream, rest] of this.#codec.end()) this.#output(rest, stream);
     clearTimeout(this.#timer);
     this.#elapsed = performance.now() - this.#startTime;
     this.endedAt = Date.now();
@@ -247,7 +257,9 @@ export class CommandService {
       request.env,
       usePty ? { ...COMMAND_ENV, ...TERMINAL_ENV } : COMMAND_ENV,
     );
-    const invocation = buildInvocation(request, { cwd, env });
+    const encoding = requestedEncoding(request.encoding);
+    const invocation = buildInvocation({ ...request, codePage: encoding?.codePage }, { cwd, env });
+    checkTerminalEncoding(encoding, usePty, invocation.codePage);
     const context: LaunchContext = {
       via: request.via ?? "internal",
       kind: "command",
@@ -280,6 +292,7 @@ export class CommandService {
       this.killGraceMs,
       this.writeTimeoutMs,
       this.launcher,
+      new ChildCodec(child, encoding, invocation.codePage),
     );
     this.#commands.set(command.token, command);
     log.info("command started", {

@@ -41,7 +41,7 @@ import { type LineReadOptions, readLines, settledLines } from "../output/lines.t
 import { OutputBuffer } from "../output/buffer.ts";
 import { Screen, type ScreenView } from "../output/screen.ts";
 import { buildTerminalInvocation, type TerminalInvocationRequest } from "../launching/shells.ts";
-import { utf8Transcoder } from "../output/utf8.ts";
+import { checkTerminalEncoding, ChildCodec, requestedEncoding } from "./encoding.ts";
 
 /** Limits and timings of a {@link TerminalService}. */
 export interface TerminalServiceOptions {
@@ -69,6 +69,12 @@ export interface CreateTerminalRequest extends TerminalInvocationRequest {
   rows?: number;
   /** ACP: `terminal_output` returns at most this many of the newest bytes. */
   outputByteLimit?: number;
+  /**
+   * The program's encoding (`utf-8`, `oem`, `ansi`, a code page or a label): decodes its bytes
+   * on POSIX; on Windows, where conhost always speaks UTF-8, it switches a cmd or PowerShell
+   * shell's console to that code page.
+   */
+  encoding?: string;
   /** The front end that asked (for the audit log). */
   via?: FrontEnd;
 }
@@ -111,7 +117,6 @@ const MATCH_WINDOW = 1024 * 1024;
 /** Pattern checks run at most this often while output streams in. */
 const CHECK_INTERVAL_MS = 25;
 const INPUT_HISTORY = 100;
-const encoder = new TextEncoder();
 
 /** A terminal. */
 export class Terminal {
@@ -132,6 +137,7 @@ export class Terminal {
   #stopping: Promise<ExitStatus> | undefined;
   /** Where the output stood when input was last written. */
   #inputOffset = 0;
+  #codec: ChildCodec;
 
   constructor(
     private readonly context: LaunchContext,
@@ -143,26 +149,29 @@ export class Terminal {
     public rows: number,
     readonly outputByteLimit: number | undefined,
     limits: { maxLines: number; maxBytes: number },
-    utf8Output: boolean,
+    codec: ChildCodec,
     private readonly writeTimeoutMs: number,
   ) {
     this.id = context.id;
     this.#child = child;
+    this.#codec = codec;
     this.output = new OutputBuffer({ maxLines: limits.maxLines, maxBytes: limits.maxBytes });
-    const convert = utf8Output ? undefined : utf8Transcoder(child.outputEncoding);
-    child.onData((raw) => {
-      const data = convert?.(raw) ?? raw;
-      this.lastActivity = Date.now();
-      this.output.append(data, this.lastActivity);
-      this.#screen?.then((screen) => screen.write(data));
-      this.events.emit({ type: "output", data });
-    });
+    child.onData((raw, stream) => this.#output(codec.decode(raw, stream)));
     this.exited = child.exited.then((status) => {
+      for (const [, rest] of codec.end()) this.#output(rest);
       this.exitStatus = status;
       this.events.emit({ type: "exit", status });
       log.info("terminal exited", { terminalId: this.id, ...status });
       return status;
     });
+  }
+
+  #output(data: Uint8Array): void {
+    if (data.length === 0) return;
+    this.lastActivity = Date.now();
+    this.output.append(data, this.lastActivity);
+    this.#screen?.then((screen) => screen.write(data));
+    this.events.emit({ type: "output", data });
   }
 
   get pid(): number {
@@ -181,7 +190,7 @@ export class Terminal {
   /** Types text (which may hold control characters and escape sequences). */
   async write(text: string, via: FrontEnd = "internal"): Promise<void> {
     this.#assertRunning();
-    const bytes = encoder.encode(text);
+    const bytes = this.#codec.encode(text, "input");
     this.launcher.input({ ...this.context, via }, text);
     this.#inputOffset = this.output.end;
     this.touch();
@@ -432,7 +441,12 @@ export class TerminalService {
     }
     const cwd = resolveDirectory(request.cwd, "cwd");
     const env = childEnvironment(request.env, ENV_FOR_TERMINALS);
-    const invocation = buildTerminalInvocation(request, { cwd, env });
+    const encoding = requestedEncoding(request.encoding);
+    const invocation = buildTerminalInvocation({ ...request, codePage: encoding?.codePage }, {
+      cwd,
+      env,
+    });
+    checkTerminalEncoding(encoding, true, invocation.codePage);
     const cols = request.cols ?? 80, rows = request.rows ?? 24;
     let id: string;
     do id = `term_${crypto.randomUUID().slice(0, 8)}`; while (this.#terminals.has(id));
@@ -453,7 +467,7 @@ export class TerminalService {
       rows,
       request.outputByteLimit,
       { maxLines: this.maxLines, maxBytes: Math.max(this.maxBytes, request.outputByteLimit ?? 0) },
-      invocation.utf8Output ?? false,
+      new ChildCodec(child, encoding, invocation.codePage),
       this.writeTimeoutMs,
     );
     this.#terminals.set(id, terminal);

@@ -25,7 +25,7 @@ const LINE_ENDS = new Set([0x0a, 0x0d, 0x03, 0x04, 0x15, 0x1a, 0x1c]);
 
 /** See the module documentation. */
 export class PosixChild extends ChildBase {
-  readonly outputEncoding = "utf-8";
+  readonly codePage = null;
   protected readonly readers: FdReader[];
   protected readonly writer: FdWriter;
   protected readonly endOfInput = EOF_CHAR;

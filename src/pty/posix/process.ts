@@ -9,8 +9,8 @@
  *
  * @module
  */
-import type { ChildProcess, SpawnOptions } from "../types.ts";
-import { checkSpawnOptions, resolveProgram } from "../resolve.ts";
+import type { ChildProcess, PreparedSpawn, SpawnOptions } from "../types.ts";
+import { checkSpawnOptions, realPathOf, resolveProgram } from "../resolve.ts";
 import { PosixChild } from "./child.ts";
 import { libc } from "./libc.ts";
 import { processEntry } from "./process_table.ts";
@@ -28,11 +28,19 @@ const IS_DARWIN = Deno.build.os === "darwin";
  */
 const DARWIN_CTTY_SHIM = 'exec 3<>"$0"; exec 3>&-; exec "$@"';
 
-/** Starts a child per `options`. Throws {@link SpawnError} when it cannot start. */
-export function spawnPosix(options: SpawnOptions): ChildProcess {
-  const mode = options.mode ?? "pty";
+/** Checks `options` and resolves the program and its real path. Throws {@link SpawnError}. */
+export function preparePosix(options: SpawnOptions): PreparedSpawn {
   checkSpawnOptions(options, "posix");
   const program = resolveProgram(options.file, { cwd: options.cwd, env: options.env });
+  return { options, program, realProgram: realPathOf(program) };
+}
+
+/**
+ * Starts a prepared child: its real program, by that path (argv[0] is the name asked for).
+ * Throws {@link SpawnError} when it cannot start.
+ */
+export function spawnPosix({ options, realProgram }: PreparedSpawn): ChildProcess {
+  const mode = options.mode ?? "pty";
   const loop = reactor();
   const stdio = mode === "pty" ? openTerminal(options.cols ?? 80, options.rows ?? 24) : openPipes();
   // Everything the child starts inherits the mark, by which its tree is found (tree.ts).
@@ -41,11 +49,10 @@ export function spawnPosix(options: SpawnOptions): ChildProcess {
   let pid: number;
   try {
     const shim = IS_DARWIN && stdio.slavePath !== undefined;
-    const argv0 = options.argv0 ?? options.file;
     const argv = shim
-      ? ["/bin/sh", "-c", DARWIN_CTTY_SHIM, stdio.slavePath!, program, ...options.args]
-      : [argv0, ...options.args];
-    pid = posixSpawn(shim ? "/bin/sh" : program, argv, { ...options, env }, stdio);
+      ? ["/bin/sh", "-c", DARWIN_CTTY_SHIM, stdio.slavePath!, realProgram, ...options.args]
+      : [options.file, ...options.args];
+    pid = posixSpawn(shim ? "/bin/sh" : realProgram, argv, { ...options, env }, stdio);
   } catch (error) {
     for (const fd of stdio.parentFds) libc().close(fd);
     throw error;

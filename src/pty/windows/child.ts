@@ -1,6 +1,8 @@
 /**
  * A running Windows child: its pipes served by the completion port, its exit learnt from the
- * job's messages (or a poll), its tree ended through the job object.
+ * process handle's signalled state (never from the exit code's value: a program may exit with
+ * 259, STILL_ACTIVE) when the job reports an exit (or a poll finds it), its tree ended through
+ * the job object, and asked to stop through its console first (Ctrl+C, or the console closing).
  *
  * End of output on a pseudoconsole: conhost keeps the output pipe open after the child exits,
  * so the output is drained until it goes quiet, then the pseudoconsole is closed (off the
@@ -10,8 +12,8 @@
  */
 import { log } from "../../log.ts";
 import { ChildBase } from "../child.ts";
-import type { SignalName, StdioMode } from "../types.ts";
-import { codePageLabel, type Handle, kernel32, W } from "./kernel32.ts";
+import { type SignalName, type StdioMode, WRITE_TIMEOUT_MS } from "../types.ts";
+import { type Handle, kernel32, W } from "./kernel32.ts";
 import { closePseudoConsole, resizePseudoConsole } from "./pseudoconsole.ts";
 import type { WindowsReactor } from "./reactor.ts";
 import { OverlappedReader, OverlappedWriter } from "./streams.ts";
@@ -24,24 +26,38 @@ const DRAIN_LIMIT_MS = 2000;
 const KILLED_EXIT_CODE = 1;
 /** A console reads Ctrl+Z then Enter as end of input. */
 const CONSOLE_EOF = new Uint8Array([0x1a, 0x0d]);
+/** Ctrl+C typed into a console: conhost sends CTRL_C_EVENT to every process attached. */
+const CTRL_C = new Uint8Array([0x03]);
+/** Signals asked of a console as Ctrl+C. */
+const INTERRUPTS: readonly SignalName[] = ["SIGINT", "SIGTERM", "SIGQUIT"];
+/** Signals whose default action on POSIX is to do nothing: nothing to do here either. */
+const HARMLESS: readonly SignalName[] = ["SIGWINCH", "SIGCONT"];
 
 /** Our ends of a child's streams. */
 export interface WindowsChildIo {
   /** [input, output] in PTY mode; [stdin, stdout, stderr] in pipe mode. */
-  ours: Handle[];
-  /** The pseudoconsole (PTY mode). */
-  console?: Handle;
+  streams: Handle[];
+  /**
+   * The pseudoconsole: the terminal in PTY mode; in pipe mode a console nobody sees, with our
+   * ends of its [input, output] pipes, kept for control events.
+   */
+  console?: { handle: Handle; pipes?: Handle[] };
 }
 
 /** See the module documentation. */
 export class WindowsChild extends ChildBase {
-  /** The encoding of output bytes: UTF-8 on a terminal, the OEM code page through pipes. */
-  readonly outputEncoding: string;
+  readonly codePage: "utf-8" | number;
   protected readonly readers: OverlappedReader[];
   protected readonly writer: OverlappedWriter;
   protected readonly endOfInput = CONSOLE_EOF;
+  /** Where Ctrl+C is typed: the terminal's input, or the pipe-mode console's. */
+  readonly #consoleInput: OverlappedWriter | undefined;
+  #consoleClosed = false;
   #jobKey: bigint | undefined;
+  /** The signal that ended the tree (TerminateJobObject), if one did. */
   #killedBy: SignalName | undefined;
+  /** The last signal the console was asked to pass on. */
+  #asked: SignalName | undefined;
   #exitPoll: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -53,15 +69,22 @@ export class WindowsChild extends ChildBase {
     private readonly io: WindowsChildIo,
   ) {
     super(pid, mode, DRAIN_LIMIT_MS * 2);
-    this.outputEncoding = mode === "pty" ? "utf-8" : codePageLabel(kernel32().GetOEMCP());
+    this.codePage = mode === "pty" ? "utf-8" : kernel32().GetOEMCP();
     const ended = () => this.readerEnded();
-    this.writer = new OverlappedWriter(loop, io.ours[0]);
-    this.readers = mode === "pty"
-      ? [new OverlappedReader(loop, io.ours[1], this.emitter("stdout"), ended)]
-      : [
-        new OverlappedReader(loop, io.ours[1], this.emitter("stdout"), ended),
-        new OverlappedReader(loop, io.ours[2], this.emitter("stderr"), ended),
-      ];
+    const [input, ...outputs] = io.streams;
+    this.writer = new OverlappedWriter(loop, input);
+    this.readers = outputs.map((handle, i) =>
+      new OverlappedReader(loop, handle, this.emitter(i === 0 ? "stdout" : "stderr"), ended)
+    );
+    const consolePipes = io.console?.pipes;
+    if (consolePipes) {
+      // What programs write to the hidden console itself (CON) is read and dropped, so that
+      // conhost never blocks on a full pipe.
+      this.#consoleInput = new OverlappedWriter(loop, consolePipes[0]);
+      this.readers.push(new OverlappedReader(loop, consolePipes[1], () => {}, ended));
+    } else if (io.console) {
+      this.#consoleInput = this.writer;
+    }
     if (job !== null) {
       try {
         this.#jobKey = loop.addJob(job, {
@@ -84,15 +107,23 @@ export class WindowsChild extends ChildBase {
   }
 
   resize(cols: number, rows: number): void {
-    if (!this.io.console) throw new Error("resize needs a terminal (PTY mode)");
+    if (this.mode !== "pty" || !this.io.console) {
+      throw new Error("resize needs a terminal (PTY mode)");
+    }
     if (this.hasExited) throw new Error("the program has exited");
-    resizePseudoConsole(this.io.console, cols, rows);
+    resizePseudoConsole(this.io.console.handle, cols, rows);
   }
 
   protected signalTree(signal: SignalName): void {
-    if (signal === "SIGINT" && this.mode === "pty") {
-      // Ctrl+C typed into the console: conhost delivers CTRL_C_EVENT to its processes.
-      this.write(new Uint8Array([0x03])).catch(() => {});
+    if (HARMLESS.includes(signal)) return;
+    if (this.#consoleInput && INTERRUPTS.includes(signal)) {
+      this.#asked = signal;
+      this.#consoleInput.write(CTRL_C, WRITE_TIMEOUT_MS).catch(() => {});
+      return;
+    }
+    if (this.io.console && signal === "SIGHUP") {
+      this.#asked = signal;
+      this.#closeConsole();
       return;
     }
     this.#killedBy ??= signal;
@@ -103,10 +134,13 @@ export class WindowsChild extends ChildBase {
 
   #checkExit(): void {
     if (this.hasExited) return;
+    const k = kernel32();
+    if (k.WaitForSingleObject(this.process, 0) !== W.WAIT_OBJECT_0) return;
     const code = new Uint32Array(1);
-    if (!kernel32().GetExitCodeProcess(this.process, new Uint8Array(code.buffer))) return;
-    if (code[0] === W.STILL_ACTIVE) return;
-    this.exitedWith({ exitCode: code[0] | 0, signal: this.#killedBy ?? null });
+    k.GetExitCodeProcess(this.process, new Uint8Array(code.buffer));
+    // Ended by the default handler of the console event we asked for: that signal ended it.
+    const bySignal = code[0] === W.STATUS_CONTROL_C_EXIT ? this.#asked ?? "SIGINT" : null;
+    this.exitedWith({ exitCode: code[0] | 0, signal: this.#killedBy ?? bySignal });
   }
 
   protected override afterExit(): void {
@@ -114,18 +148,29 @@ export class WindowsChild extends ChildBase {
     // Whatever the child left running goes with it, as on POSIX.
     if (this.job !== null) kernel32().TerminateJobObject(this.job, KILLED_EXIT_CODE);
     this.writer.close();
-    if (this.io.console) this.#closeConsoleWhenQuiet(this.io.console, performance.now());
+    if (this.#consoleInput !== this.writer) this.#consoleInput?.close();
+    if (this.mode === "pty") this.#closeConsoleWhenQuiet(performance.now());
+    else this.#closeConsole();
   }
 
   /** conhost keeps the output pipe open after the child exits: close it once output is quiet. */
-  #closeConsoleWhenQuiet(console: Handle, exitedAt: number): void {
+  #closeConsoleWhenQuiet(exitedAt: number): void {
     const reader = this.readers[0];
     const now = performance.now();
     if (!reader.ended && now - reader.lastDataAt < QUIET_MS && now - exitedAt < DRAIN_LIMIT_MS) {
-      setTimeout(() => this.#closeConsoleWhenQuiet(console, exitedAt), QUIET_MS);
+      setTimeout(() => this.#closeConsoleWhenQuiet(exitedAt), QUIET_MS);
       return;
     }
-    closePseudoConsole(console).catch((error) => log.error("ClosePseudoConsole failed", { error }));
+    this.#closeConsole();
+  }
+
+  /** Closes the pseudoconsole once (its programs get CTRL_CLOSE_EVENT; its pipes then break). */
+  #closeConsole(): void {
+    if (!this.io.console || this.#consoleClosed) return;
+    this.#consoleClosed = true;
+    closePseudoConsole(this.io.console.handle).catch((error) =>
+      log.error("ClosePseudoConsole failed", { error })
+    );
   }
 
   protected release(): void {

@@ -13,6 +13,7 @@
  * @module
  */
 import { win32 } from "node:path";
+import { windowsOpenedPath } from "../resolve.ts";
 import { SpawnError } from "../types.ts";
 
 /** Quotes one argument (not the program) so that CommandLineToArgvW gives it back. */
@@ -52,22 +53,34 @@ const BATCH_SPECIAL = /[\s&|<>^(),;=!@]/;
 export interface CommandLine {
   application: string;
   commandLine: string;
+  /** The interpreter `application` is, when the program is a batch file (cmd.exe). */
+  interpreter?: string;
 }
 
 /**
- * The image and command line that run `program` with `args`. A `.bat`/`.cmd` runs through
- * `cmd`, with the arguments quoted for cmd (CreateProcess would run it through cmd.exe anyway,
- * with cmd's own parsing applied to unquoted arguments), or is refused with {@link SpawnError}
- * when an argument cannot be made safe. `verbatim`: the arguments are joined as they are.
+ * True for a file that Windows runs through cmd.exe: `.bat` or `.cmd` once trailing dots and
+ * spaces are removed, as Windows removes them (`x.bat.` runs as a batch file too).
+ */
+export function isBatchFile(path: string): boolean {
+  const extension = win32.extname(windowsOpenedPath(path)).toLowerCase();
+  return extension === ".bat" || extension === ".cmd";
+}
+
+/**
+ * The image and command line that run `program` with `args`. A batch file runs through `cmd`
+ * (the caller's cmd.exe, never the child's ComSpec), with the arguments quoted for cmd
+ * (CreateProcess would run it through cmd.exe anyway, with cmd's own parsing applied to
+ * unquoted arguments), or is refused with {@link SpawnError} when an argument cannot be made
+ * safe. `verbatim`: the arguments are joined as they are.
  */
 export function buildCommandLine(
   program: string,
   args: string[],
   options: { cmd: string; verbatim?: boolean },
 ): CommandLine {
-  const extension = win32.extname(program).toLowerCase();
-  if (extension === ".bat" || extension === ".cmd") {
-    for (const text of [program, ...args]) {
+  if (isBatchFile(program)) {
+    const script = windowsOpenedPath(program);
+    for (const text of [script, ...args]) {
       if (BATCH_UNSAFE.test(text)) {
         throw new SpawnError(
           "EINVAL",
@@ -81,9 +94,10 @@ export function buildCommandLine(
     const cmd = options.cmd;
     return {
       application: cmd,
-      commandLine: `"${cmd}" /d /e:ON /v:OFF /s /c ""${program}"${
+      commandLine: `"${cmd}" /d /e:ON /v:OFF /s /c ""${script}"${
         quoted.map((a) => " " + a).join("")
       }"`,
+      interpreter: cmd,
     };
   }
   return {

@@ -38,7 +38,9 @@ export const W = {
   JOB_OBJECT_MSG_ACTIVE_PROCESS_ZERO: 4,
   JOB_OBJECT_MSG_EXIT_PROCESS: 7,
   JOB_OBJECT_MSG_ABNORMAL_EXIT_PROCESS: 8,
-  STILL_ACTIVE: 259,
+  WAIT_OBJECT_0: 0,
+  /** The exit code of a process ended by a console control event's default handler. */
+  STATUS_CONTROL_C_EXIT: 0xc000013a,
   INFINITE: 0xffffffff,
   HANDLE_FLAG_INHERIT: 0x1,
 } as const;
@@ -107,6 +109,7 @@ const SYMBOLS = {
   ResumeThread: { parameters: ["pointer"], result: "u32" },
   TerminateProcess: { parameters: ["pointer", "u32"], result: "i32" },
   GetExitCodeProcess: { parameters: ["pointer", "buffer"], result: "i32" },
+  WaitForSingleObject: { parameters: ["pointer", "u32"], result: "u32" },
   CreateJobObjectW: { parameters: ["pointer", "pointer"], result: "pointer" },
   SetInformationJobObject: { parameters: ["pointer", "u32", "buffer", "u32"], result: "i32" },
   AssignProcessToJobObject: { parameters: ["pointer", "pointer"], result: "i32" },
@@ -126,6 +129,8 @@ const SYMBOLS = {
   GetLastError: { parameters: [], result: "u32" },
   SetConsoleCtrlHandler: { parameters: ["pointer", "i32"], result: "i32" },
   GetOEMCP: { parameters: [], result: "u32" },
+  GetACP: { parameters: [], result: "u32" },
+  GetSystemDirectoryW: { parameters: ["buffer", "u32"], result: "u32" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
 type Kernel32 = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
@@ -199,30 +204,21 @@ export function coord(cols: number, rows: number): number {
   return ((rows & 0xffff) << 16 | (cols & 0xffff)) >>> 0;
 }
 
-/**
- * The decoder label for a Windows code page: a TextDecoder label, or `ibm437`/`ibm850`
- * (decoded by the engine's own tables); windows-1252 where neither exists.
- */
-export function codePageLabel(codePage: number): string {
-  const known: Record<number, string> = {
-    65001: "utf-8",
-    437: "ibm437",
-    850: "ibm850",
-    936: "gbk",
-    54936: "gb18030",
-    950: "big5",
-    932: "shift_jis",
-    949: "euc-kr",
-    866: "ibm866",
-    874: "windows-874",
-    20866: "koi8-r",
-    21866: "koi8-u",
-    28591: "iso-8859-1",
-  };
-  if (known[codePage]) return known[codePage];
-  if (codePage >= 1250 && codePage <= 1258) return `windows-${codePage}`;
-  // Other OEM pages (852, 775, ...) have no decoder here; windows-1252 keeps ASCII right.
-  return "windows-1252";
+/** The system's code pages (Windows): OEM (consoles) and ANSI (GUI programs); else undefined. */
+export function systemCodePages(): { oem: number; ansi: number } | undefined {
+  if (Deno.build.os !== "windows") return undefined;
+  const k = kernel32();
+  return { oem: k.GetOEMCP(), ansi: k.GetACP() };
+}
+
+/** The system directory (`C:\Windows\System32`), from Windows itself rather than any variable. */
+export function systemDirectory(): string {
+  const buffer = new Uint16Array(1024);
+  const length = kernel32().GetSystemDirectoryW(new Uint8Array(buffer.buffer), buffer.length);
+  if (length === 0 || length >= buffer.length) {
+    throw new Win32Error("GetSystemDirectoryW", kernel32().GetLastError());
+  }
+  return String.fromCharCode(...buffer.subarray(0, length));
 }
 
 let wineVersion: string | null | undefined;

@@ -5,22 +5,42 @@
  * - PTY mode: a pseudoconsole on named pipes whose server ends we read and write with
  *   overlapped I/O; STARTUPINFOEXW with STARTF_USESTDHANDLES and NULL handles (our stdout is
  *   the MCP stream: a child must never inherit it) and bInheritHandles = FALSE.
- * - Pipe mode: the child's three pipe ends are the only handles it inherits (the attribute
- *   list's handle list); it gets a console without a window.
+ * - Pipe mode: the child's three pipe ends are its standard handles and the only handles it
+ *   inherits (the attribute list's handle list). Its console is a pseudoconsole too, one that
+ *   nobody sees: the tree shares it, so Ctrl+C typed into it reaches every program in the tree
+ *   (CTRL_C_EVENT), and closing it is CTRL_CLOSE_EVENT, which is how a stop is made graceful.
+ *   (GenerateConsoleCtrlEvent would need the server to share the child's console.) Without
+ *   ConPTY (before Windows 10 1809) the child gets a console without a window instead.
  * - Both: CREATE_SUSPENDED, then the job, then ResumeThread, so nothing the child starts can
- *   escape the job. Command lines follow CommandLineToArgvW; `.bat`/`.cmd` go through cmd.exe
- *   (see command_line.ts).
+ *   escape the job. Command lines follow CommandLineToArgvW; a batch file runs through the
+ *   system's own cmd.exe (see command_line.ts), which {@link prepareWindows} reports so that
+ *   the caller can judge it before anything runs.
  *
  * @module
  */
 import { win32 } from "node:path";
-import { checkSpawnOptions, envValue, resolveProgram } from "../resolve.ts";
-import { type ChildProcess, SpawnError, type SpawnOptions, type StdioMode } from "../types.ts";
+import { checkSpawnOptions, realPathOf, resolveProgram, windowsOpenedPath } from "../resolve.ts";
+import {
+  type ChildProcess,
+  type PreparedSpawn,
+  SpawnError,
+  type SpawnOptions,
+  type StdioMode,
+} from "../types.ts";
 import { WindowsChild, type WindowsChildIo } from "./child.ts";
 import { buildCommandLine } from "./command_line.ts";
 import { environmentBlock } from "./environment.ts";
 import { createJob } from "./job.ts";
-import { errnoFor, type Handle, kernel32, LAYOUT, W, wide, Win32Error } from "./kernel32.ts";
+import {
+  errnoFor,
+  type Handle,
+  kernel32,
+  LAYOUT,
+  systemDirectory,
+  W,
+  wide,
+  Win32Error,
+} from "./kernel32.ts";
 import { pipePair } from "./named_pipe.ts";
 import { closePseudoConsole, createPseudoConsole, hasPseudoConsole } from "./pseudoconsole.ts";
 import { ProcThreadAttributeList } from "./procthreadattr.ts";
@@ -28,24 +48,36 @@ import { reactor } from "./reactor.ts";
 
 let ctrlHandlerReset = false;
 
-/** Starts a child per `options`. Throws {@link SpawnError} when it cannot start. */
-export function spawnWindows(options: SpawnOptions): ChildProcess {
-  const mode = options.mode ?? "pty";
+/**
+ * Resolves the program (PATH only, the server's PATHEXT, the name Windows opens) and builds
+ * the command line; a batch file's interpreter is the system's own cmd.exe, never the child's
+ * ComSpec. Throws {@link SpawnError}.
+ */
+export function prepareWindows(options: SpawnOptions): PreparedSpawn {
   checkSpawnOptions(options, "windows");
-  const program = resolveProgram(options.file, {
+  const program = windowsOpenedPath(resolveProgram(options.file, {
     cwd: options.cwd,
     env: options.env,
     flavor: "windows",
-  });
-  const { application, commandLine } = buildCommandLine(program, options.args, {
-    cmd: envValue(options.env, "ComSpec", "windows") ??
-      win32.join(
-        envValue(options.env, "SystemRoot", "windows") ?? "C:\\Windows",
-        "System32",
-        "cmd.exe",
-      ),
+  }));
+  const { application, commandLine, interpreter } = buildCommandLine(program, options.args, {
+    cmd: win32.join(systemDirectory(), "cmd.exe"),
     verbatim: options.verbatimArguments,
   });
+  return {
+    options,
+    program,
+    realProgram: realPathOf(program),
+    interpreter,
+    windows: { application, commandLine },
+  };
+}
+
+/** Starts a prepared child. Throws {@link SpawnError} when it cannot start. */
+export function spawnWindows(prepared: PreparedSpawn): ChildProcess {
+  const options = prepared.options;
+  const mode = options.mode ?? "pty";
+  const { application, commandLine } = prepared.windows ?? prepareWindows(options).windows!;
   const k = kernel32();
   if (mode === "pty" && !hasPseudoConsole()) {
     throw new SpawnError(
@@ -64,8 +96,8 @@ export function spawnWindows(options: SpawnOptions): ChildProcess {
   try {
     started = createProcess(application, commandLine, options, io, mode);
   } catch (error) {
-    for (const handle of io.ours) k.CloseHandle(handle);
-    if (io.console) closePseudoConsole(io.console).catch(() => {});
+    for (const handle of [...io.streams, ...(io.console?.pipes ?? [])]) k.CloseHandle(handle);
+    if (io.console) closePseudoConsole(io.console.handle).catch(() => {});
     throw error;
   } finally {
     // The child (or conhost) has its own copies now, or never will: ours close exactly once.
@@ -83,6 +115,7 @@ interface ChildStreams extends WindowsChildIo {
   theirs: Handle[];
 }
 
+/** A pseudoconsole and our ends of its pipes. */
 function openConsole(cols: number, rows: number): ChildStreams {
   const k = kernel32();
   const opened: Handle[] = [];
@@ -91,14 +124,19 @@ function openConsole(cols: number, rows: number): ChildStreams {
     opened.push(inputOurs, inputTheirs);
     const [outputOurs, outputTheirs] = pipePair(true, false);
     opened.push(outputOurs, outputTheirs);
-    const console = createPseudoConsole(cols, rows, inputTheirs, outputTheirs);
-    return { ours: [inputOurs, outputOurs], theirs: [inputTheirs, outputTheirs], console };
+    const handle = createPseudoConsole(cols, rows, inputTheirs, outputTheirs);
+    return {
+      streams: [inputOurs, outputOurs],
+      theirs: [inputTheirs, outputTheirs],
+      console: { handle },
+    };
   } catch (error) {
     for (const handle of opened) k.CloseHandle(handle);
     throw error;
   }
 }
 
+/** Three pipes, and (with ConPTY) a console nobody sees, for control events. */
 function openPipes(): ChildStreams {
   const k = kernel32();
   const pairs: [Handle, Handle][] = [];
@@ -108,7 +146,20 @@ function openPipes(): ChildStreams {
     for (const pair of pairs) pair.forEach((handle) => k.CloseHandle(handle));
     throw error;
   }
-  return { ours: pairs.map(([ours]) => ours), theirs: pairs.map(([, theirs]) => theirs) };
+  const io: ChildStreams = {
+    streams: pairs.map(([ours]) => ours),
+    theirs: pairs.map(([, theirs]) => theirs),
+  };
+  if (!hasPseudoConsole()) return io;
+  try {
+    const console = openConsole(80, 25);
+    io.theirs.push(...console.theirs);
+    io.console = { handle: console.console!.handle, pipes: console.streams };
+  } catch (error) {
+    for (const handle of [...io.streams, ...io.theirs]) k.CloseHandle(handle);
+    throw error;
+  }
+  return io;
 }
 
 function handleValue(handle: Handle): bigint {
@@ -124,10 +175,10 @@ function createProcess(
   mode: StdioMode,
 ): { process: Handle; thread: Handle; pid: number } {
   const k = kernel32();
-  const attributes = new ProcThreadAttributeList();
+  const attributes = new ProcThreadAttributeList(mode === "pipe" && io.console ? 2 : 1);
   try {
-    if (io.console) attributes.setPseudoConsole(io.console);
-    else attributes.setHandleList(io.theirs);
+    if (io.console) attributes.setPseudoConsole(io.console.handle);
+    if (mode === "pipe") attributes.setHandleList(io.theirs.slice(0, 3));
     const startup = new Uint8Array(LAYOUT.STARTUPINFOEXW);
     const view = new DataView(startup.buffer);
     view.setUint32(0, LAYOUT.STARTUPINFOEXW, true);
@@ -140,7 +191,7 @@ function createProcess(
     view.setBigUint64(LAYOUT.SI_ATTRIBUTE_LIST, attributes.address, true);
     const info = new Uint8Array(LAYOUT.PROCESS_INFORMATION);
     const flags = W.EXTENDED_STARTUPINFO_PRESENT | W.CREATE_UNICODE_ENVIRONMENT |
-      W.CREATE_SUSPENDED | (mode === "pipe" ? W.CREATE_NO_WINDOW : 0);
+      W.CREATE_SUSPENDED | (io.console ? 0 : W.CREATE_NO_WINDOW);
     const ok = k.CreateProcessW(
       wide(application),
       wide(commandLine), // CreateProcessW may write to it: a fresh buffer

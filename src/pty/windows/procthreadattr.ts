@@ -1,6 +1,6 @@
 /**
- * A process-thread attribute list (STARTUPINFOEXW.lpAttributeList) holding one attribute: the
- * pseudoconsole, or the exact list of handles a child may inherit. The list and the value it
+ * A process-thread attribute list (STARTUPINFOEXW.lpAttributeList): the pseudoconsole the
+ * child runs on, and/or the exact list of handles it may inherit. The list and the values it
  * points at stay referenced here until {@link ProcThreadAttributeList.dispose}.
  *
  * @module
@@ -12,15 +12,16 @@ export class ProcThreadAttributeList {
   readonly #list: Uint8Array<ArrayBuffer>;
   #value: BigUint64Array | undefined;
 
-  constructor() {
+  /** A list with room for `count` attributes. */
+  constructor(count = 1) {
     const k = kernel32();
     const size = new BigUint64Array(1);
-    k.InitializeProcThreadAttributeList(null, 1, 0, new Uint8Array(size.buffer));
+    k.InitializeProcThreadAttributeList(null, count, 0, new Uint8Array(size.buffer));
     this.#list = new Uint8Array(Number(size[0]));
     if (
       !k.InitializeProcThreadAttributeList(
         Deno.UnsafePointer.of(this.#list),
-        1,
+        count,
         0,
         new Uint8Array(size.buffer),
       )

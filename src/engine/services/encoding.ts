@@ -1,0 +1,129 @@
+/**
+ * The encodings of one child, for the services: the `encoding` argument read and checked, each
+ * output stream's decoder, and how input text becomes the bytes the program reads.
+ *
+ * What the bytes are comes from the platform ({@link ChildProcess.codePage}): UTF-8 through a
+ * Windows pseudoconsole (conhost translates); the program's own bytes through Windows pipes
+ * (UTF-8 or the console's code page, detected per stream; input in the console's code page);
+ * UTF-8 by convention on POSIX. An `encoding` argument, or the code page a shell was set to,
+ * overrides the guess both ways.
+ *
+ * @module
+ */
+import { type ChildProcess, HOST_FLAVOR, type StreamName, systemCodePages } from "../../pty/mod.ts";
+import { EngineError } from "../errors.ts";
+import {
+  codePageLabel,
+  createDecoder,
+  encodeText,
+  EncodingError,
+  parseEncoding,
+  type StreamDecoder,
+  type StreamEncoding,
+} from "../output/decode.ts";
+
+/** An `encoding` argument, read: the iconv-lite label, and the Windows code page if it has one. */
+export interface RequestedEncoding {
+  label: string;
+  codePage?: number;
+}
+
+/** Reads an `encoding` argument; throws {@link EngineError} naming `field`. */
+export function requestedEncoding(
+  text: string | undefined,
+  field = "encoding",
+): RequestedEncoding | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parseEncoding(text, systemCodePages());
+  } catch (error) {
+    if (error instanceof EncodingError) {
+      throw new EngineError("invalid_input", error.message, field);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Refuses an encoding that would change nothing: a program on a Windows terminal always
+ * reaches us in UTF-8 (conhost translates from the console's code page), and only the cmd and
+ * PowerShell shells can be switched to another code page.
+ */
+export function checkTerminalEncoding(
+  requested: RequestedEncoding | undefined,
+  pty: boolean,
+  shellCodePage: number | undefined,
+  field = "encoding",
+): void {
+  if (!requested || !pty || HOST_FLAVOR !== "windows" || shellCodePage !== undefined) return;
+  throw new EngineError(
+    "invalid_input",
+    `'${requested.label}' cannot apply here: on a Windows terminal a program's output reaches ` +
+      "us in UTF-8 whatever its code page, and only the cmd and powershell shells can be " +
+      "switched to a code page (with a code page number or name); run the program with " +
+      "use_pty: false to have its bytes decoded as given",
+    field,
+  );
+}
+
+/** One child's decoders and input encoding. */
+export class ChildCodec {
+  /** The iconv-lite label input is encoded in (`utf-8` included). */
+  readonly inputLabel: string;
+  #output: StreamEncoding;
+  #decoders = new Map<StreamName, StreamDecoder>();
+
+  /**
+   * `requested`: the caller's `encoding`; `shellCodePage`: the code page the shell was set to
+   * (which the caller's encoding, if any, already names).
+   */
+  constructor(
+    child: Pick<ChildProcess, "codePage">,
+    requested: RequestedEncoding | undefined,
+    shellCodePage: number | undefined,
+  ) {
+    const chosen = requested?.label ??
+      (shellCodePage === undefined ? undefined : codePageLabel(shellCodePage));
+    const codePage = child.codePage;
+    if (codePage === "utf-8") {
+      this.#output = { kind: "utf-8" };
+      this.inputLabel = "utf-8";
+    } else if (chosen !== undefined) {
+      this.#output = { kind: "fixed", label: chosen };
+      this.inputLabel = chosen;
+    } else if (codePage === null) {
+      this.#output = { kind: "utf-8" };
+      this.inputLabel = "utf-8";
+    } else {
+      const label = codePageLabel(codePage) ?? "utf-8";
+      this.#output = { kind: "detect", fallback: label };
+      this.inputLabel = label;
+    }
+  }
+
+  /** A chunk of a stream as UTF-8 (possibly empty while the decoder holds it). */
+  decode(bytes: Uint8Array, stream: StreamName): Uint8Array {
+    let decoder = this.#decoders.get(stream);
+    if (!decoder) this.#decoders.set(stream, decoder = createDecoder(this.#output));
+    return decoder.push(bytes);
+  }
+
+  /** What each stream's decoder still holds, at the end of output. */
+  end(): [StreamName, Uint8Array][] {
+    return [...this.#decoders].map(([stream, decoder]) => [stream, decoder.end()]);
+  }
+
+  /** Input text as the program reads it; throws {@link EngineError} naming `field`. */
+  encode(text: string, field: string): Uint8Array {
+    try {
+      return encodeText(text, this.inputLabel);
+    } catch (error) {
+      if (!(error instanceof EncodingError)) throw error;
+      throw new EngineError(
+        "invalid_input",
+        `${error.message}; pass encoding (e.g. utf-8) when starting it if it reads another`,
+        field,
+      );
+    }
+  }
+}

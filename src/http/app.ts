@@ -1,0 +1,233 @@
+/**
+ * The HTTP application (Hono): what every request passes before it reaches MCP at /mcp or the
+ * REST API at /api, in order:
+ *
+ * 1. Host and Origin allow-lists (DNS rebinding, cross-site calls): 403.
+ * 2. CORS for configured origins only; a preflight from any other origin: 403.
+ * 3. `GET /api/health` answers without a token.
+ * 4. The bearer token (compared in constant time): 401, and the connection is closed.
+ * 5. A body cap (413) and JSON parsing (400, or -32700 on /mcp).
+ *
+ * Refusals use the error shape of the endpoint asked: JSON-RPC on /mcp, `{success: false,
+ * error: {code, message, details}}` elsewhere. New endpoints (a page, a stream) are mounted
+ * as routes behind these checks (or before step 4, for a login page); another way to
+ * authenticate (a cookie session) is one more branch of step 4.
+ *
+ * @example
+ * ```ts
+ * import { createApp } from "./app.ts";
+ * import { Guard } from "./security.ts";
+ * const app = createApp({
+ *   guard: new Guard({ loopback: true, allowedHosts: [], corsOrigins: [] }),
+ *   token: "0123456789abcdef0123456789abcdef",
+ *   maxBodyBytes: 1 << 20,
+ *   mount: () => {},
+ * });
+ * ```
+ * @module
+ */
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { bearerAuth } from "hono/bearer-auth";
+import { cors } from "hono/cors";
+import { HTTPException } from "hono/http-exception";
+import { concatBytes } from "../bytes.ts";
+import { log } from "../log.ts";
+import { jsonRpcError } from "./mcp_sessions.ts";
+import { type ErrorCode, restError } from "./rest.ts";
+import type { Guard } from "./security.ts";
+
+/** What a handler finds in the context: the parsed JSON body of a POST or DELETE. */
+export type AppEnv = { Variables: { body: unknown } };
+
+/** The application. */
+export type App = Hono<AppEnv>;
+
+/** What the application is made of. */
+export interface AppOptions {
+  guard: Guard;
+  /** The bearer token. */
+  token: string;
+  /** Largest request body, in bytes. */
+  maxBodyBytes: number;
+  /** Adds the endpoints (behind every check) to the app. */
+  mount(app: App): void;
+}
+
+const CORS_HEADERS = [
+  "authorization",
+  "content-type",
+  "mcp-session-id",
+  "mcp-protocol-version",
+  "last-event-id",
+];
+
+/** True for the MCP endpoint's paths (their errors are JSON-RPC). */
+export function isMcpPath(path: string): boolean {
+  return path === "/mcp" || path.startsWith("/mcp/");
+}
+
+/** An error answer in the shape of the endpoint asked. */
+export function refusal(
+  c: Context,
+  status: number,
+  code: ErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
+  if (!isMcpPath(c.req.path)) return restError(status, code, message, {}, headers);
+  const rpcCode = status === 401 ? -32001 : status === 413 ? -32600 : -32000;
+  return jsonRpcError(status, rpcCode, message, headers);
+}
+
+/** Builds the application. */
+export function createApp(options: AppOptions): App {
+  const { guard } = options;
+  const app = new Hono<AppEnv>();
+
+  app.use(async (c, next) => {
+    const host = c.req.header("host") ?? null;
+    if (host === null) return refusal(c, 400, "INVALID_INPUT", "a Host header is required");
+    if (!guard.hostAllowed(host)) {
+      return refusal(c, 403, "FORBIDDEN", `Host '${host}' is not allowed`);
+    }
+    const origin = c.req.header("origin") ?? null;
+    if (!guard.originAllowed(origin)) {
+      return refusal(c, 403, "FORBIDDEN", `Origin '${origin}' is not allowed`);
+    }
+    if (c.req.method === "OPTIONS" && !guard.corsAllowed(origin)) {
+      return refusal(c, 403, "FORBIDDEN", "CORS is not enabled for this origin");
+    }
+    await next();
+  });
+  // Without configured origins there is no CORS at all: not even its headers.
+  if (guard.corsEnabled) {
+    app.use(cors({
+      origin: (origin) => guard.corsAllowed(origin) ? origin : null,
+      allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
+      allowHeaders: CORS_HEADERS,
+      exposeHeaders: ["mcp-session-id"],
+      maxAge: 600,
+    }));
+  }
+  const requireToken = authenticate(options.token);
+  app.use(async (c, next) => {
+    // The only route without a token; the REST routes answer it.
+    if (c.req.method === "GET" && c.req.path.replace(/\/+$/, "") === "/api/health") {
+      return await next();
+    }
+    return await requireToken(c, next);
+  });
+  app.use(jsonBody(options.maxBodyBytes));
+  options.mount(app);
+  app.notFound((c) =>
+    refusal(
+      c,
+      404,
+      "INVALID_INPUT",
+      `nothing at ${c.req.path}: the MCP endpoint is /mcp, the REST API /api`,
+    )
+  );
+  app.onError((error, c) => {
+    // The middleware's own refusals (the token's) arrive as exceptions carrying their answer.
+    if (error instanceof HTTPException) return error.getResponse();
+    log.error("HTTP request failed", { path: c.req.path, error, stack: error.stack });
+    return refusal(
+      c,
+      500,
+      "INTERNAL_ERROR",
+      "the request failed unexpectedly (the server log has the detail)",
+    );
+  });
+  return app;
+}
+
+const UNAUTHORIZED = "missing or wrong bearer token (Authorization: Bearer <token>)";
+
+/**
+ * Accepts a request that carries the token. Refusals close the connection: whoever has no
+ * token gets no keep-alive and no chance to trickle a body.
+ */
+function authenticate(token: string): MiddlewareHandler<AppEnv> {
+  const refuse = (status: 400 | 401, message: string) => (c: Context) =>
+    refusal(c, status, status === 400 ? "INVALID_INPUT" : "UNAUTHORIZED", message, {
+      connection: "close",
+    });
+  const expected = encoder.encode(token);
+  return bearerAuth({
+    // Hono's own comparison hashes both tokens with SHA-256 on every request, a third of the
+    // server's time under load here; this loop is constant-time without it.
+    verifyToken: (given) => sameBytes(encoder.encode(given), expected),
+    realm: "winterm-mcp",
+    noAuthenticationHeader: { message: refuse(401, UNAUTHORIZED) },
+    invalidToken: { message: refuse(401, UNAUTHORIZED) },
+    invalidAuthenticationHeader: {
+      message: refuse(
+        400,
+        "the Authorization header must be 'Bearer <token>' (RFC 6750 token characters)",
+      ),
+    },
+  });
+}
+
+const encoder = new TextEncoder();
+
+/** Whether `given` equals `expected`, in a time that depends on `expected`'s length only. */
+function sameBytes(given: Uint8Array, expected: Uint8Array): boolean {
+  let difference = given.length ^ expected.length;
+  for (let i = 0; i < expected.length; i++) difference |= expected[i] ^ (given[i] ?? 0);
+  return difference === 0;
+}
+
+/** A body larger than allowed. */
+class BodyTooLarge extends Error {}
+
+/**
+ * Reads the body of a POST or DELETE (refusing more than `limit` bytes, declared or sent,
+ * before reading them all) and parses it as JSON into the context's `body`. Hono's body-limit
+ * middleware cannot be used here: it rebuilds the request with the global Request class,
+ * which the node:http adapter's requests are not.
+ */
+function jsonBody(limit: number): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (c.req.method !== "POST" && c.req.method !== "DELETE") return await next();
+    let text: string;
+    try {
+      text = await readLimited(c.req.raw, limit);
+    } catch (error) {
+      if (error instanceof BodyTooLarge) {
+        return refusal(c, 413, "INVALID_INPUT", `the request body is larger than ${limit} bytes`, {
+          connection: "close",
+        });
+      }
+      // The client went away or was cut off mid-body (the request timeout): nobody to answer.
+      log.debug("request body unreadable", { path: c.req.path, error });
+      return refusal(c, 400, "INVALID_INPUT", "the request body could not be read");
+    }
+    if (text.trim() === "") {
+      c.set("body", undefined);
+      return await next();
+    }
+    try {
+      c.set("body", JSON.parse(text));
+    } catch (error) {
+      const reason = (error as Error).message;
+      return isMcpPath(c.req.path)
+        ? jsonRpcError(400, -32700, `Parse error: ${reason}`)
+        : restError(400, "INVALID_INPUT", `the body is not JSON: ${reason}`);
+    }
+    await next();
+  };
+}
+
+async function readLimited(request: Request, limit: number): Promise<string> {
+  if (Number(request.headers.get("content-length") ?? "0") > limit) throw new BodyTooLarge();
+  if (!request.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body) {
+    size += chunk.length;
+    if (size > limit) throw new BodyTooLarge();
+    chunks.push(chunk);
+  }
+  return new TextDecoder().decode(concatBytes(chunks));
+}

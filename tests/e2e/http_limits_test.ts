@@ -1,0 +1,380 @@
+/**
+ * The HTTP server keeps serving whatever clients do: idle, slow-header and slow-body
+ * connections are cut after the configured timeouts, open connections are capped (an idle one
+ * makes room for a newcomer; 503 when all are busy), running out of file descriptors is
+ * survived, and the MCP session table never locks a new client out. Every test drives a
+ * real server started as the README says, over real sockets.
+ */
+import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
+// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client } from "../helpers/mcp.ts";
+import { type HttpServer, rawRequest, request, startHttpServer } from "../helpers/http.ts";
+import { eventually } from "../helpers/process.ts";
+
+const posix = Deno.build.os !== "windows";
+const linux = Deno.build.os === "linux";
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A raw connection to the server. */
+async function connectTo(server: HttpServer): Promise<Deno.TcpConn> {
+  const { hostname, port } = new URL(server.url);
+  return await Deno.connect({ hostname, port: Number(port) });
+}
+
+/** Reads until the server closes; returns what it sent (or what it sent before a reset). */
+async function readToEnd(conn: Deno.Conn): Promise<string> {
+  const buffer = new Uint8Array(4096);
+  let text = "";
+  try {
+    for (;;) {
+      const count = await conn.read(buffer);
+      if (count === null) break;
+      text += decoder.decode(buffer.subarray(0, count));
+    }
+  } catch {
+    // reset by the server: what came before is the answer
+  }
+  return text;
+}
+
+/**
+ * Sends `parts` one at a time, `gapMs` apart, until the server closes the connection; returns
+ * what the server answered and how long the connection lived.
+ */
+async function trickle(
+  server: HttpServer,
+  parts: string[],
+  gapMs: number,
+): Promise<{ answer: string; livedMs: number }> {
+  const conn = await connectTo(server);
+  const started = performance.now();
+  let closed = false;
+  const writer = (async () => {
+    for (const part of parts) {
+      if (closed) return;
+      try {
+        await conn.write(encoder.encode(part));
+      } catch {
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, gapMs));
+    }
+  })();
+  const answer = await readToEnd(conn);
+  const livedMs = performance.now() - started;
+  closed = true;
+  await writer;
+  conn.close();
+  return { answer, livedMs };
+}
+
+/** The open file descriptors of a process (Linux). */
+function openFiles(pid: number): number {
+  return [...Deno.readDirSync(`/proc/${pid}/fd`)].length;
+}
+
+function initializeBody(id: number) {
+  return {
+    jsonrpc: "2.0",
+    id,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: `client-${id}`, version: "1" },
+    },
+  };
+}
+
+/** Posts a JSON-RPC message to /mcp and returns the status, session id and the JSON answer. */
+async function postMcp(
+  server: HttpServer,
+  body: unknown,
+  sessionId?: string,
+): Promise<{
+  status: number;
+  sessionId: string | null;
+  // deno-lint-ignore no-explicit-any
+  json: any;
+}> {
+  const response = await fetch(`${server.url}/mcp`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${server.token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-06-18",
+      ...(sessionId ? { "mcp-session-id": sessionId } : {}),
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  // Answers come as JSON or as one SSE event.
+  const data = text.startsWith("{")
+    ? text
+    : text.split("\n").find((line) => line.startsWith("data: "))?.slice(6);
+  return {
+    status: response.status,
+    sessionId: response.headers.get("mcp-session-id"),
+    json: data ? JSON.parse(data) : undefined,
+  };
+}
+
+Deno.test({
+  name: "1,100 idle connections against ulimit -n 1024: the server answers during and after",
+  ignore: !linux,
+  async fn() {
+    const server = await startHttpServer([], { WINTERM_HTTP_HEADERS_TIMEOUT_MS: "30000" }, {
+      fdLimit: 1024,
+    });
+    const held: Deno.Conn[] = [];
+    try {
+      for (let i = 0; i < 1100; i++) held.push(await connectTo(server));
+      // Still open on our side; the server keeps at most its cap (256) of them, and answers
+      // (at once, or after a 503 while the newest connections are spared, as a client retrying
+      // on Retry-After would see).
+      let during: number | string = 0;
+      ok(
+        await eventually(() => during === 200, 60_000, async () => {
+          during = await request(server, "GET", "/api/terminals").then(
+            (answer) => answer.status,
+            (error) => String(error), // refused while the flood is being turned away
+          );
+        }),
+        `answered ${during}`,
+      );
+      const files = openFiles(server.process.pid);
+      ok(files < 400, `the server holds ${files} files`);
+      for (const conn of held.splice(0)) conn.close();
+      assertEquals((await request(server, "GET", "/api/terminals")).status, 200);
+      const status = await server.stop();
+      assertEquals(status.code, 0);
+    } finally {
+      for (const conn of held) conn.close();
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "running out of file descriptors (EMFILE) is survived, the listener kept",
+  ignore: !linux,
+  async fn() {
+    // A cap above the limit lets the connections exhaust the descriptors.
+    const server = await startHttpServer([], {
+      WINTERM_HTTP_MAX_CONNECTIONS: "5000",
+      WINTERM_HTTP_HEADERS_TIMEOUT_MS: "2000",
+      WINTERM_HTTP_REQUEST_TIMEOUT_MS: "4000",
+    }, { fdLimit: 256 });
+    const held: Deno.Conn[] = [];
+    try {
+      for (let i = 0; i < 400; i++) held.push(await connectTo(server));
+      ok(
+        await eventually(() => /accepting HTTP connections failed/.test(server.stderr()), 10_000),
+        `no EMFILE seen: ${server.stderr()}`,
+      );
+      // The idle connections are cut at the header deadline, which frees descriptors.
+      const during = await request(server, "GET", "/api/terminals");
+      assertEquals(during.status, 200);
+      for (const conn of held.splice(0)) conn.close();
+      assertEquals((await request(server, "GET", "/api/terminals")).status, 200);
+      match(server.stderr(), /EMFILE|Too many open files/);
+      assertEquals((await server.stop()).code, 0);
+    } finally {
+      for (const conn of held) conn.close();
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "slow-header and slow-body clients are cut after the timeouts; others are served meanwhile",
+  ignore: !posix,
+  async fn() {
+    const headersMs = 1500, requestMs = 3000;
+    const server = await startHttpServer([], {
+      WINTERM_HTTP_HEADERS_TIMEOUT_MS: String(headersMs),
+      WINTERM_HTTP_REQUEST_TIMEOUT_MS: String(requestMs),
+    });
+    try {
+      const slowHeaders = Array.from({ length: 40 }, (_, i) =>
+        trickle(server, [
+          "GET /api/terminals HTTP/1.1\r\n",
+          ...Array.from({ length: 100 }, (_, n) => `x-slow-${i}-${n}: y\r\n`),
+        ], 100));
+      // Long enough that trickling it outlasts the request timeout many times over.
+      const body = JSON.stringify({ shell: "sh" }) + " ".repeat(60);
+      const slowBodies = Array.from({ length: 40 }, () =>
+        trickle(server, [
+          "POST /api/terminals HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n" +
+          `authorization: Bearer ${server.token}\r\ncontent-length: ${body.length}\r\n\r\n`,
+          ...body.split(""),
+        ], 200));
+      // An unauthenticated body is not waited for: 401, and the connection is closed.
+      const anonymous = trickle(server, [
+        "POST /api/terminals HTTP/1.1\r\nhost: localhost\r\ncontent-length: 100\r\n\r\n",
+        ...Array(100).fill("x"),
+      ], 200);
+      // Meanwhile a well-behaved client is answered, again and again.
+      const started = performance.now();
+      for (let i = 0; i < 20; i++) {
+        assertEquals((await request(server, "GET", "/api/terminals")).status, 200);
+      }
+      const wellBehavedMs = performance.now() - started;
+      ok(wellBehavedMs < headersMs * 4, `20 requests took ${wellBehavedMs} ms`);
+
+      for (const { answer, livedMs } of await Promise.all(slowHeaders)) {
+        match(answer, /^HTTP\/1\.1 408/);
+        ok(livedMs >= headersMs - 50 && livedMs < headersMs + 15_000, `lived ${livedMs} ms`);
+      }
+      for (const { answer, livedMs } of await Promise.all(slowBodies)) {
+        match(answer, /^HTTP\/1\.1 408/);
+        ok(livedMs >= requestMs - 50 && livedMs < requestMs + 15_000, `lived ${livedMs} ms`);
+      }
+      const refused = await anonymous;
+      match(refused.answer, /^HTTP\/1\.1 401/);
+      ok(refused.livedMs < requestMs, `the anonymous upload lived ${refused.livedMs} ms`);
+      // Nothing was created by the cut-off bodies.
+      assertEquals((await request(server, "GET", "/api/terminals")).json.data.count, 0);
+    } finally {
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "kept-alive connections close after the idle timeout",
+  ignore: !posix,
+  async fn() {
+    const server = await startHttpServer([], { WINTERM_HTTP_IDLE_TIMEOUT_MS: "500" });
+    try {
+      const { answer, livedMs } = await trickle(server, [
+        `GET /api/health HTTP/1.1\r\nhost: localhost\r\n\r\n`,
+      ], 0);
+      match(answer, /^HTTP\/1\.1 200[^]*keep-alive/i);
+      ok(livedMs >= 450 && livedMs < 15_000, `lived ${livedMs} ms`);
+    } finally {
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "connection cap: an idle connection makes room; when every one is busy, 503",
+  ignore: !posix,
+  async fn() {
+    const server = await startHttpServer([], { WINTERM_HTTP_MAX_CONNECTIONS: "4" });
+    const bearer = `authorization: Bearer ${server.token}\n`;
+    const busy: Deno.Conn[] = [];
+    try {
+      // Each probe comes on a connection of its own (fetch would reuse a pooled one).
+      const probe = () =>
+        rawRequest(server, `GET /api/terminals HTTP/1.1\nhost: localhost\n${bearer}`);
+      // Four idle connections: a newcomer still gets in (the oldest idle one is closed).
+      const idle = await Promise.all(Array.from({ length: 4 }, () => connectTo(server)));
+      let answer: { status: number; body: string } | undefined;
+      // (503 while they are fresh: they are spared for a second, their requests may be coming.)
+      ok(
+        await eventually(() => answer?.status === 200, 10_000, async () => {
+          answer = await probe();
+        }),
+        `got ${answer?.status}`,
+      );
+      idle.forEach((conn) => conn.close());
+      // Four connections each in the middle of an authorized upload are busy.
+      for (let i = 0; i < 4; i++) {
+        const conn = await connectTo(server);
+        await conn.write(encoder.encode(
+          `POST /api/terminals HTTP/1.1\r\nhost: localhost\r\n${bearer.replace("\n", "\r\n")}` +
+            "content-length: 100\r\n\r\n{",
+        ));
+        busy.push(conn);
+      }
+      let refused: { status: number; body: string } | undefined;
+      ok(
+        await eventually(() => refused?.status === 503, 10_000, async () => {
+          refused = await probe();
+        }),
+        `got ${refused?.status}`,
+      );
+      const json = JSON.parse(refused!.body);
+      assertEquals(json.error.code, "UNAVAILABLE");
+      match(json.error.message, /WINTERM_HTTP_MAX_CONNECTIONS/);
+      busy.splice(0).forEach((conn) => conn.close());
+      ok(
+        await eventually(() => refused?.status === 200, 10_000, async () => {
+          refused = await probe();
+        }),
+      );
+    } finally {
+      busy.forEach((conn) => conn.close());
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "300 initialize calls, then a new client is served (the oldest session made room)",
+  ignore: !posix,
+  async fn() {
+    const server = await startHttpServer();
+    try {
+      const first = await postMcp(server, initializeBody(0));
+      assertEquals(first.status, 200);
+      // Eight at a time, like a crowd of clients.
+      for (let i = 1; i < 300; i += 8) {
+        const batch = Array.from(
+          { length: Math.min(8, 300 - i) },
+          (_, n) => postMcp(server, initializeBody(i + n)),
+        );
+        for (const answer of await Promise.all(batch)) assertEquals(answer.status, 200);
+      }
+      const client = new Client({ name: "latecomer", version: "1" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${server.token}` } },
+        }),
+      );
+      ok((await client.listTools()).tools.length > 0);
+      await client.close();
+      // The first session was the least recently used: it is gone, and says so.
+      const stale = await postMcp(
+        server,
+        { jsonrpc: "2.0", id: 1, method: "ping" },
+        first.sessionId!,
+      );
+      assertEquals(stale.status, 404);
+    } finally {
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "MCP sessions expire when unused for WINTERM_MCP_SESSION_IDLE_SECONDS",
+  ignore: !posix,
+  async fn() {
+    const server = await startHttpServer([], { WINTERM_MCP_SESSION_IDLE_SECONDS: "1" });
+    try {
+      const { sessionId } = await postMcp(server, initializeBody(1));
+      ok(sessionId);
+      // Used within the idle time, it lives on...
+      assertEquals(
+        (await postMcp(server, { jsonrpc: "2.0", id: 2, method: "ping" }, sessionId)).status,
+        200,
+      );
+      // ...left alone for longer than that, it is closed (each try is itself a use).
+      let status = 200;
+      for (let attempt = 0; attempt < 5 && status !== 404; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 2500));
+        status = (await postMcp(server, { jsonrpc: "2.0", id: 3, method: "ping" }, sessionId))
+          .status;
+      }
+      assertEquals(status, 404);
+    } finally {
+      await server.stop();
+    }
+  },
+});

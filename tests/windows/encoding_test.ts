@@ -1,0 +1,187 @@
+/**
+ * Code pages through the real server on Windows (and under Wine, twice in CI: code page 437,
+ * and 936 with WINE_TESTBED_LANG=zh_CN.UTF-8). What a system's code page cannot represent is
+ * asked for with `encoding`; everything else must come out right by itself.
+ *
+ * Wine's `type` puts a `?` at 511-byte write boundaries of a GBK file (a Wine bug): the files
+ * here are far shorter. Under Wine a program on a pseudoconsole writes to CON to reach it.
+ */
+import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
+import iconv from "iconv-lite";
+import { runningUnderWine, systemCodePages } from "../../src/pty/mod.ts";
+import { type CommandQuery, type Connection, runToEnd, serverTest, text } from "../helpers/mcp.ts";
+import { tempDir } from "../helpers/process.ts";
+
+const windows = Deno.build.os === "windows";
+/** The system's OEM code page (0 elsewhere: the tests are ignored there). */
+const OEM = systemCodePages()?.oem ?? 0;
+const CHINESE = OEM === 936;
+/** What a GBK file needs on a system whose code page is not GBK. */
+const GBK_UNLESS_CHINESE = CHINESE ? {} : { encoding: "gbk" };
+
+/** A folder with the test files: GBK and UTF-8 text, a GBK batch file. */
+function files(): { dir: string; gbk: string; utf8: string; bat: string; tail: string } {
+  const dir = tempDir("winterm enc ");
+  const write = (name: string, bytes: Uint8Array) => {
+    Deno.writeFileSync(`${dir}\\${name}`, bytes);
+    return `${dir}\\${name}`;
+  };
+  return {
+    dir,
+    gbk: write("gbk.txt", iconv.encode("GBK文本：中文输出\r\n", "gbk")),
+    utf8: write("utf8.txt", new TextEncoder().encode("UTF-8 文本：ü é 😀\r\n")),
+    bat: write("gbk.bat", iconv.encode("@echo 批处理：中文\r\n", "gbk")),
+    // The very last bytes of the output are one multi-byte character.
+    tail: write("tail.txt", iconv.encode("结尾是中", "gbk")),
+  };
+}
+
+const withServer = (name: string, fn: (mcp: Connection) => Promise<void>, ignore = !windows) =>
+  serverTest(name, fn, { ignore });
+
+withServer(
+  "cmd type through pipes: a GBK file, a UTF-8 file, a multi-byte last character",
+  async (mcp) => {
+    const { dir, gbk, utf8, tail } = files();
+    try {
+      const gbkRun = await runToEnd(mcp, {
+        command: `type "${gbk}"`,
+        shell_type: "cmd",
+        use_pty: false,
+        ...GBK_UNLESS_CHINESE,
+      });
+      assertEquals(gbkRun.stdout, "GBK文本：中文输出\n"); // (answers are cleaned: CRLF is LF)
+      // Wine's `type` passes text through the console's code page (Windows' copies the bytes):
+      // under 936 that breaks UTF-8 bytes, unless cmd runs in 65001.
+      const utf8Run = await runToEnd(mcp, {
+        command: `type "${utf8}"`,
+        shell_type: "cmd",
+        use_pty: false,
+        ...(CHINESE && runningUnderWine() ? { encoding: "utf-8" } : {}),
+      });
+      assertEquals(utf8Run.stdout, "UTF-8 文本：ü é 😀\n");
+      const tailRun = await runToEnd(mcp, {
+        command: `type "${tail}"`,
+        shell_type: "cmd",
+        use_pty: false,
+        ...GBK_UNLESS_CHINESE,
+      });
+      assertEquals(tailRun.stdout, "结尾是中");
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+);
+
+withServer(
+  "cmd type on a pseudoconsole: conhost translates the console's code page",
+  async (mcp) => {
+    const { dir, gbk, utf8 } = files();
+    try {
+      // Without chcp 65001, a GBK file is right on a Chinese system as it is; elsewhere the
+      // console is switched to 936 by `encoding`.
+      const gbkRun = await runToEnd(mcp, {
+        command: `type "${gbk}">CON`,
+        shell_type: "cmd",
+        ...(CHINESE ? {} : { encoding: "936" }),
+      });
+      match(gbkRun.stdout, /GBK文本：中文输出/);
+      const utf8Run = await runToEnd(mcp, {
+        command: `type "${utf8}">CON`,
+        shell_type: "cmd",
+        encoding: "utf-8",
+      });
+      // (Not the emoji: a console cell holds no character beyond U+FFFF under Wine's conhost.)
+      match(utf8Run.stdout, /UTF-8 文本：ü é/);
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+);
+
+withServer("a GBK batch file, and a UTF-8 writer (deno.exe) through pipes", async (mcp) => {
+  const { dir, bat } = files();
+  try {
+    const batRun = await runToEnd(mcp, {
+      command: "gbk.bat",
+      executable: bat,
+      shell_type: "executable",
+      use_pty: false,
+      ...GBK_UNLESS_CHINESE,
+    });
+    assertEquals([batRun.exit_code, batRun.stdout], [0, "批处理：中文\n"]);
+    const writer = await runToEnd(mcp, {
+      command: "deno",
+      executable: Deno.execPath(),
+      args: [
+        "eval",
+        "console.log('中文 ü é 😀'); Deno.stdout.writeSync(new TextEncoder().encode('end 中'))",
+      ],
+      shell_type: "executable",
+      use_pty: false,
+    });
+    assertEquals(writer.stdout, "中文 ü é 😀\nend 中");
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+withServer("set /p through pipes reads input in the console's code page", async (mcp) => {
+  const prompt = async (input: string, extra: Record<string, unknown> = {}) => {
+    const { token } = await mcp.callOk<{ token: string }>("run_command", {
+      command: 'cmd /d /v:on /c "set /p ANSWER=& echo got [!ANSWER!]"',
+      shell_type: "executable",
+      use_pty: false,
+      ...extra,
+    });
+    const sent = await mcp.call("send_command_input", { token, input });
+    if (sent.isError) await mcp.callOk("terminate_command", { token });
+    const result = await mcp.callOk<CommandQuery>("query_command_status", {
+      token,
+      wait_ms: 30_000,
+    });
+    return { sent, result };
+  };
+  const native = CHINESE ? "中文输入" : "café ü";
+  const { result } = await prompt(native);
+  assertEquals(result.stdout, `got [${native}]\n`);
+  // UTF-8 input, declared: cmd passes the bytes through whatever its code page.
+  const declared = await prompt("中文输入", { encoding: "utf-8" });
+  assertEquals(declared.result.stdout, "got [中文输入]\n");
+  if (!CHINESE) {
+    // Text the program's code page cannot hold is refused, not sent as '?'.
+    const refused = await prompt("中文");
+    ok(refused.sent.isError, JSON.stringify(refused.sent));
+    match(text(refused.sent), /'中' cannot be written in cp437/);
+  }
+});
+
+withServer("set /p on a terminal: Chinese input whatever the code page", async (mcp) => {
+  const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+    command: "cmd.exe",
+    args: ["/d", "/v:on", "/c", "set /p ANSWER=<CON & echo got [!ANSWER!]>CON"],
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await mcp.callOk("terminal_write", { terminalId, input: "中文输入" });
+  const seen = await mcp.callOk<{ condition: string; output: string }>("terminal_wait", {
+    terminalId,
+    pattern: "got \\[中文输入\\]",
+    timeoutMs: 15_000,
+    since: 0,
+  });
+  assertEquals(seen.condition, "pattern", seen.output);
+  await mcp.callOk("terminal_release", { terminalId });
+});
+
+withServer("an encoding that cannot apply is refused, naming the field", async (mcp) => {
+  const wrong = await mcp.call("run_command", { command: "x", encoding: "klingon" });
+  ok(wrong.isError);
+  match(text(wrong), /encoding.*unknown encoding 'klingon'/s);
+  const pointless = await mcp.call("terminal_create", {
+    command: Deno.execPath(),
+    args: ["--version"],
+    encoding: "gbk",
+  });
+  ok(pointless.isError);
+  match(text(pointless), /only the cmd and powershell shells/);
+});

@@ -25,12 +25,12 @@ export function openDirectory(path: string): OpenDirectory {
   const fd = lib.open(cString(path), C.O_PATH | C.O_DIRECTORY | C.O_CLOEXEC /* | O_RDONLY */);
   if (fd < 0) {
     const code = errnoName(errno());
-    throw new SpawnError(code, `working directory '${path}' cannot be opened (${code})`);
+    throw new SpawnError(code, `the working directory cannot be opened (${code})`, path);
   }
   const real = realPathOf(fd);
   if (!real) {
     lib.close(fd);
-    throw new SpawnError("ENOENT", `working directory '${path}' has been removed`);
+    throw new SpawnError("ENOENT", "the working directory has been removed", path);
   }
   let open = true;
   return {

@@ -12,7 +12,11 @@ export function openDirectory(path: string): OpenDirectory {
   try {
     real = Deno.realPathSync(path);
   } catch (error) {
-    throw new SpawnError("ENOENT", `working directory '${path}' cannot be opened: ${error}`);
+    throw new SpawnError(
+      "ENOENT",
+      "the working directory cannot be opened",
+      `${path}: ${(error as Error).message}`,
+    );
   }
   return { path: real, close() {} };
 }

@@ -2,7 +2,7 @@
  * The orphan matrix: whatever a command or a terminal starts (in the foreground, with `&`,
  * `nohup`, `setsid`, a double fork, or setsid and a double fork together) is gone after every
  * way its owner can end: terminate_command, a timeout, terminal_kill, terminal_release, stdin
- * closed, SIGTERM, SIGINT, and SIGKILL of the server followed by a restart. Through the real
+ * closed, SIGTERM, SIGINT, SIGHUP, and SIGKILL of the server followed by a restart. Through the real
  * server started with the README's flags; survivors are counted with `ps`, by markers unique
  * to this run (the sleeps' arguments), so other work on the machine does not count.
  */
@@ -187,7 +187,7 @@ async function exited(pid: number): Promise<boolean> {
   }, 10_000);
 }
 
-for (const ending of ["stdin closed", "SIGTERM", "SIGINT"] as const) {
+for (const ending of ["stdin closed", "SIGTERM", "SIGINT", "SIGHUP"] as const) {
   Deno.test({
     name: `orphans: ${ending} ends the server and leaves no process`,
     ignore: !linux,

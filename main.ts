@@ -52,12 +52,24 @@ function shutdownOnce(
     if (stopping) return;
     stopping = true;
     (code === 0 ? log.info : log.error)("shutting down", { reason, exitCode: code });
-    setTimeout(() => Deno.exit(code), SHUTDOWN_DEADLINE_MS);
+    const exit = () => {
+      engine.killEverything();
+      Deno.exit(code);
+    };
+    setTimeout(exit, SHUTDOWN_DEADLINE_MS);
     Promise.all([stopServing().catch(() => {}), engine.shutdown(SHUTDOWN_GRACE_MS)])
       .catch((error) => log.error("shutdown failed", { error }))
       .then(() => flushLog(LOG_FLUSH_MS))
-      .finally(() => Deno.exit(code));
+      .finally(exit);
   };
+}
+
+/** SIGINT, SIGTERM and SIGHUP (its terminal went away) end the server in order. */
+function onSignals(shutdown: (reason: string) => void): void {
+  const signals = Deno.build.os === "windows"
+    ? ["SIGINT"] as const
+    : ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  for (const signal of signals) Deno.addSignalListener(signal, () => shutdown(signal));
 }
 
 async function main(): Promise<void> {
@@ -78,6 +90,7 @@ async function main(): Promise<void> {
   } catch (error) {
     fail((error as Error).message);
   }
+  log.info("answering for the processes it starts", { ...engine.supervision });
 
   if (config.http) {
     let http;
@@ -92,15 +105,13 @@ async function main(): Promise<void> {
     const shutdown = shutdownOnce(engine, () => http.close());
     // A server that cannot accept connections is of no use: exit non-zero (Restart=on-failure).
     http.failed.then((error) => shutdown(`the HTTP listener failed: ${error.message}`, 1));
-    Deno.addSignalListener("SIGINT", () => shutdown("SIGINT"));
-    if (Deno.build.os !== "windows") Deno.addSignalListener("SIGTERM", () => shutdown("SIGTERM"));
+    onSignals(shutdown);
     return;
   }
 
   const server = createMcpServer(toolsFor(config.tools, engine, "mcp-stdio"), "local");
   const shutdown = shutdownOnce(engine, () => server.close());
-  Deno.addSignalListener("SIGINT", () => shutdown("SIGINT"));
-  if (Deno.build.os !== "windows") Deno.addSignalListener("SIGTERM", () => shutdown("SIGTERM"));
+  onSignals(shutdown);
   server.onclose = () => shutdown("transport closed");
   // The SDK's stdio transport does not notice the end of stdin (typescript-sdk#2002).
   process.stdin.on("end", () => shutdown("stdin closed"));

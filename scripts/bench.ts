@@ -11,7 +11,9 @@
  * - server memory with 50 live terminals, and the time to shut down with them;
  * - `terminal_read` latency on a 100,000-line buffer, and memory with 50 idle shells;
  * - the REST API under 50 concurrent clients for a minute;
- * - REST latency on fresh connections while 1,000 idle connections are held open.
+ * - REST latency on fresh connections while 1,000 idle connections are held open;
+ * - process trees: one look at the process table, ending a command that left 20 escaped
+ *   processes, and a new server ending what a SIGKILLed one left (Linux).
  *
  * Medians of repeated runs. Linux/macOS only (the Windows figures need a Windows machine).
  *
@@ -28,6 +30,9 @@ import { spawn } from "../src/pty/mod.ts";
 import { CommandService } from "../src/engine/services/commands.ts";
 import { connect, type Connection, MAIN } from "../tests/helpers/mcp.ts";
 import { rawRequest, request, startHttpServer } from "../tests/helpers/http.ts";
+import { eventually, processesWith, tempDir, uniqueMarker } from "../tests/helpers/process.ts";
+import { processTable } from "../src/pty/posix/process_table.ts";
+import { signalTrees } from "../src/pty/posix/tree.ts";
 import { bundle } from "./compile.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -461,6 +466,88 @@ async function httpUnderIdleCrowd(rows: Row[]): Promise<void> {
   }
 }
 
+/** A command that leaves 20 processes behind, in every way there is to leave. */
+function escapees(marker: string): string {
+  const ways = [
+    (n: number) => `sleep ${marker}${n} &`,
+    (n: number) => `nohup sleep ${marker}${n} >/dev/null 2>&1 &`,
+    (n: number) => `setsid sleep ${marker}${n} >/dev/null 2>&1 &`,
+    (n: number) => `(sleep ${marker}${n} >/dev/null 2>&1 &);`,
+    (n: number) => `(setsid sleep ${marker}${n} >/dev/null 2>&1 &);`,
+  ];
+  return Array.from({ length: 20 }, (_, n) => ways[n % ways.length](10 + n)).join(" ") +
+    " sleep 3600";
+}
+
+async function processTrees(rows: Row[]): Promise<void> {
+  if (Deno.build.os !== "linux") return;
+  const looks = await repeat(50, () => {
+    signalTrees(
+      new Map([[{
+        mark: "nobody.1",
+        roots: [],
+        since: 0,
+        sessionsOfGoneRoots: false,
+      }, new Set([0])]]),
+    );
+    return Promise.resolve();
+  });
+  rows.push({
+    what: "one look at the process table for a tree's members (Linux /proc through libc)",
+    figure: `${median(looks).toFixed(2)} ms with ${processTable().length} processes`,
+    note: "done once per burst of exits, and per kill",
+  });
+  const state = tempDir("winterm-bench-state-");
+  const env = { WINTERM_STATE_DIR: state };
+  const gone = (marker: string) => () => processesWith(`sleep ${marker}`).length === 0;
+  const terminated: number[] = [];
+  const mcp = await connect([], env);
+  try {
+    for (let i = 0; i < 5; i++) {
+      const marker = uniqueMarker();
+      const { token } = await mcp.callOk<{ token: string }>("run_command", {
+        command: escapees(marker),
+        shell_type: "sh",
+      });
+      await eventually(() => processesWith(`sleep ${marker}`).length === 20, 10_000);
+      terminated.push(
+        await timed(async () => {
+          await mcp.callOk("terminate_command", { token });
+          await eventually(gone(marker), 10_000, () => {});
+        }),
+      );
+    }
+  } finally {
+    await mcp.close();
+  }
+  rows.push({
+    what: "terminate_command of a command that left 20 processes (&, nohup, setsid, double forks)",
+    figure: `${median(terminated).toFixed(0)} ms until none is left`,
+  });
+  const recovered: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const marker = uniqueMarker();
+    const victim = await connect([], env);
+    await victim.callOk("run_command", { command: escapees(marker), shell_type: "sh" });
+    await eventually(() => processesWith(`sleep ${marker}`).length === 20, 10_000);
+    Deno.kill(victim.pid, "SIGKILL");
+    await victim.close().catch(() => {});
+    let next: Connection | undefined;
+    recovered.push(
+      await timed(async () => {
+        next = await connect([], env);
+        await eventually(gone(marker), 10_000, () => {});
+      }),
+    );
+    await next?.close();
+  }
+  Deno.removeSync(state, { recursive: true });
+  rows.push({
+    what: "after a SIGKILL: the next server started until the 20 processes left are gone",
+    figure: `${median(recovered).toFixed(0)} ms (start and initialize included)`,
+  });
+}
+
 const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["throughput", "PTY throughput", throughput],
   ["echo", "echo latency", echoLatency],
@@ -471,6 +558,7 @@ const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["idle-crowd", "HTTP with an idle crowd", httpUnderIdleCrowd],
   ["loaded", "get_version under 64 printing terminals", loadedLatency],
   ["commands", "memory after 1,000 commands of 1 MB", commandMemory],
+  ["trees", "process trees", processTrees],
 ];
 const rows: Row[] = [];
 const started = new Date();

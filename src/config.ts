@@ -60,6 +60,10 @@ export interface Config {
   auditPath?: string;
   /** Whether the audit log records what was typed (not just how much). */
   auditInputContent: boolean;
+  /** Where the server keeps its process ledger (undefined: nowhere, no crash recovery). */
+  stateDir?: string;
+  /** Milliseconds a write may wait for a program to take its input. */
+  writeTimeoutMs: number;
   /** Serve over HTTP instead of stdio. */
   http?: HttpConfig;
 }
@@ -115,6 +119,10 @@ Options:
   --tools PROFILE     all | winterm | terminals: which tools to offer (env WINTERM_TOOLS; default all)
   --policy FILE       command policy, JSON (env WINTERM_POLICY)
   --audit FILE        audit log, JSON lines (env WINTERM_AUDIT)
+  --state-dir DIR     where the process ledger lives, through which a server ends what a killed
+                      predecessor left running (env WINTERM_STATE_DIR; default
+                      $XDG_STATE_HOME/winterm-mcp, ~/.local/state/winterm-mcp, or on macOS
+                      ~/Library/Application Support/winterm-mcp; unused on Windows)
   --http              serve MCP (at /mcp) and the REST API (at /api) over HTTP instead of stdio
   --host HOST         address to bind (env WINTERM_HTTP_HOST; default 127.0.0.1)
   --port PORT         port (env WINTERM_HTTP_PORT; default 3001; 0 picks a free one)
@@ -127,6 +135,7 @@ Environment:
   WINTERM_COMMAND_RETENTION       finished commands kept (default 500)
   WINTERM_COMMAND_RETENTION_MINUTES  how long they are kept (default 60)
   WINTERM_KILL_GRACE_MS           SIGTERM to SIGKILL delay when stopping (default 2000)
+  WINTERM_WRITE_TIMEOUT_MS        how long input may wait for a program to take it (default 10000)
   WINTERM_MAX_TERMINALS           terminals open at once (default 64)
   WINTERM_TERMINAL_IDLE_SECONDS   unused terminals are released after this (default 86400)
   WINTERM_TERMINAL_MAX_LINES      lines kept per terminal (default 10000)
@@ -186,6 +195,19 @@ function list(text: string | undefined): string[] {
   return (text ?? "").split(",").map((item) => item.trim()).filter(Boolean);
 }
 
+/** The user's state directory for this server, by the platform's convention. */
+function defaultStateDir(env: Record<string, string | undefined>): string | undefined {
+  if (Deno.build.os === "windows") return undefined; // job objects need no ledger
+  const home = nonEmpty(env.HOME);
+  if (Deno.build.os === "darwin") {
+    return home && `${home}/Library/Application Support/winterm-mcp`;
+  }
+  // XDG: a relative XDG_STATE_HOME is invalid and to be ignored.
+  const xdg = nonEmpty(env.XDG_STATE_HOME);
+  const state = xdg?.startsWith("/") ? xdg : home && `${home}/.local/state`;
+  return state && `${state}/winterm-mcp`;
+}
+
 /** Parses flags and environment. Throws {@link ConfigError} on bad values. */
 export function parseConfig(
   args: string[],
@@ -204,6 +226,7 @@ export function parseConfig(
         tools: { type: "string" },
         policy: { type: "string" },
         audit: { type: "string" },
+        "state-dir": { type: "string" },
         http: { type: "boolean" },
         host: { type: "string" },
         port: { type: "string" },
@@ -267,6 +290,8 @@ export function parseConfig(
     auditInputContent:
       oneOf("WINTERM_AUDIT_INPUT", env.WINTERM_AUDIT_INPUT || "size", ["size", "content"]) ===
         "content",
+    stateDir: values["state-dir"] ?? nonEmpty(env.WINTERM_STATE_DIR) ?? defaultStateDir(env),
+    writeTimeoutMs: integer(env, "WINTERM_WRITE_TIMEOUT_MS", 10_000, 100, 600_000),
   };
   if (values.http) {
     config.http = {

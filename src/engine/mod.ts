@@ -14,6 +14,7 @@
  * @module
  */
 import type { Config } from "../config.ts";
+import { endAllChildren, superviseChildren, type Supervision } from "../pty/mod.ts";
 import { AuditLog } from "./launching/audit.ts";
 import { OutputBudget } from "./output/budget.ts";
 import { CommandService } from "./services/commands.ts";
@@ -28,10 +29,14 @@ export type EngineOptions = Omit<Config, "logLevel" | "tools" | "http">;
 export class Engine {
   readonly commands: CommandService;
   readonly terminals: TerminalService;
+  /** What answers for the processes the engine starts beyond their own trees (one per process). */
+  readonly supervision: Supervision;
 
   /**
    * Loads the policy and opens the audit log, if configured. Throws (PolicyError, or the file
-   * error) when either cannot be used: better not to start than to start unguarded.
+   * error) when either cannot be used: better not to start than to start unguarded. Then takes
+   * charge of the processes it will start, ending what killed predecessors left (see
+   * `superviseChildren`).
    */
   constructor(options: EngineOptions) {
     const launcher = new Launcher(
@@ -51,6 +56,7 @@ export class Engine {
       maxBufferSize: options.commandMaxBytes,
       answerBytes: options.maxAnswerBytes,
       budget,
+      writeTimeoutMs: options.writeTimeoutMs,
     });
     this.terminals = new TerminalService({
       launcher,
@@ -61,11 +67,22 @@ export class Engine {
       killGraceMs: options.killGraceMs,
       answerBytes: options.maxAnswerBytes,
       budget,
+      writeTimeoutMs: options.writeTimeoutMs,
     });
+    this.supervision = superviseChildren(options.stateDir);
   }
 
-  /** Ends every process the engine started (SIGTERM, SIGKILL after `graceMs`). */
+  /**
+   * Ends every process the engine started (SIGTERM, SIGKILL after `graceMs`), then whatever
+   * of theirs still runs.
+   */
   async shutdown(graceMs: number): Promise<void> {
     await Promise.all([this.commands.shutdown(graceMs), this.terminals.shutdown(graceMs)]);
+    this.killEverything();
+  }
+
+  /** Kills at once whatever the engine started that still runs (the end of any shutdown). */
+  killEverything(): void {
+    endAllChildren();
   }
 }

@@ -28,7 +28,10 @@ const TerminalId = Type.String({
   description: "The id terminal_create returned.",
 });
 const ExitStatusSchema = Type.Object({
-  exitCode: Type.Union([Type.Integer(), Type.Null()]),
+  exitCode: Type.Union([Type.Integer(), Type.Null()], {
+    description:
+      "Null when a signal ended it; null with signal null: it ended, but how is unknown.",
+  }),
   signal: Type.Union([Type.String(), Type.Null()], {
     description: "POSIX name of the signal that ended it.",
   }),
@@ -261,7 +264,9 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       description:
         "Type text and/or press named keys (enter, tab, escape, backspace, up, down, left, right, home, " +
         "end, pageup, pagedown, delete, f1-f12, ctrl_a-ctrl_z such as ctrl_c, ...). Enter follows the text " +
-        "unless appendNewline is false or keys are given.",
+        "unless appendNewline is false or keys are given. bytesWritten is what the terminal took: " +
+        "input it does not take within WINTERM_WRITE_TIMEOUT_MS (10 s) fails, saying how much it " +
+        "took, and in line mode a line over 4095 bytes (1024 on macOS) is refused whole.",
       input: WriteInput,
       output: Type.Object({
         terminalId: Type.String(),

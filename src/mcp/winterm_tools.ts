@@ -135,7 +135,10 @@ const EnhancedQueryInput = Type.Object({
 const QueryOutput = Type.Object({
   token: Type.String(),
   status: literals(["pending", "running", "completed", "not_found", "terminated"] as const),
-  exit_code: Type.Union([Type.Integer(), Type.Null()]),
+  exit_code: Type.Union([Type.Integer(), Type.Null()], {
+    description: "-1 when terminated or timed out; null while running, when a signal ended it, " +
+      "or when it ended with an exit status nobody can tell (signal null too).",
+  }),
   signal: Type.Union([Type.String(), Type.Null()], {
     description: "Signal that ended the process, if any.",
   }),
@@ -225,6 +228,9 @@ function describeState(command: Command): string {
   if (command.status === "terminated") return "terminated";
   if (command.timeoutOccurred) return "timed out and was killed";
   if (command.signal) return `killed by ${command.signal}`;
+  if (command.exitCode === null) {
+    return "completed; its exit status is unknown (another process collected it)";
+  }
   return `completed with exit code ${command.exitCode}`;
 }
 
@@ -407,7 +413,10 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
       title: "Send input to a command",
       description:
         "Type text into a running command (answers to prompts, REPL lines). Enter is pressed after " +
-        "it unless append_newline is false. Send \\u0003 with append_newline false for Ctrl+C.",
+        "it unless append_newline is false. Send \\u0003 with append_newline false for Ctrl+C. " +
+        "Fails, saying how much was taken, if the command does not take the input within " +
+        "WINTERM_WRITE_TIMEOUT_MS (10 s); on a terminal in line mode, a line over 4095 bytes " +
+        "(1024 on macOS) is refused whole.",
       input: InputInput,
       output: Outcome,
       annotations: {

@@ -8,13 +8,14 @@
  *
  * @module
  */
-import type {
-  ChildProcess,
-  DataListener,
-  ExitStatus,
-  SignalName,
-  StdioMode,
-  StreamName,
+import {
+  type ChildProcess,
+  type DataListener,
+  type ExitStatus,
+  type SignalName,
+  type StdioMode,
+  type StreamName,
+  WRITE_TIMEOUT_MS,
 } from "./types.ts";
 
 /** An output stream's reader, as a child drives it. */
@@ -27,12 +28,66 @@ export interface OutputReader {
 
 /** The input stream's writer. */
 export interface InputWriter {
-  /** Queues bytes; settles when the OS has taken them all. */
-  write(data: Uint8Array): Promise<void>;
+  /**
+   * Queues bytes; settles when the OS has taken them all. After `timeoutMs` the rest is taken
+   * off the queue and the write fails with a message saying how much was taken.
+   */
+  write(data: Uint8Array, timeoutMs: number): Promise<void>;
   /** Closes the stream once everything queued is written (end of input). */
   closeWhenDrained(): Promise<void>;
   /** Closes now; queued writes fail with `reason`. */
   close(reason?: string): void;
+}
+
+/** The error of a write the program did not take in time. */
+function writeTimedOut(taken: number, total: number, timeoutMs: number): Error {
+  return new Error(
+    `the program is not reading its input: it took ${taken} of ${total} bytes within ` +
+      `${timeoutMs / 1000} s; the rest was not sent`,
+  );
+}
+
+/** A write waiting in a writer's queue: it settles once, and its time limit ends with it. */
+export class PendingInput {
+  /** Bytes the OS has taken so far. */
+  done = 0;
+  /** Set once the time limit has passed (the writer then ends the write). */
+  expired = false;
+  readonly promise: Promise<void>;
+  #resolve!: () => void;
+  #reject!: (error: Error) => void;
+  #timer: ReturnType<typeof setTimeout>;
+
+  /** `onExpiry` runs if the write is still pending after `timeoutMs`. */
+  constructor(
+    readonly data: Uint8Array,
+    readonly timeoutMs: number,
+    onExpiry: (input: PendingInput) => void,
+  ) {
+    this.promise = new Promise((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    this.#timer = setTimeout(() => {
+      this.expired = true;
+      onExpiry(this);
+    }, timeoutMs);
+  }
+
+  resolve(): void {
+    clearTimeout(this.#timer);
+    this.#resolve();
+  }
+
+  reject(error: Error): void {
+    clearTimeout(this.#timer);
+    this.#reject(error);
+  }
+
+  /** Fails it for running out of time, with how much was taken. */
+  timeOut(): void {
+    this.reject(writeTimedOut(this.done, this.data.length, this.timeoutMs));
+  }
 }
 
 /** See the module documentation. */
@@ -63,16 +118,14 @@ export abstract class ChildBase implements ChildProcess {
     this.#listeners.push(listener);
   }
 
-  write(data: Uint8Array): Promise<void> {
+  write(data: Uint8Array, timeoutMs: number = WRITE_TIMEOUT_MS): Promise<void> {
     if (this.hasExited) return Promise.reject(new Error("the program has exited"));
-    return this.writer.write(data);
+    return this.writer.write(data, timeoutMs);
   }
 
   closeInput(): Promise<void> {
     if (this.hasExited) return Promise.reject(new Error("the program has exited"));
-    return this.mode === "pty"
-      ? this.writer.write(this.endOfInput)
-      : this.writer.closeWhenDrained();
+    return this.mode === "pty" ? this.write(this.endOfInput) : this.writer.closeWhenDrained();
   }
 
   abstract resize(cols: number, rows: number): void;

@@ -11,12 +11,23 @@
  * ```
  * @module
  */
+import { openDirectory as openPosixDirectory } from "./posix/directory.ts";
 import { preparePosix, spawnPosix } from "./posix/process.ts";
+import { endAll, supervise, type Supervision } from "./posix/supervisor.ts";
+import { openDirectory as openWindowsDirectory } from "./windows/directory.ts";
 import { prepareWindows, spawnWindows } from "./windows/process.ts";
-import type { ChildProcess, PreparedSpawn, SpawnOptions } from "./types.ts";
+import type { ChildProcess, OpenDirectory, PreparedSpawn, SpawnOptions } from "./types.ts";
 
 export * from "./types.ts";
-export { envValue, HOST_FLAVOR, isDirectory, type PathFlavor, resolveProgram } from "./resolve.ts";
+export type { Supervision };
+export {
+  envValue,
+  HOST_FLAVOR,
+  isDirectory,
+  type PathFlavor,
+  realPathOf,
+  resolveProgram,
+} from "./resolve.ts";
 export { quoteWindowsCommandLine } from "./windows/command_line.ts";
 export { runningUnderWine, systemCodePages } from "./windows/kernel32.ts";
 
@@ -37,4 +48,28 @@ export function prepareSpawn(options: SpawnOptions): PreparedSpawn {
 export function spawn(what: SpawnOptions | PreparedSpawn): ChildProcess {
   const prepared = "options" in what ? what : prepareSpawn(what);
   return WINDOWS ? spawnWindows(prepared) : spawnPosix(prepared);
+}
+
+/**
+ * Opens a working directory for {@link SpawnOptions.directory}: its real path, and (POSIX) a
+ * descriptor the child changes into. Throws {@link SpawnError}.
+ */
+export function openDirectory(path: string): OpenDirectory {
+  return WINDOWS ? openWindowsDirectory(path) : openPosixDirectory(path);
+}
+
+/**
+ * Makes the server answer for everything it starts, beyond each child's own tree: on Linux a
+ * child subreaper, and under `stateDir` a ledger through which the next server ends what this
+ * one left if it is killed (and this one ends what killed predecessors left). On Windows job
+ * objects end every tree when the server dies, so there is nothing to do. Call once, first.
+ */
+export function superviseChildren(stateDir: string | undefined): Supervision {
+  if (WINDOWS) return { subreaper: false, recovered: 0 };
+  return supervise(stateDir);
+}
+
+/** The last step of a shutdown: kills whatever this server started that still runs. */
+export function endAllChildren(): number {
+  return WINDOWS ? 0 : endAll();
 }

@@ -161,6 +161,15 @@ function firstFile(candidates: string[]): Found {
   return {};
 }
 
+/** The real path of a file (links and `..` resolved); the path itself if it cannot be had. */
+export function realPathOf(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path; // starting it will say why it cannot run
+  }
+}
+
 /** True if `path` is an existing directory. */
 export function isDirectory(path: string): boolean {
   try {

@@ -12,6 +12,19 @@ export type StdioMode = "pty" | "pipe";
 /** The name of an output stream. In PTY mode everything arrives as `stdout`. */
 export type StreamName = "stdout" | "stderr";
 
+/**
+ * A directory opened for a child to start in (`openDirectory`): the child starts in exactly
+ * this directory, whatever happens to the names on its path in the meantime.
+ */
+export interface OpenDirectory {
+  /** Its real path (no links, no `..`), as the OS reports it for the open directory. */
+  readonly path: string;
+  /** POSIX: the open descriptor. */
+  readonly fd?: number;
+  /** Lets go of it (once the child has started). */
+  close(): void;
+}
+
 /** What to start. */
 export interface SpawnOptions {
   /** The program: a path, or a name looked up on `env.PATH` (and PATHEXT on Windows). */
@@ -20,6 +33,8 @@ export interface SpawnOptions {
   args: string[];
   /** Working directory of the child; must exist. */
   cwd: string;
+  /** The working directory, opened: when given, the child starts in it (`cwd` is its path). */
+  directory?: OpenDirectory;
   /** The child's complete environment (nothing is inherited implicitly). */
   env: Record<string, string>;
   /** `pty` (default) or `pipe`. */
@@ -36,14 +51,21 @@ export interface SpawnOptions {
 }
 
 /**
+/**
  * What will run for some {@link SpawnOptions}, decided before anything starts (by
  * `prepareSpawn`), so that a caller can judge every image that runs and then start exactly
  * this (`spawn`), without the file being looked up again.
  */
 export interface PreparedSpawn {
   readonly options: SpawnOptions;
-  /** The program, resolved: an absolute path. */
+  /** The program, resolved: an absolute path (the name found; it may be a link). */
   readonly program: string;
+  /**
+   * The program's real path, links resolved once: the file to judge. POSIX starts exactly
+   * this file (argv[0] keeps the name asked for, for multi-call programs), so a link changed
+   * after the judgment changes nothing; Windows gives CreateProcessW `program`.
+   */
+  readonly realProgram: string;
   /**
    * The image that really runs the program when it is not the program itself: on Windows the
    * system's own cmd.exe for a batch file (`.bat`, `.cmd`).
@@ -53,12 +75,25 @@ export interface PreparedSpawn {
   readonly windows?: { application: string; commandLine: string };
 }
 
-/** How a child ended. Exactly one of the two is set, except on Windows kills (both may be). */
+/**
+ * How a child ended. Usually exactly one of the two is set; on Windows kills both may be.
+ * Both null means the child ended but how is unknown: its status was taken by someone else
+ * (POSIX `waitpid` answered ECHILD). Never read that as success; see {@link UNKNOWN_EXIT}.
+ */
 export interface ExitStatus {
-  /** The exit code, or null when a signal ended the process. */
+  /** The exit code, or null when a signal ended the process (or the status is unknown). */
   exitCode: number | null;
   /** The POSIX name of the signal that ended the process (`SIGTERM`), or null. */
   signal: string | null;
+}
+
+/** The status of a child that ended in a way nobody can tell any more. */
+export const UNKNOWN_EXIT: Readonly<ExitStatus> = Object.freeze({ exitCode: null, signal: null });
+
+/** "exit code 0", "signal SIGTERM", or "exit status unknown". */
+export function describeExit(status: ExitStatus): string {
+  if (status.signal) return `signal ${status.signal}`;
+  return status.exitCode === null ? "exit status unknown" : `exit code ${status.exitCode}`;
 }
 
 /** A signal name accepted by {@link ChildProcess.kill}. */
@@ -90,6 +125,9 @@ export const SIGNAL_NAMES: readonly SignalName[] = [
   "SIGWINCH",
 ];
 
+/** How long a write may wait for the child to take its input, by default. */
+export const WRITE_TIMEOUT_MS = 10_000;
+
 /** Called with each chunk of output. The chunk is the listener's to keep. */
 export type DataListener = (data: Uint8Array, stream: StreamName) => void;
 
@@ -117,15 +155,17 @@ export interface ChildProcess {
   onData(listener: DataListener): void;
   /**
    * Queues bytes for the child's input. Settles when the OS has taken them all; rejects if the
-   * input is closed or the child is gone.
+   * input is closed, the child is gone, a terminal in line mode would drop part of them (a line
+   * longer than it holds), or the child has not taken them all within `timeoutMs` (default
+   * {@link WRITE_TIMEOUT_MS}): the error then says how many it took; the rest is not sent.
    */
-  write(data: Uint8Array): Promise<void>;
+  write(data: Uint8Array, timeoutMs?: number): Promise<void>;
   /** Signals end of input: closes the stdin pipe, or sends the terminal's EOF character. */
   closeInput(): Promise<void>;
   /** Changes the terminal size (PTY mode). Throws with the reason when the OS refuses. */
   resize(cols: number, rows: number): void;
   /**
-   * Sends a signal to the child's whole process tree (its session on POSIX). On Windows, where
+   * Sends a signal to the child's whole process tree (posix/tree.ts). On Windows, where
    * the tree shares the child's console: SIGINT, SIGTERM and SIGQUIT are Ctrl+C typed into it
    * (CTRL_C_EVENT, which programs may handle), SIGHUP closes it (CTRL_CLOSE_EVENT, as when a
    * console window closes), SIGWINCH and SIGCONT do nothing, and the rest end the job object's

@@ -9,7 +9,7 @@ import { deepStrictEqual as assertEquals, match, ok, rejects } from "node:assert
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client, connect, MAIN, START_FLAGS, text } from "../helpers/mcp.ts";
 import { type HttpServer, rawRequest, request, startHttpServer } from "../helpers/http.ts";
-import { eventually, processesWith } from "../helpers/process.ts";
+import { eventually, processesWith, uniqueMarker } from "../helpers/process.ts";
 
 const posix = Deno.build.os !== "windows";
 const linux = Deno.build.os === "linux";
@@ -338,11 +338,14 @@ Deno.test({
   ignore: !linux,
   async fn() {
     const server = await startHttpServer();
-    await request(server, "POST", "/api/terminals", { body: { command: "sleep", args: ["7701"] } });
+    const marker = uniqueMarker();
     await request(server, "POST", "/api/terminals", {
-      body: { command: "sh -c 'sleep 7702 & sleep 7703'" },
+      body: { command: "sleep", args: [`${marker}1`] },
     });
-    const markers = ["sleep 7701", "sleep 7702", "sleep 7703"];
+    await request(server, "POST", "/api/terminals", {
+      body: { command: `sh -c 'sleep ${marker}2 & sleep ${marker}3'` },
+    });
+    const markers = [1, 2, 3].map((n) => `sleep ${marker}${n}`);
     ok(
       await eventually(() => markers.every((marker) => processesWith(marker).length > 0)),
       "children did not start",
@@ -350,7 +353,7 @@ Deno.test({
     const status = await server.stop("SIGTERM");
     assertEquals(status.code, 0);
     ok(
-      await eventually(() => processesWith("sleep 770").length === 0),
+      await eventually(() => processesWith(`sleep ${marker}`).length === 0),
       "children outlived the server",
     );
   },

@@ -5,7 +5,7 @@
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { MAIN, START_FLAGS } from "../helpers/mcp.ts";
-import { eventually, processesWith } from "../helpers/process.ts";
+import { eventually, processesWith, uniqueMarker } from "../helpers/process.ts";
 
 const linux = Deno.build.os === "linux";
 
@@ -93,12 +93,13 @@ Deno.test({
   name: "closing stdin ends the server (exit 0) and every process it started",
   ignore: !linux,
   async fn() {
-    const server = await startWithChildren("444");
+    const marker = uniqueMarker();
+    const server = await startWithChildren(marker);
     await server.closeStdin();
     const status = await server.process.status;
     assertEquals(status.code, 0);
     ok(
-      await eventually(() => processesWith("sleep 444").length === 0),
+      await eventually(() => processesWith(`sleep ${marker}`).length === 0),
       "children outlived the server",
     );
     // stdout carried JSON-RPC and nothing else.
@@ -111,7 +112,7 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     name: `${signal} ends the server (exit 0) and every process it started`,
     ignore: !linux,
     async fn() {
-      const marker = signal === "SIGTERM" ? "555" : "666";
+      const marker = uniqueMarker();
       const server = await startWithChildren(marker);
       server.process.kill(signal);
       const status = await server.process.status;

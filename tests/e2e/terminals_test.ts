@@ -5,7 +5,7 @@
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { type Connection, serverTest, text } from "../helpers/mcp.ts";
-import { eventually, processesWith } from "../helpers/process.ts";
+import { eventually, processesWith, uniqueMarker } from "../helpers/process.ts";
 
 const posix = Deno.build.os !== "windows";
 const linux = Deno.build.os === "linux";
@@ -281,9 +281,10 @@ withServer("outputByteLimit keeps the newest bytes, cut at a character boundary"
 withServer(
   "ACP: kill, then output and exit status, then release; the id is invalid afterwards",
   async (mcp) => {
+    const marker = uniqueMarker();
     const { terminalId, pid } = await mcp.callOk<Created>("terminal_create", {
       command: "sh",
-      args: ["-c", "echo started; sleep 5551 & sleep 5552"],
+      args: ["-c", `echo started; sleep ${marker}1 & sleep ${marker}2`],
       env: [{ name: "ACP_STYLE", value: "yes" }],
     });
     await wait(mcp, { terminalId, pattern: "started", timeoutMs: 10_000, since: 0 });
@@ -291,7 +292,7 @@ withServer(
     assertEquals(killed.exitStatus, { exitCode: null, signal: "SIGHUP" });
     if (linux) {
       ok(
-        await eventually(() => processesWith("sleep 555").length === 0),
+        await eventually(() => processesWith(`sleep ${marker}`).length === 0),
         "the tree survived the kill",
       );
     }
@@ -448,6 +449,30 @@ withServer("idle terminals are released after WINTERM_TERMINAL_IDLE_SECONDS", as
   ok(gone, "the idle terminal was not released");
   match(text(await mcp.call("terminal_read", { terminalId })), /no terminal/);
 }, { WINTERM_TERMINAL_IDLE_SECONDS: "2" });
+
+serverTest(
+  "a terminal in line mode refuses a line it would cut short, and says why",
+  async (mcp) => {
+    const { terminalId } = await mcp.callOk<Created>("terminal_create", {
+      command: "sh",
+      args: ["-c", "stty -echo; echo ready; wc -c"],
+    });
+    await wait(mcp, { terminalId, pattern: "ready", timeoutMs: 10_000, since: 0 });
+    const refused = await mcp.call("terminal_write", { terminalId, input: "x".repeat(5000) });
+    ok(refused.isError);
+    match(text(refused), /^'input': the terminal is in line mode .* at most 4095 bytes of a line/);
+    const written = await mcp.callOk<{ bytesWritten: number }>("terminal_write", {
+      terminalId,
+      input: "y".repeat(4095),
+    });
+    assertEquals(written.bytesWritten, 4096);
+    await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_d"] });
+    const done = await wait(mcp, { terminalId, pattern: "4096", timeoutMs: 10_000 });
+    assertEquals(done.condition, "pattern");
+    await mcp.callOk("terminal_release", { terminalId });
+  },
+  { ignore: !linux },
+);
 
 withServer("bad terminal input is refused clearly", async (mcp) => {
   const { terminalId } = await mcp.callOk<Created>("terminal_create", { shell: "sh" });

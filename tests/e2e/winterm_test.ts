@@ -3,7 +3,7 @@
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { type Connection, serverTest, text } from "../helpers/mcp.ts";
-import { eventually, processesWith } from "../helpers/process.ts";
+import { eventually, processesWith, uniqueMarker } from "../helpers/process.ts";
 
 const posix = Deno.build.os !== "windows";
 const linux = Deno.build.os === "linux";
@@ -167,29 +167,50 @@ withServer("end of input with eof", async (mcp) => {
   }
 });
 
+serverTest(
+  "input a command never reads times out with a clear error, and the server keeps serving",
+  async (mcp) => {
+    const token = await run(mcp, { command: "sleep 40", use_pty: false });
+    const started = performance.now();
+    const result = await mcp.call("send_command_input", { token, input: "a".repeat(1024 * 1024) });
+    ok(result.isError);
+    match(
+      text(result),
+      /^'input': the program is not reading its input: it took \d+ of 1048577 bytes within 1 s; the rest was not sent$/,
+    );
+    ok(performance.now() - started < 30_000);
+    const status = await mcp.callOk<{ status: string }>("query_command_status", { token });
+    assertEquals(status.status, "running");
+    await mcp.callOk("terminate_command", { token });
+  },
+  { ignore: !posix, env: { WINTERM_WRITE_TIMEOUT_MS: "1000" } },
+);
+
 withServer("a timeout kills grandchildren and keeps the output", async (mcp) => {
+  const marker = uniqueMarker();
   const token = await run(mcp, {
-    command: "echo before; sh -c 'sleep 7771' & sleep 7772 & wait",
+    command: `echo before; sh -c 'sleep ${marker}1' & sleep ${marker}2 & wait`,
     timeout: 1,
   });
   const result = await finish(mcp, token);
   assertEquals([result.status, result.exit_code, result.timeout_occurred], ["completed", -1, true]);
   assertEquals(result.stdout, "before\n");
   ok(
-    await eventually(() => processesWith("sleep 777").length === 0),
+    await eventually(() => processesWith(`sleep ${marker}`).length === 0),
     "grandchildren survived the timeout",
   );
 }, !linux);
 
 withServer("terminate_command ends the whole tree", async (mcp) => {
+  const marker = uniqueMarker();
   const token = await run(mcp, {
-    command: "sleep 8881 & sleep 8882 & echo started; wait",
+    command: `sleep ${marker}1 & sleep ${marker}2 & echo started; wait`,
     use_pty: false,
   });
   await untilOutput(mcp, token, "started");
   // "started" can be printed before the second background sleep has exec'd.
   ok(
-    await eventually(() => processesWith("sleep 888", true).length === 2),
+    await eventually(() => processesWith(`sleep ${marker}`, true).length === 2),
     "both background sleeps started",
   );
   const done = await mcp.callOk<{ success: boolean; message: string }>("terminate_command", {
@@ -199,7 +220,7 @@ withServer("terminate_command ends the whole tree", async (mcp) => {
   const result = await mcp.callOk<Query>("query_command_status", { token });
   assertEquals([result.status, result.exit_code], ["terminated", -1]);
   ok(
-    await eventually(() => processesWith("sleep 888").length === 0),
+    await eventually(() => processesWith(`sleep ${marker}`).length === 0),
     "processes survived terminate",
   );
   const again = await mcp.call("terminate_command", { token });

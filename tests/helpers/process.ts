@@ -5,7 +5,8 @@
  */
 import type { ChildProcess, ExitStatus, SpawnOptions } from "../../src/pty/mod.ts";
 import { spawn } from "../../src/pty/mod.ts";
-import { sessionsOfAllProcesses } from "../../src/pty/posix/session.ts";
+import { processStat, readProcFile } from "../../src/pty/posix/procfs.ts";
+import { processTable } from "../../src/pty/posix/process_table.ts";
 
 /** A child with its output collected. */
 export interface Collected {
@@ -88,35 +89,21 @@ export function concat(chunks: Uint8Array[]): Uint8Array {
   return out;
 }
 
-/** The pids in session `sid` (Linux /proc). */
+/** The live pids in session `sid` (Linux). */
 export function sessionMembers(sid: number): number[] {
-  return sessionsOfAllProcesses().filter(([, session]) => session === sid).map(([pid]) => pid);
+  return processTable().filter((entry) => entry.session === sid && !entry.zombie).map((entry) =>
+    entry.pid
+  );
 }
 
 /** The process's state letter from /proc (Z for a zombie), or undefined once it is gone. */
 export function processState(pid: number): string | undefined {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-  } catch {
-    return undefined;
-  }
+  return processStat(pid)?.state;
 }
 
 /** The pids whose parent is `ppid`. */
 export function childrenOf(ppid: number): number[] {
-  const result: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    const pid = Number(entry.name);
-    if (!Number.isInteger(pid)) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === ppid) result.push(pid);
-    } catch {
-      // gone
-    }
-  }
-  return result;
+  return processTable().filter((entry) => entry.ppid === ppid).map((entry) => entry.pid);
 }
 
 /**
@@ -137,19 +124,26 @@ export async function eventually(
   }
 }
 
-/** Pids of processes whose command line contains (or, with `prefix`, starts with) `marker`. */
+/**
+ * A number no other test run uses, to mark the processes a test starts (`sleep <marker>1`):
+ * other work on the machine, other developers' test runs included, must not count.
+ */
+export function uniqueMarker(): string {
+  return String(100_000 + Math.floor(Math.random() * 800_000));
+}
+
+/**
+ * Live pids (not zombies, not this process) whose command line contains (or, with `prefix`,
+ * starts with) `marker`. Read through libc, so it works under any permissions that allow FFI.
+ */
 export function processesWith(marker: string, prefix = false): number[] {
   const result: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    const pid = Number(entry.name);
-    if (!Number.isInteger(pid) || pid === Deno.pid) continue;
-    try {
-      const cmdline = Deno.readTextFileSync(`/proc/${pid}/cmdline`).replaceAll("\0", " ");
-      const found = prefix ? cmdline.startsWith(marker) : cmdline.includes(marker);
-      if (found && processState(pid) !== "Z") result.push(pid);
-    } catch {
-      // gone
-    }
+  for (const entry of processTable()) {
+    if (entry.pid === Deno.pid || entry.zombie) continue;
+    const bytes = readProcFile(entry.pid, "cmdline");
+    if (!bytes) continue;
+    const cmdline = new TextDecoder().decode(bytes).replaceAll("\0", " ");
+    if (prefix ? cmdline.startsWith(marker) : cmdline.includes(marker)) result.push(entry.pid);
   }
   return result;
 }

@@ -1,6 +1,7 @@
 /**
- * Windows-only test helpers through FFI: the process list (Toolhelp32) and the real
- * CommandLineToArgvW (shell32), to check our quoting against the parser programs use.
+ * Windows-only test helpers through FFI: the process list (Toolhelp32), the real
+ * CommandLineToArgvW (shell32), to check our quoting against the parser programs use, and this
+ * process's handles (how many; whether one is still open), for handle accounting.
  *
  * @module
  */
@@ -16,6 +17,8 @@ function openKernel() {
     Process32NextW: { parameters: ["pointer", "buffer"], result: "i32" },
     CloseHandle: { parameters: ["pointer"], result: "i32" },
     LocalFree: { parameters: ["pointer"], result: "pointer" },
+    GetHandleInformation: { parameters: ["pointer", "buffer"], result: "i32" },
+    CreateEventW: { parameters: ["pointer", "i32", "i32", "pointer"], result: "pointer" },
   }).symbols;
 }
 
@@ -76,4 +79,31 @@ export function commandLineToArgv(commandLine: string): string[] {
   }
   kernel.LocalFree(argv);
   return args;
+}
+
+/**
+ * The handle values this process holds now. GetProcessHandleCount is a stub under Wine (it
+ * says 0), so the handle table is probed instead: every multiple of 4 up to `limit`.
+ */
+export function openHandles(limit = 1 << 16): Set<bigint> {
+  kernel ??= openKernel();
+  const flags = new Uint8Array(4);
+  const open = new Set<bigint>();
+  for (let value = 4n; value < BigInt(limit); value += 4n) {
+    if (kernel.GetHandleInformation(Deno.UnsafePointer.create(value), flags)) open.add(value);
+  }
+  return open;
+}
+
+/** A new handle of our own (an event), to see whether someone else's close takes it. */
+export function canaryHandle(): { value: bigint; valid(): boolean; close(): void } {
+  kernel ??= openKernel();
+  const k = kernel;
+  const handle = k.CreateEventW(null, 1, 0, null);
+  if (handle === null) throw new Error("CreateEventW failed");
+  return {
+    value: BigInt(Deno.UnsafePointer.value(handle)),
+    valid: () => k.GetHandleInformation(handle, new Uint8Array(4)) !== 0,
+    close: () => void k.CloseHandle(handle),
+  };
 }

@@ -2,8 +2,17 @@
  * The POSIX platform layer against real pseudo-terminals, shells and python3.
  */
 import { deepStrictEqual as assertEquals, ok, rejects, throws } from "node:assert/strict";
-import { SpawnError } from "../../src/pty/mod.ts";
-import { childrenOf, eventually, processState, sessionMembers, start } from "../helpers/process.ts";
+import { describeExit, SpawnError } from "../../src/pty/mod.ts";
+import { libc } from "../../src/pty/posix/libc.ts";
+import { START_FLAGS } from "../helpers/mcp.ts";
+import {
+  childrenOf,
+  eventually,
+  processState,
+  sessionMembers,
+  start,
+  tempDir,
+} from "../helpers/process.ts";
 
 const posix = Deno.build.os !== "windows";
 const linux = Deno.build.os === "linux";
@@ -236,6 +245,129 @@ Deno.test({
       const run = start("only-here", [], { env: { PATH: `${dir}:/usr/bin:/bin` } });
       await run.exited;
       ok(run.stdout().includes("found-it"));
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a child whose status someone else took ends with an unknown status, not success",
+  ignore: !posix,
+  async fn() {
+    const run = start("sh", ["-c", "exit 3"], { mode: "pipe" });
+    // Take the status first: a blocking waitpid on this thread, before the reactor can.
+    const status = new Int32Array(1);
+    assertEquals(libc().waitpid(run.child.pid, new Uint8Array(status.buffer), 0), run.child.pid);
+    assertEquals((status[0] >> 8) & 0xff, 3);
+    const exit = await run.exited;
+    assertEquals(exit, { exitCode: null, signal: null });
+    assertEquals(describeExit(exit), "exit status unknown");
+  },
+});
+
+Deno.test({
+  name: "a write the program does not take in time fails, saying truly how much it took",
+  ignore: !linux,
+  async fn() {
+    // Each program reads nothing for a second, then counts what it was given.
+    const programs = {
+      pipe: "sleep 1; wc -c",
+      pty: "stty raw -echo; echo ready; sleep 1; timeout --foreground 1 cat | wc -c",
+    };
+    for (const [mode, script] of Object.entries(programs) as ["pipe" | "pty", string][]) {
+      const run = start("sh", ["-c", script], { mode });
+      if (mode === "pty") await run.waitFor("ready");
+      const error = await run.child.write(new Uint8Array(1024 * 1024).fill(0x61), 300).then(
+        () => undefined,
+        (error: Error) => error,
+      );
+      const taken = error?.message.match(
+        /^the program is not reading its input: it took (\d+) of 1048576 bytes within 0\.3 s; the rest was not sent$/,
+      );
+      ok(taken, `${mode}: ${error?.message}`);
+      ok(Number(taken[1]) > 0 && Number(taken[1]) < 1024 * 1024, `${mode}: took ${taken[1]}`);
+      if (mode === "pipe") await run.child.closeInput();
+      assertEquals((await run.exited).exitCode, 0);
+      // What the program read is exactly what the error said it took.
+      ok(run.stdout().trim().endsWith(taken[1]), `${mode}: ${JSON.stringify(run.stdout())}`);
+    }
+  },
+});
+
+Deno.test({
+  name: "a terminal in line mode refuses a line longer than it keeps, whole; shorter lines pass",
+  ignore: !linux,
+  async fn() {
+    const run = start("sh", ["-c", "stty -echo; echo ready; wc -c"]);
+    await run.waitFor("ready");
+    // Linux keeps 4095 bytes of a line; the 4096th and later would be dropped without a word.
+    await rejects(
+      run.child.write(encoder.encode("z".repeat(4096) + "\n")),
+      /line mode \(canonical input\), which keeps at most 4095 bytes of a line until Enter/,
+    );
+    // A line is counted across writes, until it ends.
+    await run.child.write(encoder.encode("a".repeat(3000)));
+    await rejects(run.child.write(encoder.encode("b".repeat(1096))), /line mode/);
+    await run.child.write(encoder.encode("b".repeat(1095) + "\n" + "c".repeat(4095) + "\n"));
+    await run.child.closeInput();
+    assertEquals(await run.exited, { exitCode: 0, signal: null });
+    ok(run.stdout().includes(String(4096 + 4096)), run.stdout());
+  },
+});
+
+Deno.test({
+  name: "under the shipped flags /proc is read through libc, and a tree is ended whole",
+  ignore: !linux,
+  async fn() {
+    const dir = tempDir("winterm-flags-");
+    const token = String(10000 + Math.floor(Math.random() * 89999));
+    const markers = [1, 2, 3, 4].map((n) => `9${token}.${n}`);
+    const script = `${dir}/tree.ts`;
+    const url = (path: string) => JSON.stringify(new URL(path, import.meta.url).href);
+    Deno.writeTextFileSync(
+      script,
+      `
+import { spawn } from ${url("../../src/pty/mod.ts")};
+import { processesWith } from ${url("../helpers/process.ts")};
+let procRefused = false;
+try {
+  Deno.readDirSync("/proc");
+} catch {
+  procRefused = true;
+}
+const markers = ${JSON.stringify(markers)};
+const child = spawn({
+  file: "sh",
+  args: ["-c", \`setsid sleep \${markers[0]} & (sleep \${markers[1]} &); nohup sleep \${markers[2]} >/dev/null 2>&1 & sleep \${markers[3]}\`],
+  cwd: "/",
+  env: Deno.env.toObject(),
+});
+const count = () => markers.filter((m) => processesWith("sleep " + m).length > 0).length;
+const deadline = Date.now() + 10_000;
+while (count() < markers.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+const seen = count();
+child.kill("SIGKILL");
+await child.exited;
+await new Promise((r) => setTimeout(r, 200));
+console.log(JSON.stringify({ procRefused, seen, survivors: count() }));
+`,
+    );
+    try {
+      const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+        args: ["run", ...START_FLAGS, script],
+      }).output();
+      assertEquals(code, 0, new TextDecoder().decode(stderr));
+      // Deno's own file API sees nothing there under these flags; libc sees every process.
+      assertEquals(JSON.parse(new TextDecoder().decode(stdout)), {
+        procRefused: true,
+        seen: 4,
+        survivors: 0,
+      });
+      // And from outside, with ps.
+      const ps = await new Deno.Command("ps", { args: ["-eo", "args="] }).output();
+      const lines = new TextDecoder().decode(ps.stdout).split("\n");
+      assertEquals(lines.filter((line) => markers.some((m) => line === `sleep ${m}`)), []);
     } finally {
       Deno.removeSync(dir, { recursive: true });
     }

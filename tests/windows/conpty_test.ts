@@ -4,12 +4,12 @@
  * (`deno task test:windows`). Under Wine a child on a pseudoconsole has no console standard
  * handles, so output meant for the terminal is written to CON explicitly.
  */
-import { deepStrictEqual as assertEquals, match, ok, throws } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, match, ok, rejects, throws } from "node:assert/strict";
 import { cleanTerminalText } from "../../src/engine/output/clean.ts";
 import { codePageLabel, createDecoder } from "../../src/engine/output/decode.ts";
 import { runningUnderWine, SpawnError } from "../../src/pty/mod.ts";
 import { concat, eventually, start, tempDir, within } from "../helpers/process.ts";
-import { listProcesses } from "../helpers/windows.ts";
+import { canaryHandle, listProcesses, openHandles } from "../helpers/windows.ts";
 
 const windows = Deno.build.os === "windows";
 const encoder = new TextEncoder();
@@ -219,5 +219,58 @@ Deno.test({
     }
     run.child.kill();
     await run.exited;
+  },
+});
+
+Deno.test({
+  name: "a spawn that fails (not an executable) closes each handle exactly once",
+  ignore: !windows,
+  async fn() {
+    const dir = tempDir("winterm-handles-");
+    const bogus = `${dir}\\not-a-program.exe`;
+    Deno.writeTextFileSync(bogus, "this is text, not a program\r\n");
+    // The completion port and the console control handler are made on first use and kept.
+    await start("cmd.exe", ["/d", "/c", "exit 0"]).exited;
+    const before = openHandles();
+    const canaries = [];
+    for (let round = 0; round < 10; round++) {
+      for (const mode of ["pty", "pipe"] as const) {
+        // Taken between attempts: a second close of a handle value would hit one of these.
+        canaries.push(canaryHandle());
+        throws(() => start(bogus, [], { mode }), (error: unknown) => error instanceof SpawnError);
+      }
+    }
+    try {
+      const after = openHandles();
+      const ours = new Set(canaries.map((canary) => canary.value));
+      assertEquals([...after].filter((h) => !before.has(h) && !ours.has(h)), [], "leaked");
+      assertEquals([...before].filter((h) => !after.has(h)), [], "someone's handle was closed");
+      ok(
+        canaries.every((canary) => canary.valid()),
+        "a failed spawn closed a handle it did not own",
+      );
+    } finally {
+      for (const canary of canaries) canary.close();
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a write to a program that never reads its input times out, saying how much it took",
+  ignore: !windows,
+  async fn() {
+    const run = start("ping.exe", ["-n", "30", "127.0.0.1"], { mode: "pipe" });
+    try {
+      const started = performance.now();
+      await rejects(
+        run.child.write(new Uint8Array(1024 * 1024).fill(0x61), 1000),
+        /not reading its input: it took \d+ of 1048576 bytes within 1 s; the rest was not sent/,
+      );
+      ok(performance.now() - started < 20_000, "the write did not give up");
+    } finally {
+      run.child.kill("SIGKILL");
+      await run.exited;
+    }
   },
 });

@@ -1,7 +1,13 @@
 /**
- * The one way the engine starts a process: the working directory checked, the policy asked,
+ * The one way the engine starts a process: the working directory opened, the policy asked,
  * the child spawned, and every start, refusal, input, kill and exit written to the audit log.
  * Commands and terminals both go through it, whichever front end asked.
+ *
+ * What is judged is what runs: the program's real path (links resolved once) is both judged
+ * and started on POSIX (argv[0] keeps the name asked for), and the working directory is
+ * opened once, judged by the real path of the open directory, and entered through that
+ * descriptor. A link flipped between the judgment and the start changes nothing, and the
+ * audit log names the file and the directory that were really used.
  *
  * @module
  */
@@ -9,8 +15,11 @@ import { resolve } from "node:path";
 import {
   type ChildProcess,
   isDirectory,
+  type OpenDirectory,
+  openDirectory,
   type PreparedSpawn,
   prepareSpawn,
+  realPathOf,
   spawn,
   SpawnError,
   type StdioMode,
@@ -62,6 +71,28 @@ export function resolveDirectory(path: string | undefined, field: string): strin
   return directory;
 }
 
+/** Opens the working directory; a failure names `field`. */
+function open(cwd: string, field: string): OpenDirectory {
+  try {
+    return openDirectory(cwd);
+  } catch (error) {
+    if (!(error instanceof SpawnError)) throw error;
+    throw new EngineError("invalid_input", error.message, field, error.detail);
+  }
+}
+
+/**
+ * Turns a failed write into the engine's error: the program is gone, its input is closed, it
+ * did not take the input in time, or a terminal in line mode could not hold it.
+ */
+export async function inputFailure(write: Promise<void>): Promise<void> {
+  try {
+    await write;
+  } catch (error) {
+    throw new EngineError("failed", (error as Error).message, "input");
+  }
+}
+
 const encoder = new TextEncoder();
 
 /** See the module documentation. */
@@ -70,14 +101,29 @@ export class Launcher {
 
   /**
    * Decides what will run, checks every image that runs against the policy (the program, and
-   * the interpreter that runs it: cmd.exe for a batch file), and starts exactly that. Throws
-   * {@link EngineError}.
+   * the interpreter that runs it: cmd.exe for a batch file) and the real working directory,
+   * and starts exactly that. Throws {@link EngineError}.
    */
   launch(
     invocation: Invocation,
     options: LaunchOptions,
     fields: LaunchFields,
     context: LaunchContext,
+  ): ChildProcess {
+    const directory = open(options.cwd, fields.cwd);
+    try {
+      return this.#launch(invocation, options, fields, context, directory);
+    } finally {
+      directory.close();
+    }
+  }
+
+  #launch(
+    invocation: Invocation,
+    options: LaunchOptions,
+    fields: LaunchFields,
+    context: LaunchContext,
+    directory: OpenDirectory,
   ): ChildProcess {
     const failed = (error: unknown) =>
       error instanceof SpawnError
@@ -94,7 +140,8 @@ export class Launcher {
         file: invocation.file,
         args: invocation.args,
         verbatimArguments: invocation.verbatimArguments,
-        cwd: options.cwd,
+        cwd: directory.path,
+        directory,
         env: options.env,
         mode: options.mode,
         cols: options.cols,
@@ -103,21 +150,29 @@ export class Launcher {
     } catch (error) {
       throw failed(error);
     }
+    // What really runs, and where: the audit says so.
     const ran = {
-      program: prepared.program,
+      program: prepared.realProgram,
+      ...(prepared.realProgram === prepared.program ? {} : { requested: prepared.program }),
       ...(prepared.interpreter ? { interpreter: prepared.interpreter } : {}),
+      cwd: directory.path,
     };
+    const images = [
+      { program: prepared.program, realProgram: prepared.realProgram },
+      ...(prepared.interpreter
+        ? [{ program: prepared.interpreter, realProgram: realPathOf(prepared.interpreter) }]
+        : []),
+    ];
     try {
-      for (const image of [prepared.program, prepared.interpreter]) {
-        if (image === undefined) continue;
+      for (const image of images) {
         try {
           this.policy?.check({
-            program: image,
-            cwd: options.cwd,
+            ...image,
+            cwd: directory.path,
             envOverrides: options.envOverrides,
           }, fields);
         } catch (error) {
-          if (!(error instanceof EngineError) || image === prepared.program) throw error;
+          if (!(error instanceof EngineError) || image === images[0]) throw error;
           throw new EngineError(
             error.kind,
             `${error.message} (it is what runs the batch file ${prepared.program})`,
@@ -146,7 +201,6 @@ export class Launcher {
       pid: child.pid,
       ...ran,
       args: invocation.args,
-      cwd: options.cwd,
       command: invocation.display,
     });
     child.exited.then((status) =>

@@ -99,11 +99,17 @@ function programRule(text: string): ProgramRule {
   return { text, path: fold(real), identity: identity(real) };
 }
 
-/** What is about to be started, for the policy to judge. */
+/**
+ * What is about to be started, for the policy to judge: exactly what the launcher will start,
+ * looked up once (the policy does not look at the file system again for the program or the
+ * directory, so nothing can change between the judgment and the start).
+ */
 export interface LaunchRequest {
-  /** The resolved program (absolute). */
+  /** The program as found (absolute; may be a link). */
   program: string;
-  /** The working directory (absolute). */
+  /** Its real path: the file that will run. */
+  realProgram: string;
+  /** The real working directory the child will start in. */
   cwd: string;
   /** The variables the request sets. */
   envOverrides: Record<string, string>;
@@ -169,7 +175,7 @@ export class Policy {
       }
     }
     if (this.#roots) {
-      const real = fold(realPath(request.cwd) ?? request.cwd);
+      const real = fold(request.cwd);
       if (
         !this.#roots.some((root) =>
           real === root || real.startsWith(root.endsWith(sep) ? root : root + sep)
@@ -182,7 +188,7 @@ export class Policy {
         );
       }
     }
-    const real = realPath(request.program) ?? request.program;
+    const real = request.realProgram;
     const candidate = {
       names: new Set([programName(request.program), programName(real)]),
       path: fold(real),

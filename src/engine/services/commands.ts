@@ -15,12 +15,17 @@
  */
 import { log } from "../../log.ts";
 import type { ChildProcess, ExitStatus, StreamName } from "../../pty/mod.ts";
-import { HOST_FLAVOR } from "../../pty/mod.ts";
+import { HOST_FLAVOR, WRITE_TIMEOUT_MS } from "../../pty/mod.ts";
 import type { FrontEnd } from "../launching/audit.ts";
 import { EngineError } from "../errors.ts";
 import { childEnvironment } from "../launching/environment.ts";
 import { Listeners } from "../events.ts";
-import { type LaunchContext, Launcher, resolveDirectory } from "../launching/launcher.ts";
+import {
+  inputFailure,
+  type LaunchContext,
+  Launcher,
+  resolveDirectory,
+} from "../launching/launcher.ts";
 import { stopProcess } from "../launching/lifecycle.ts";
 import { DEFAULT_MAX_BYTES } from "../output/buffer.ts";
 import { OutputBudget } from "../output/budget.ts";
@@ -113,6 +118,8 @@ export interface CommandServiceOptions {
   budget?: OutputBudget;
   /** Time between SIGTERM and SIGKILL when stopping, in ms. Default 2000. */
   killGraceMs?: number;
+  /** How long a write may wait for the command to take its input, in ms. Default 10,000. */
+  writeTimeoutMs?: number;
   /** Starts processes (policy, audit). Default: no policy, no audit. */
   launcher?: Launcher;
 }
@@ -171,6 +178,7 @@ export class Command {
     limits: OutputLimits,
     timeoutSeconds: number,
     private readonly killGraceMs: number,
+    private readonly writeTimeoutMs: number,
     private readonly launcher: Launcher,
     codec: ChildCodec,
   ) {
@@ -326,13 +334,13 @@ export class Command {
     const input = appendNewline ? text + newline : text;
     const bytes = this.#codec.encode(input, "input");
     this.launcher.input({ ...this.context, via }, input);
-    await this.#child.write(bytes);
+    await inputFailure(this.#child.write(bytes, this.writeTimeoutMs));
   }
 
   /** Ends the command's input (EOF). */
   async closeInput(): Promise<void> {
     this.#assertRunning();
-    await this.#child.closeInput();
+    await inputFailure(this.#child.closeInput());
   }
 
   /** Stops the command and its whole process tree; status becomes `terminated`. */
@@ -395,6 +403,7 @@ export class CommandService {
   readonly retainMs: number;
   readonly maxRunning: number;
   readonly killGraceMs: number;
+  readonly writeTimeoutMs: number;
   readonly launcher: Launcher;
   readonly maxBufferSize: number;
   readonly answerBytes: number;
@@ -405,6 +414,7 @@ export class CommandService {
     this.retainMs = options.retainMs ?? 60 * 60 * 1000;
     this.maxRunning = options.maxRunning ?? 256;
     this.killGraceMs = options.killGraceMs ?? 2000;
+    this.writeTimeoutMs = options.writeTimeoutMs ?? WRITE_TIMEOUT_MS;
     this.launcher = options.launcher ?? new Launcher();
     this.maxBufferSize = options.maxBufferSize ?? DEFAULT_MAX_BYTES;
     this.answerBytes = options.answerBytes ?? 2 * 1024 * 1024;
@@ -468,6 +478,7 @@ export class CommandService {
       { bufferSize: bufferSize.value, answerBytes: this.answerBytes, budget: this.#budget },
       request.timeoutSeconds ?? 30,
       this.killGraceMs,
+      this.writeTimeoutMs,
       this.launcher,
       new ChildCodec(child, encoding, invocation.codePage),
     );

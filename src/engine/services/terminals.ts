@@ -19,9 +19,20 @@
  * @module
  */
 import { log } from "../../log.ts";
-import type { ChildProcess, ExitStatus, SignalName } from "../../pty/mod.ts";
+import {
+  type ChildProcess,
+  describeExit,
+  type ExitStatus,
+  type SignalName,
+  WRITE_TIMEOUT_MS,
+} from "../../pty/mod.ts";
 import type { FrontEnd } from "../launching/audit.ts";
-import { type LaunchContext, Launcher, resolveDirectory } from "../launching/launcher.ts";
+import {
+  inputFailure,
+  type LaunchContext,
+  Launcher,
+  resolveDirectory,
+} from "../launching/launcher.ts";
 import { childEnvironment } from "../launching/environment.ts";
 import { EngineError } from "../errors.ts";
 import { Listeners } from "../events.ts";
@@ -56,6 +67,8 @@ export interface TerminalServiceOptions {
   answerBytes?: number;
   /** The server-wide budget for retained output. Default: its own of 256 MiB. */
   budget?: OutputBudget;
+  /** How long a write may wait for the terminal to take its input, in ms. Default 10,000. */
+  writeTimeoutMs?: number;
   /** Starts processes (policy, audit). Default: no policy, no audit. */
   launcher?: Launcher;
 }
@@ -179,6 +192,7 @@ export class Terminal {
     outputByteLimit: number | undefined,
     limits: OutputLimits,
     codec: ChildCodec,
+    private readonly writeTimeoutMs: number,
   ) {
     this.id = context.id;
     this.#child = child;
@@ -234,7 +248,7 @@ export class Terminal {
     this.touch();
     this.inputs.push({ time: this.lastActivity, bytes: bytes.length });
     if (this.inputs.length > INPUT_HISTORY) this.inputs.shift();
-    await this.#child.write(bytes);
+    await inputFailure(this.#child.write(bytes, this.writeTimeoutMs));
   }
 
   /** Resizes the terminal (and the screen view). */
@@ -497,14 +511,11 @@ export interface TerminalStats {
   isActive: boolean;
 }
 
+export { describeExit };
+
 /** About four characters of English per token. */
 export function estimateTokens(characters: number): number {
   return Math.ceil(characters / 4);
-}
-
-/** "exit code 0", "signal SIGTERM". */
-export function describeExit(status: ExitStatus): string {
-  return status.signal ? `signal ${status.signal}` : `exit code ${status.exitCode}`;
 }
 
 /** Creates, finds and ends terminals. */
@@ -516,6 +527,7 @@ export class TerminalService {
   readonly maxLines: number;
   readonly maxBytes: number;
   readonly killGraceMs: number;
+  readonly writeTimeoutMs: number;
   readonly launcher: Launcher;
   readonly answerBytes: number;
   readonly #budget: OutputBudget;
@@ -526,6 +538,7 @@ export class TerminalService {
     this.maxLines = options.maxLines ?? 10_000;
     this.maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
     this.killGraceMs = options.killGraceMs ?? 2000;
+    this.writeTimeoutMs = options.writeTimeoutMs ?? WRITE_TIMEOUT_MS;
     this.launcher = options.launcher ?? new Launcher();
     this.answerBytes = options.answerBytes ?? 2 * 1024 * 1024;
     this.#budget = options.budget ?? new OutputBudget(256 * 1024 * 1024);
@@ -574,6 +587,7 @@ export class TerminalService {
         budget: this.#budget,
       },
       new ChildCodec(child, encoding, invocation.codePage),
+      this.writeTimeoutMs,
     );
     this.#terminals.set(id, terminal);
     this.#startSweeper();

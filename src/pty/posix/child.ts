@@ -1,21 +1,27 @@
 /**
  * A running POSIX child: its streams driven by the reactor, its exit learnt from `waitpid`,
- * its signals sent to its whole session.
+ * its signals sent to its whole process tree (tree.ts).
  *
  * @module
  */
 import { ChildBase } from "../child.ts";
-import type { SignalName, StdioMode } from "../types.ts";
-import { setWindowSize } from "./pty.ts";
+import { type SignalName, type StdioMode, UNKNOWN_EXIT } from "../types.ts";
+import { lineModeLimit, setWindowSize } from "./pty.ts";
 import type { PosixReactor } from "./reactor.ts";
-import { signalSession } from "./session.ts";
 import { decodeWaitStatus, signalNumber } from "./signals.ts";
 import { FdReader, FdWriter, SharedFd } from "./streams.ts";
+import { forgetRoot } from "./supervisor.ts";
+import { signalTree, type TreeSelector } from "./tree.ts";
 
 /** How long output may keep arriving after the child was reaped before we stop waiting. */
 const DRAIN_GRACE_MS = 1000;
 /** The terminal's end-of-file character (VEOF, Ctrl+D). */
 const EOF_CHAR = new Uint8Array([0x04]);
+/**
+ * Bytes that end (or discard) the line a terminal in line mode is collecting: newline,
+ * carriage return (ICRNL), and the default VINTR, VEOF, VKILL, VSUSP, VQUIT characters.
+ */
+const LINE_ENDS = new Set([0x0a, 0x0d, 0x03, 0x04, 0x15, 0x1a, 0x1c]);
 
 /** See the module documentation. */
 export class PosixChild extends ChildBase {
@@ -24,9 +30,17 @@ export class PosixChild extends ChildBase {
   protected readonly writer: FdWriter;
   protected readonly endOfInput = EOF_CHAR;
   #master: number | undefined;
+  /** Bytes written since the last line end: the start of the line a terminal is collecting. */
+  #openLine = 0;
 
   /** `fds`: [master] in PTY mode; [stdin, stdout, stderr] in pipe mode. */
-  constructor(pid: number, mode: StdioMode, private readonly loop: PosixReactor, fds: number[]) {
+  constructor(
+    pid: number,
+    mode: StdioMode,
+    private readonly loop: PosixReactor,
+    fds: number[],
+    private readonly tree: TreeSelector,
+  ) {
     super(pid, mode, DRAIN_GRACE_MS);
     const ended = () => this.readerEnded();
     if (mode === "pty") {
@@ -41,7 +55,39 @@ export class PosixChild extends ChildBase {
         new FdReader(loop, new SharedFd(fds[2], 1), this.emitter("stderr"), ended),
       ];
     }
-    loop.watchChild(pid, (status) => this.exitedWith(decodeWaitStatus(status)));
+    loop.watchChild(
+      pid,
+      (status) => this.exitedWith(status === undefined ? UNKNOWN_EXIT : decodeWaitStatus(status)),
+    );
+  }
+
+  /**
+   * A terminal in line mode keeps only the first few KiB of a line until it ends, and drops
+   * the rest without a word: such input is refused whole rather than reported as written.
+   */
+  override write(data: Uint8Array, timeoutMs?: number): Promise<void> {
+    if (this.#master === undefined || this.hasExited) return super.write(data, timeoutMs);
+    const limit = lineModeLimit(this.#master);
+    if (limit === undefined) {
+      this.#openLine = 0; // raw input: the program takes bytes as they come
+      return super.write(data, timeoutMs);
+    }
+    let line = this.#openLine;
+    for (const byte of data) {
+      line = LINE_ENDS.has(byte) ? 0 : line + 1;
+      if (line > limit) {
+        return Promise.reject(
+          new Error(
+            `the terminal is in line mode (canonical input), which keeps at most ${limit} bytes ` +
+              "of a line until Enter; this input makes a longer line, whose end the terminal " +
+              "would drop. Nothing was written: send shorter lines, or write to a program that " +
+              "reads raw input",
+          ),
+        );
+      }
+    }
+    this.#openLine = line;
+    return super.write(data, timeoutMs);
   }
 
   resize(cols: number, rows: number): void {
@@ -52,13 +98,13 @@ export class PosixChild extends ChildBase {
   }
 
   protected signalTree(signal: SignalName): void {
-    signalSession(this.pid, signalNumber(signal));
+    signalTree(this.tree, signalNumber(signal));
   }
 
   protected override afterExit(): void {
-    // Whatever the child left running in its session (background jobs) goes with it; this
-    // also closes their copies of the terminal, so the drain ends with EIO promptly.
-    signalSession(this.pid, signalNumber("SIGKILL"));
+    // Whatever the child left running (background jobs, daemons) goes with it; this also
+    // closes their copies of the terminal, so the drain ends with EIO promptly.
+    signalTree(this.tree, signalNumber("SIGKILL"), true);
   }
 
   protected override outputEndedFirst(): void {
@@ -67,5 +113,6 @@ export class PosixChild extends ChildBase {
 
   protected release(): void {
     this.writer.close();
+    forgetRoot(this.pid);
   }
 }

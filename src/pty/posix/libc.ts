@@ -13,6 +13,7 @@
 
 const IS_DARWIN = Deno.build.os === "darwin";
 const APPLE_ARM = IS_DARWIN && Deno.build.arch === "aarch64";
+const ARM = Deno.build.arch === "aarch64";
 
 /** OS constants. */
 export const C = IS_DARWIN
@@ -21,6 +22,8 @@ export const C = IS_DARWIN
     O_NOCTTY: 0x20000,
     O_NONBLOCK: 0x4,
     O_CLOEXEC: 0x1000000,
+    O_DIRECTORY: 0x100000,
+    O_PATH: 0, // none: a directory is opened for reading
     F_SETFD: 2,
     F_GETFL: 3,
     F_SETFL: 4,
@@ -30,8 +33,13 @@ export const C = IS_DARWIN
     EAGAIN: 35,
     EPIPE: 32,
     ESRCH: 3,
+    ECHILD: 10,
+    F_GETPATH: 50,
+    LOCK_EX: 2,
+    LOCK_NB: 4,
     TIOCSWINSZ: 0x80087467n,
     IUTF8: 0x4000,
+    ICANON: 0x100,
     TCFLAG_BYTES: 8,
     POSIX_SPAWN_SETSIGDEF: 0x04,
     POSIX_SPAWN_SETSIGMASK: 0x08,
@@ -43,6 +51,8 @@ export const C = IS_DARWIN
     O_NOCTTY: 0x100,
     O_NONBLOCK: 0x800,
     O_CLOEXEC: 0x80000,
+    O_DIRECTORY: ARM ? 0x4000 : 0x10000,
+    O_PATH: 0x200000,
     F_SETFD: 2,
     F_GETFL: 3,
     F_SETFL: 4,
@@ -52,8 +62,13 @@ export const C = IS_DARWIN
     EAGAIN: 11,
     EPIPE: 32,
     ESRCH: 3,
+    ECHILD: 10,
+    F_GETPATH: 0,
+    LOCK_EX: 2,
+    LOCK_NB: 4,
     TIOCSWINSZ: 0x5414n,
     IUTF8: 0x4000,
+    ICANON: 0x2,
     TCFLAG_BYTES: 4,
     POSIX_SPAWN_SETSIGDEF: 0x04,
     POSIX_SPAWN_SETSIGMASK: 0x08,
@@ -86,7 +101,25 @@ const SYMBOLS = {
   pipe: { parameters: ["buffer"], result: "i32" },
   poll: { parameters: ["buffer", "u64", "i32"], result: "i32", nonblocking: true },
   waitpid: { parameters: ["i32", "buffer", "i32"], result: "i32" },
+  waitid: { parameters: ["i32", "i32", "buffer", "i32"], result: "i32" },
   kill: { parameters: ["i32", "i32"], result: "i32" },
+  getsid: { parameters: ["i32"], result: "i32" },
+  opendir: { parameters: ["buffer"], result: "pointer" },
+  readdir: { parameters: ["pointer"], result: "pointer" },
+  closedir: { parameters: ["pointer"], result: "i32" },
+  readlink: { parameters: ["buffer", "buffer", "usize"], result: "isize" },
+  flock: { parameters: ["i32", "i32"], result: "i32" },
+  ftruncate: { parameters: ["i32", "i64"], result: "i32" },
+  pwrite: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
+  // Linux: prctl is variadic, but its arguments are plain integers in registers there.
+  prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32", optional: true },
+  // macOS: the process table (libproc).
+  proc_listallpids: { parameters: ["buffer", "i32"], result: "i32", optional: true },
+  proc_pidinfo: {
+    parameters: ["i32", "i32", "u64", "buffer", "i32"],
+    result: "i32",
+    optional: true,
+  },
   posix_spawn: {
     parameters: ["buffer", "buffer", "buffer", "buffer", "buffer", "buffer"],
     result: "i32",
@@ -100,6 +133,11 @@ const SYMBOLS = {
   posix_spawn_file_actions_adddup2: { parameters: ["buffer", "i32", "i32"], result: "i32" },
   posix_spawn_file_actions_addchdir_np: {
     parameters: ["buffer", "buffer"],
+    result: "i32",
+    optional: true,
+  },
+  posix_spawn_file_actions_addfchdir_np: {
+    parameters: ["buffer", "i32"],
     result: "i32",
     optional: true,
   },
@@ -123,6 +161,11 @@ const SYMBOLS = {
   },
   fcntl: {
     parameters: APPLE_ARM ? ["i32", "i32", ...pad6, "i64"] : ["i32", "i32", "i64"],
+    result: "i32",
+  },
+  fcntl_buffer: {
+    name: "fcntl",
+    parameters: APPLE_ARM ? ["i32", "i32", ...pad6, "buffer"] : ["i32", "i32", "buffer"],
     result: "i32",
   },
   __errno_location: { parameters: [], result: "pointer", optional: true },
@@ -152,6 +195,14 @@ export function errno(): number {
 export function ioctl(fd: number, request: bigint, arg: Uint8Array): number {
   const lib = libc() as unknown as { ioctl: (...args: unknown[]) => number };
   return APPLE_ARM ? lib.ioctl(fd, request, ...PADDING, arg) : lib.ioctl(fd, request, arg);
+}
+
+/** `fcntl(fd, cmd, buffer)` (F_GETPATH) with the variadic argument placed right. */
+export function fcntlBuffer(fd: number, cmd: number, buffer: Uint8Array): number {
+  const lib = libc() as unknown as { fcntl_buffer: (...args: unknown[]) => number };
+  return APPLE_ARM
+    ? lib.fcntl_buffer(fd, cmd, ...PADDING, buffer)
+    : lib.fcntl_buffer(fd, cmd, buffer);
 }
 
 /** `fcntl(fd, cmd, arg)` with the variadic argument placed right for this platform. */

@@ -4,18 +4,21 @@
  *
  * Guarantees: signals reset to their defaults and none blocked; no fd of the server reaches
  * the child; IUTF8 set; output read until end of file even after the child has exited; the
- * exit is reported only after that; whatever the child left running in its session is killed
- * when it exits, so no process outlives the command that started it.
+ * exit is reported only after that; whatever the child left running in its tree (tree.ts) is
+ * killed when it exits, so no process outlives the command that started it.
  *
  * @module
  */
 import type { ChildProcess, PreparedSpawn, SpawnOptions } from "../types.ts";
-import { checkSpawnOptions, resolveProgram } from "../resolve.ts";
+import { checkSpawnOptions, realPathOf, resolveProgram } from "../resolve.ts";
 import { PosixChild } from "./child.ts";
 import { libc } from "./libc.ts";
+import { processEntry } from "./process_table.ts";
 import { openTerminal } from "./pty.ts";
 import { openPipe, reactor } from "./reactor.ts";
 import { posixSpawn, type Stdio } from "./spawn.ts";
+import { recordRoot } from "./supervisor.ts";
+import { newMark, TREE_VARIABLE } from "./tree.ts";
 
 const IS_DARWIN = Deno.build.os === "darwin";
 /**
@@ -25,27 +28,31 @@ const IS_DARWIN = Deno.build.os === "darwin";
  */
 const DARWIN_CTTY_SHIM = 'exec 3<>"$0"; exec 3>&-; exec "$@"';
 
-/** Checks `options` and resolves the program. Throws {@link SpawnError}. */
+/** Checks `options` and resolves the program and its real path. Throws {@link SpawnError}. */
 export function preparePosix(options: SpawnOptions): PreparedSpawn {
   checkSpawnOptions(options, "posix");
-  return {
-    options,
-    program: resolveProgram(options.file, { cwd: options.cwd, env: options.env }),
-  };
+  const program = resolveProgram(options.file, { cwd: options.cwd, env: options.env });
+  return { options, program, realProgram: realPathOf(program) };
 }
 
-/** Starts a prepared child. Throws {@link SpawnError} when it cannot start. */
-export function spawnPosix({ options, program }: PreparedSpawn): ChildProcess {
+/**
+ * Starts a prepared child: its real program, by that path (argv[0] is the name asked for).
+ * Throws {@link SpawnError} when it cannot start.
+ */
+export function spawnPosix({ options, realProgram }: PreparedSpawn): ChildProcess {
   const mode = options.mode ?? "pty";
   const loop = reactor();
   const stdio = mode === "pty" ? openTerminal(options.cols ?? 80, options.rows ?? 24) : openPipes();
+  // Everything the child starts inherits the mark, by which its tree is found (tree.ts).
+  const mark = newMark();
+  const env = { ...options.env, [TREE_VARIABLE]: mark };
   let pid: number;
   try {
     const shim = IS_DARWIN && stdio.slavePath !== undefined;
     const argv = shim
-      ? ["/bin/sh", "-c", DARWIN_CTTY_SHIM, stdio.slavePath!, program, ...options.args]
+      ? ["/bin/sh", "-c", DARWIN_CTTY_SHIM, stdio.slavePath!, realProgram, ...options.args]
       : [options.file, ...options.args];
-    pid = posixSpawn(shim ? "/bin/sh" : program, argv, options, stdio);
+    pid = posixSpawn(shim ? "/bin/sh" : realProgram, argv, { ...options, env }, stdio);
   } catch (error) {
     for (const fd of stdio.parentFds) libc().close(fd);
     throw error;
@@ -53,7 +60,16 @@ export function spawnPosix({ options, program }: PreparedSpawn): ChildProcess {
     // The child has its own copies now (or never will): ours are closed exactly once.
     for (const fd of stdio.childFds) libc().close(fd);
   }
-  return new PosixChild(pid, mode, loop, stdio.parentFds);
+  // Not reaped before the reactor does it, so the pid is still this child's: its start time
+  // makes the pair an identity no reuse can fake.
+  const root = { pid, start: processEntry(pid)?.start ?? 0 };
+  recordRoot(root);
+  return new PosixChild(pid, mode, loop, stdio.parentFds, {
+    mark,
+    roots: [root],
+    since: root.start,
+    sessionsOfGoneRoots: true,
+  });
 }
 
 function openPipes(): Stdio {

@@ -66,6 +66,24 @@ function setUtf8Input(fd: number): void {
   lib.tcsetattr(fd, 0, /* TCSANOW */ termios);
 }
 
+/** What a terminal in line mode keeps of one line: Linux's N_TTY_BUF_SIZE - 1; macOS's MAX_CANON. */
+const LINE_LIMIT = IS_DARWIN ? 1024 : 4095;
+
+/**
+ * The most bytes of one line the terminal keeps while it is in line mode (ICANON: the line
+ * discipline collects a line until Enter); undefined when it passes input on as it comes.
+ */
+export function lineModeLimit(fd: number): number | undefined {
+  const termios = new Uint8Array(OPAQUE_BYTES);
+  if (libc().tcgetattr(fd, termios) !== 0) return undefined;
+  const view = new DataView(termios.buffer);
+  // c_lflag is the fourth tcflag_t.
+  const lflag = C.TCFLAG_BYTES === 8
+    ? Number(view.getBigUint64(24, true) & 0xffffffffn)
+    : view.getUint32(12, true);
+  return lflag & C.ICANON ? LINE_LIMIT : undefined;
+}
+
 /** TIOCSWINSZ on a terminal fd; returns the error name on failure. */
 export function setWindowSize(fd: number, cols: number, rows: number): string | undefined {
   const winsize = new Uint8Array(8);

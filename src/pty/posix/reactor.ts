@@ -3,6 +3,11 @@
  * every child plus a wake-up pipe, and child exits through SIGCHLD + `waitpid(WNOHANG)`.
  * A thread per terminal would exhaust the runtime's 32 blocking threads at ~15 terminals.
  *
+ * When the server is a child subreaper (see supervisor.ts), orphans of our trees become our
+ * children too; the reactor reaps those as well, so that none lingers as a zombie. They are
+ * told apart from children someone else in this process started (Deno.Command): ours were
+ * started in sessions of their own, those share the server's session.
+ *
  * The loop runs only while something is watched, and every change of the watched set wakes
  * the pending `poll()`, so the call always ends on its own and never keeps the process alive
  * after the last child is gone.
@@ -11,6 +16,7 @@
  */
 import { log } from "../../log.ts";
 import { C, errno, fcntl, libc, POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT } from "./libc.ts";
+import { processEntry } from "./process_table.ts";
 
 /** Something that wants to hear about an fd's readiness. */
 export interface FdWatcher {
@@ -25,6 +31,10 @@ export interface FdWatcher {
 const WAKE_BYTE = new Uint8Array([1]);
 /** How often children are reaped without waiting for SIGCHLD. */
 const REAP_FALLBACK_MS = 200;
+/** waitid(2): P_ALL, and the options WNOHANG, WEXITED, WNOWAIT (Linux); si_pid's offset. */
+const P_ALL = 0, WNOHANG = 1, WEXITED = 4, WNOWAIT = 0x01000000, SI_PID = 16;
+/** At most this many orphans reaped per turn. */
+const ORPHANS_PER_TURN = 1000;
 
 /** Opens a pipe whose fds are close-on-exec; `nonBlocking` picks which ends are nonblocking. */
 export function openPipe(nonBlocking: { read: boolean; write: boolean }): [number, number] {
@@ -48,7 +58,8 @@ export function setNonBlocking(fd: number): void {
 /** The reactor. Use {@link reactor} for the process-wide instance. */
 export class PosixReactor {
   #watchers = new Set<FdWatcher>();
-  #children = new Map<number, (status: number) => void>();
+  #children = new Map<number, (status: number | undefined) => void>();
+  #adopting = false;
   #wakeRead: number;
   #wakeWrite: number;
   #running = false;
@@ -86,10 +97,11 @@ export class PosixReactor {
   }
 
   /**
-   * Calls `onExit` with the raw wait status once `pid` has exited and been reaped. Register
-   * right after spawning: SIGCHLD handlers run on the event loop, so none can run in between.
+   * Calls `onExit` with the raw wait status once `pid` has exited and been reaped, or with
+   * undefined if its status was taken by someone else (ECHILD). Register right after spawning:
+   * SIGCHLD handlers run on the event loop, so none can run in between.
    */
-  watchChild(pid: number, onExit: (status: number) => void): void {
+  watchChild(pid: number, onExit: (status: number | undefined) => void): void {
     this.#children.set(pid, onExit);
     // Signal listeners do not keep Deno's event loop alive, so a child whose output has ended
     // but which is not reaped yet would let the loop finish under a pending wait. This timer
@@ -97,20 +109,49 @@ export class PosixReactor {
     this.#reapTimer ??= setInterval(() => this.reap(), REAP_FALLBACK_MS);
   }
 
-  /** Reaps every watched child that has exited. */
+  /** From now on, also reaps orphans that reparent to this process (a child subreaper). */
+  adoptOrphans(): void {
+    this.#adopting = true;
+  }
+
+  /** Reaps every watched child that has exited (and adopted orphans, if asked to). */
   reap(): void {
-    const lib = libc();
-    const statusBytes = new Uint8Array(this.#statusBuf.buffer);
-    for (const [pid, onExit] of [...this.#children]) {
-      const result = lib.waitpid(pid, statusBytes, 1 /* WNOHANG */);
-      if (result === 0) continue;
-      this.#children.delete(pid);
-      // result < 0 is ECHILD: someone else reaped it; report a plain exit rather than hang.
-      onExit(result === pid ? this.#statusBuf[0] : 0);
-    }
+    for (const pid of [...this.#children.keys()]) this.#reapChild(pid);
+    if (this.#adopting) this.#reapOrphans();
     if (this.#children.size === 0 && this.#reapTimer !== undefined) {
       clearInterval(this.#reapTimer);
       this.#reapTimer = undefined;
+    }
+  }
+
+  #reapChild(pid: number): void {
+    const onExit = this.#children.get(pid)!;
+    const result = libc().waitpid(pid, new Uint8Array(this.#statusBuf.buffer), WNOHANG);
+    if (result === 0) return;
+    this.#children.delete(pid);
+    // result < 0 is ECHILD: someone else took the status. It ended, but how is unknown.
+    onExit(result === pid ? this.#statusBuf[0] : undefined);
+  }
+
+  /** Looks at exited children without reaping them (WNOWAIT) and reaps the orphans. */
+  #reapOrphans(): void {
+    const lib = libc();
+    const info = new Uint8Array(128);
+    const view = new DataView(info.buffer);
+    const ownSession = lib.getsid(0);
+    for (let turn = 0; turn < ORPHANS_PER_TURN; turn++) {
+      info.fill(0);
+      if (lib.waitid(P_ALL, 0, info, WEXITED | WNOHANG | WNOWAIT) !== 0) return;
+      const pid = view.getInt32(SI_PID, true);
+      if (pid === 0) return;
+      if (this.#children.has(pid)) {
+        this.#reapChild(pid);
+        continue;
+      }
+      // A child of ours that we did not spawn: an orphan from one of our trees, unless it
+      // shares our session (someone else in this process started it and will reap it).
+      if (processEntry(pid)?.session === ownSession) return;
+      lib.waitpid(pid, new Uint8Array(this.#statusBuf.buffer), WNOHANG);
     }
   }
 

@@ -1,8 +1,8 @@
 /**
  * `posix_spawn` of a child in a new session: its standard streams are the terminal (opened
  * after setsid, so it becomes the controlling terminal) or the three pipe ends; its working
- * directory is set by the file actions; every signal is at its default and none is blocked; no
- * fd of the server reaches it.
+ * directory is set by the file actions (into the open directory when there is one); every
+ * signal is at its default and none is blocked; no fd of the server reaches it.
  *
  * @module
  */
@@ -43,10 +43,15 @@ export function posixSpawn(
         lib.posix_spawn_file_actions_adddup2(actions, fd, target)
       );
     }
-    if (!lib.posix_spawn_file_actions_addchdir_np) {
+    const directory = options.directory?.fd;
+    if (directory !== undefined && lib.posix_spawn_file_actions_addfchdir_np) {
+      // Into the open directory itself: no path is looked up again.
+      lib.posix_spawn_file_actions_addfchdir_np(actions, directory);
+    } else if (lib.posix_spawn_file_actions_addchdir_np) {
+      lib.posix_spawn_file_actions_addchdir_np(actions, cString(options.cwd));
+    } else {
       throw new SpawnError("ENOSYS", "this libc lacks posix_spawn_file_actions_addchdir_np");
     }
-    lib.posix_spawn_file_actions_addchdir_np(actions, cString(options.cwd));
     // Belt and braces: our fds are close-on-exec, but other code in the process may not be.
     lib.posix_spawn_file_actions_addclosefrom_np?.(actions, 3);
     lib.posix_spawnattr_setflags(

@@ -5,7 +5,7 @@
  * @module
  */
 import { log } from "../../log.ts";
-import type { InputWriter, OutputReader } from "../child.ts";
+import { type InputWriter, type OutputReader, PendingInput } from "../child.ts";
 import { C, errno, errnoName, libc, POLLIN, POLLOUT } from "./libc.ts";
 import { type FdWatcher, type PosixReactor, READ_READY, WRITE_READY } from "./reactor.ts";
 
@@ -82,16 +82,9 @@ export class FdReader implements FdWatcher, OutputReader {
   }
 }
 
-interface PendingWrite {
-  data: Uint8Array;
-  done: number;
-  resolve: () => void;
-  reject: (error: Error) => void;
-}
-
 /** Queues bytes for an fd and writes them as the fd accepts them. */
 export class FdWriter implements FdWatcher, InputWriter {
-  #queue: PendingWrite[] = [];
+  #queue: PendingInput[] = [];
   #closed = false;
   #closeWhenDrained = false;
   #drained: (() => void)[] = [];
@@ -110,20 +103,31 @@ export class FdWriter implements FdWatcher, InputWriter {
     if (revents & WRITE_READY) this.#flush();
   }
 
-  /** Queues bytes; settles when the OS has accepted all of them. */
-  write(data: Uint8Array): Promise<void> {
+  /** Queues bytes; settles when the OS has accepted all of them, or fails after `timeoutMs`. */
+  write(data: Uint8Array, timeoutMs: number): Promise<void> {
     if (this.#closed || this.#closeWhenDrained) {
       return Promise.reject(new Error("the program's input is closed"));
     }
     if (data.length === 0) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const wasIdle = this.#queue.length === 0;
-      this.#queue.push({ data, done: 0, resolve, reject });
-      if (wasIdle) {
-        this.#flush();
-        if (this.#queue.length > 0) this.reactor.add(this);
-      }
-    });
+    const wasIdle = this.#queue.length === 0;
+    const pending = new PendingInput(data, timeoutMs, (input) => this.#expire(input));
+    this.#queue.push(pending);
+    if (wasIdle) {
+      this.#flush();
+      if (this.#queue.length > 0) this.reactor.add(this);
+    }
+    return pending.promise;
+  }
+
+  /** A write ran out of time: what is left of it goes, and the writes behind it go on. */
+  #expire(pending: PendingInput): void {
+    const index = this.#queue.indexOf(pending);
+    if (index < 0) return;
+    this.#queue.splice(index, 1);
+    pending.timeOut();
+    if (this.#queue.length > 0) return;
+    this.reactor.remove(this);
+    if (this.#closeWhenDrained) this.close();
   }
 
   /** Closes the fd once everything queued is written. */

@@ -12,7 +12,7 @@
  */
 import { log } from "../../log.ts";
 import { ChildBase } from "../child.ts";
-import type { SignalName, StdioMode } from "../types.ts";
+import { type SignalName, type StdioMode, WRITE_TIMEOUT_MS } from "../types.ts";
 import { type Handle, kernel32, W } from "./kernel32.ts";
 import { closePseudoConsole, resizePseudoConsole } from "./pseudoconsole.ts";
 import type { WindowsReactor } from "./reactor.ts";
@@ -118,7 +118,7 @@ export class WindowsChild extends ChildBase {
     if (HARMLESS.includes(signal)) return;
     if (this.#consoleInput && INTERRUPTS.includes(signal)) {
       this.#asked = signal;
-      this.#consoleInput.write(CTRL_C).catch(() => {});
+      this.#consoleInput.write(CTRL_C, WRITE_TIMEOUT_MS).catch(() => {});
       return;
     }
     if (this.io.console && signal === "SIGHUP") {

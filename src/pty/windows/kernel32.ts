@@ -123,6 +123,7 @@ const SYMBOLS = {
   PostQueuedCompletionStatus: { parameters: ["pointer", "u32", "usize", "pointer"], result: "i32" },
   ReadFile: { parameters: ["pointer", "pointer", "u32", "pointer", "pointer"], result: "i32" },
   WriteFile: { parameters: ["pointer", "pointer", "u32", "pointer", "pointer"], result: "i32" },
+  CancelIoEx: { parameters: ["pointer", "pointer"], result: "i32" },
   SetHandleInformation: { parameters: ["pointer", "u32", "u32"], result: "i32" },
   CloseHandle: { parameters: ["pointer"], result: "i32" },
   GetLastError: { parameters: [], result: "u32" },

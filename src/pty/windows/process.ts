@@ -19,7 +19,7 @@
  * @module
  */
 import { win32 } from "node:path";
-import { checkSpawnOptions, resolveProgram, windowsOpenedPath } from "../resolve.ts";
+import { checkSpawnOptions, realPathOf, resolveProgram, windowsOpenedPath } from "../resolve.ts";
 import {
   type ChildProcess,
   type PreparedSpawn,
@@ -64,7 +64,13 @@ export function prepareWindows(options: SpawnOptions): PreparedSpawn {
     cmd: win32.join(systemDirectory(), "cmd.exe"),
     verbatim: options.verbatimArguments,
   });
-  return { options, program, interpreter, windows: { application, commandLine } };
+  return {
+    options,
+    program,
+    realProgram: realPathOf(program),
+    interpreter,
+    windows: { application, commandLine },
+  };
 }
 
 /** Starts a prepared child. Throws {@link SpawnError} when it cannot start. */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { InputWriter, OutputReader } from "../child.ts";
+import { type InputWriter, type OutputReader, PendingInput } from "../child.ts";
 import { type Handle, kernel32, LAYOUT, W } from "./kernel32.ts";
 import { isFailure, type WindowsReactor } from "./reactor.ts";
 
@@ -93,17 +93,11 @@ export class OverlappedReader implements OutputReader {
   }
 }
 
-interface PendingWrite {
-  data: Uint8Array;
-  resolve: () => void;
-  reject: (error: Error) => void;
-}
-
 /** Writes queued bytes to a pipe, one overlapped write at a time. Owns (and closes) the handle. */
 export class OverlappedWriter implements InputWriter {
   #overlapped = new Uint8Array(LAYOUT.OVERLAPPED);
-  #queue: PendingWrite[] = [];
-  #inFlight: PendingWrite | undefined;
+  #queue: PendingInput[] = [];
+  #inFlight: PendingInput | undefined;
   #key: bigint;
   #closed = false;
   #closeReason = "";
@@ -113,17 +107,32 @@ export class OverlappedWriter implements InputWriter {
     this.#key = reactor.addHandle(handle, this);
   }
 
-  /** Queues bytes; settles when the pipe has taken them. */
-  write(data: Uint8Array): Promise<void> {
+  /** Queues bytes; settles when the pipe has taken them, or fails after `timeoutMs`. */
+  write(data: Uint8Array, timeoutMs: number): Promise<void> {
     if (this.#closed || this.#closeWhenDrained) {
       return Promise.reject(new Error("the program's input is closed"));
     }
     if (data.length === 0) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      // A copy: the caller's buffer may change or be collected while the kernel reads it.
-      this.#queue.push({ data: data.slice(), resolve, reject });
-      if (!this.#inFlight) this.#next();
-    });
+    // A copy: the caller's buffer may change or be collected while the kernel reads it.
+    const pending = new PendingInput(data.slice(), timeoutMs, (input) => this.#expire(input));
+    this.#queue.push(pending);
+    if (!this.#inFlight) this.#next();
+    return pending.promise;
+  }
+
+  /**
+   * A write ran out of time. Queued: it goes. In flight: it is cancelled, and its completion
+   * (with the bytes the pipe took) ends it.
+   */
+  #expire(pending: PendingInput): void {
+    if (pending === this.#inFlight) {
+      kernel32().CancelIoEx(this.handle, pointerOf(this.#overlapped));
+      return;
+    }
+    const index = this.#queue.indexOf(pending);
+    if (index < 0) return;
+    this.#queue.splice(index, 1);
+    pending.timeOut();
   }
 
   /** Closes the pipe once everything queued is written (end of input for the child). */
@@ -145,10 +154,15 @@ export class OverlappedWriter implements InputWriter {
     if (!this.#inFlight) this.reactor.remove(this.#key);
   }
 
-  completed(_overlapped: bigint, _bytes: number, status: number): void {
+  completed(_overlapped: bigint, bytes: number, status: number): void {
     const done = this.#inFlight!;
     this.#inFlight = undefined;
-    if (isFailure(status)) {
+    if (done.expired && !this.#closed) {
+      // Cancelled for taking too long (or it finished just as it was cancelled).
+      done.done = bytes;
+      if (isFailure(status)) done.timeOut();
+      else done.resolve();
+    } else if (isFailure(status)) {
       done.reject(
         new Error(
           this.#closed ? this.#closeReason : `write failed (NTSTATUS 0x${status.toString(16)})`,

@@ -1,0 +1,172 @@
+/**
+ * The ledger: a file per running server, `<state dir>/processes/<instance>.json`, naming the
+ * server, its boot, and the roots of the trees it started (pid and start time each). The
+ * server holds an exclusive lock (`flock`) on its file for as long as it lives; the kernel
+ * drops the lock when the process dies, however it dies. So a file that can be locked belongs
+ * to a server that is gone, and what that server left running can be found and ended by the
+ * next one: its marked processes (tree.ts), and its roots, if still there, with their sessions
+ * and descendants. A file that cannot be locked belongs to a live server and is left alone.
+ *
+ * The file is written in place (pwrite + ftruncate through the locked descriptor); replacing
+ * it by rename would leave the lock on the old file.
+ *
+ * @example
+ * ```ts
+ * import { abandonedLedgers, Ledger } from "./ledger.ts";
+ * for (const record of abandonedLedgers("/home/me/.local/state/winterm-mcp")) record.discard();
+ * const ledger = Ledger.open("/home/me/.local/state/winterm-mcp", {
+ *   instance: "a1b2", server: { pid: Deno.pid, start: 12345, boot: "..." }, roots: [],
+ * });
+ * ledger.write([{ pid: 4242, start: 12400 }]);
+ * ledger.close();
+ * ```
+ * @module
+ */
+import { join } from "node:path";
+import { log } from "../../log.ts";
+import { C, cString, errno, errnoName, libc } from "./libc.ts";
+import type { ProcessId } from "./tree.ts";
+
+/** What a ledger file holds. */
+export interface LedgerRecord {
+  /** The server's instance id: its trees' marks begin with it. */
+  instance: string;
+  /** The server: pid, start time, and the boot it ran in (Linux; start times count from it). */
+  server: ProcessId & { boot?: string };
+  /** The roots of the trees it started that had not ended. */
+  roots: ProcessId[];
+}
+
+/** A dead server's record, locked by us until discarded. */
+export interface AbandonedLedger {
+  /** The record; undefined fields if the file could not be parsed (the instance is its name). */
+  record: LedgerRecord;
+  /** Deletes the file and lets go of it. */
+  discard(): void;
+}
+
+const SUFFIX = ".json";
+const encoder = new TextEncoder();
+
+/** The folder of ledgers under a state directory. */
+function folder(stateDir: string): string {
+  return join(stateDir, "processes");
+}
+
+/** Opens `path` read-write (close-on-exec: a child must never hold the lock) and try-locks it. */
+function openLocked(path: string): { fd: number; locked: boolean } | undefined {
+  const lib = libc();
+  const fd = lib.open(cString(path), C.O_RDWR | C.O_CLOEXEC);
+  if (fd < 0) return undefined;
+  return { fd, locked: lib.flock(fd, C.LOCK_EX | C.LOCK_NB) === 0 };
+}
+
+/** This server's ledger. */
+export class Ledger {
+  #record: LedgerRecord;
+
+  private constructor(readonly path: string, private readonly fd: number, record: LedgerRecord) {
+    this.#record = record;
+  }
+
+  /** Creates, locks and writes this server's ledger. Throws if the folder cannot be used. */
+  static open(stateDir: string, record: LedgerRecord): Ledger {
+    const dir = folder(stateDir);
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const path = join(dir, record.instance + SUFFIX);
+    // Created and locked under another name first, so that no other server can take the new
+    // file for a dead one's between its creation and our lock.
+    const draft = `${path}.${Deno.pid}.new`;
+    Deno.writeTextFileSync(draft, "", { mode: 0o600, createNew: true });
+    const opened = openLocked(draft);
+    if (!opened?.locked) {
+      if (opened) libc().close(opened.fd);
+      Deno.removeSync(draft);
+      throw new Error(`cannot lock ${draft}: ${errnoName(errno())}`);
+    }
+    const ledger = new Ledger(path, opened.fd, record);
+    ledger.#flush();
+    Deno.renameSync(draft, path);
+    return ledger;
+  }
+
+  /** Records the roots now running. */
+  write(roots: ProcessId[]): void {
+    this.#record = { ...this.#record, roots };
+    this.#flush();
+  }
+
+  /** The server is ending cleanly: the file goes. */
+  close(): void {
+    try {
+      Deno.removeSync(this.path);
+    } catch {
+      // already gone
+    }
+    libc().close(this.fd);
+  }
+
+  #flush(): void {
+    const lib = libc();
+    const bytes = encoder.encode(JSON.stringify(this.#record) + "\n");
+    const written = Number(lib.pwrite(this.fd, bytes, BigInt(bytes.length), 0n));
+    if (written !== bytes.length || lib.ftruncate(this.fd, BigInt(bytes.length)) !== 0) {
+      log.warn("cannot update the process ledger", { path: this.path, error: errnoName(errno()) });
+    }
+  }
+}
+
+/**
+ * The ledgers of servers that are gone, each locked by us until discarded. Ledgers of live
+ * servers (locked by them) are left alone.
+ */
+export function abandonedLedgers(stateDir: string): AbandonedLedger[] {
+  const dir = folder(stateDir);
+  let names: string[];
+  try {
+    names = [...Deno.readDirSync(dir)].map((entry) => entry.name);
+  } catch {
+    return []; // no folder yet: no server ever ran here
+  }
+  const found: AbandonedLedger[] = [];
+  for (const name of names) {
+    if (!name.endsWith(SUFFIX)) continue;
+    const path = join(dir, name);
+    const opened = openLocked(path);
+    if (!opened) continue;
+    if (!opened.locked) {
+      libc().close(opened.fd);
+      continue;
+    }
+    found.push({
+      record: parse(name.slice(0, -SUFFIX.length), path),
+      discard() {
+        try {
+          Deno.removeSync(path);
+        } catch {
+          // another server discarded it first
+        }
+        libc().close(opened.fd);
+      },
+    });
+  }
+  return found;
+}
+
+function parse(instance: string, path: string): LedgerRecord {
+  try {
+    const record = JSON.parse(Deno.readTextFileSync(path)) as LedgerRecord;
+    if (
+      record.instance === instance && Number.isInteger(record.server?.pid) &&
+      Number.isFinite(record.server.start) && Array.isArray(record.roots)
+    ) {
+      const roots = record.roots.filter((root) =>
+        Number.isInteger(root?.pid) && root.pid > 1 && Number.isFinite(root.start)
+      );
+      return { ...record, roots };
+    }
+  } catch {
+    // written only partly when its server died: the name still says whose marks to look for
+  }
+  return { instance, server: { pid: 0, start: 0 }, roots: [] };
+}

@@ -1,0 +1,139 @@
+/**
+ * The server as the guardian of everything it starts, beyond one child at a time:
+ *
+ * - Linux: the server becomes a child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`): an orphan of
+ *   one of our trees (a double fork, `setsid cmd &` once the shell is gone) is reparented to
+ *   the server instead of init, and the reactor reaps it when it ends.
+ * - A ledger under the user's state directory (ledger.ts) names the roots of the trees that
+ *   are running, and, when the server starts, what killed predecessors left is ended.
+ * - At shutdown, a last sweep ends every marked process, every root and every adopted orphan.
+ *
+ * Without {@link supervise} (the platform layer used as a library, as in tests) none of this
+ * happens; children's own trees are still ended with them (tree.ts).
+ *
+ * @module
+ */
+import { log } from "../../log.ts";
+import { abandonedLedgers, Ledger } from "./ledger.ts";
+import { libc } from "./libc.ts";
+import { bootId } from "./procfs.ts";
+import { processEntry } from "./process_table.ts";
+import { reactor } from "./reactor.ts";
+import { signalNumber } from "./signals.ts";
+import { INSTANCE, type ProcessId, signalTrees, type TreeSelector } from "./tree.ts";
+
+/** prctl option: become a child subreaper. */
+const PR_SET_CHILD_SUBREAPER = 36;
+const IS_LINUX = Deno.build.os === "linux";
+
+/** What {@link supervise} put in place. */
+export interface Supervision {
+  /** Orphans of our trees come back to the server (Linux). */
+  subreaper: boolean;
+  /** This server's ledger file, if the state directory could be used. */
+  ledger?: string;
+  /** Processes that killed predecessors had left, now ended. */
+  recovered: number;
+}
+
+const roots = new Map<number, ProcessId>();
+let ledger: Ledger | undefined;
+
+/** Notes a new child (the root of a tree) in the ledger. */
+export function recordRoot(root: ProcessId): void {
+  roots.set(root.pid, root);
+  ledger?.write([...roots.values()]);
+}
+
+/** A child and its tree have ended. */
+export function forgetRoot(pid: number): void {
+  if (roots.delete(pid)) ledger?.write([...roots.values()]);
+}
+
+/** This process's pid and start time. */
+function self(): ProcessId {
+  return { pid: Deno.pid, start: processEntry(Deno.pid)?.start ?? 0 };
+}
+
+/**
+ * Takes charge: subreaper (Linux), recovery of what dead predecessors left under `stateDir`,
+ * and this server's own ledger there. Call once, before starting anything.
+ */
+export function supervise(stateDir: string | undefined): Supervision {
+  let subreaper = false;
+  if (IS_LINUX) {
+    subreaper = libc().prctl?.(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n) === 0;
+    if (subreaper) reactor().adoptOrphans();
+    else log.warn("cannot become a child subreaper: orphans of commands go to init");
+  }
+  if (!stateDir) return { subreaper, recovered: 0 };
+  const recovered = endAbandoned(stateDir);
+  try {
+    ledger = Ledger.open(stateDir, {
+      instance: INSTANCE,
+      server: { ...self(), boot: IS_LINUX ? bootId() : undefined },
+      roots: [...roots.values()],
+    });
+  } catch (error) {
+    log.warn("cannot keep a process ledger: what runs now cannot be recovered after a crash", {
+      stateDir,
+      error,
+    });
+  }
+  return { subreaper, ledger: ledger?.path, recovered };
+}
+
+/**
+ * Ends what servers that are gone left running (their ledgers under `stateDir`); returns how
+ * many processes. Only what a ledger vouches for: processes with the dead server's marks, and
+ * its roots that are still there with the start times it recorded, with their sessions and
+ * descendants. A pid now used by someone else has another start time and is left alone.
+ */
+export function endAbandoned(stateDir: string): number {
+  const boot = IS_LINUX ? bootId() : undefined;
+  let ended = 0;
+  for (const abandoned of abandonedLedgers(stateDir)) {
+    const { record } = abandoned;
+    // After a reboot nothing of theirs runs, and their start times mean nothing. (A record
+    // without a boot was cut short as its server died: its marks are still worth a look.)
+    if (record.server.boot === undefined || record.server.boot === boot) {
+      const count = signalTrees(
+        new Map([[{
+          mark: `${record.instance}.`,
+          roots: record.roots,
+          since: record.server.start,
+          sessionsOfGoneRoots: false,
+        }, new Set([signalNumber("SIGKILL")])]]),
+      );
+      if (count > 0) {
+        log.info("ended processes a killed server had left", {
+          server: record.server.pid,
+          processes: count,
+        });
+      }
+      ended += count;
+    }
+    abandoned.discard();
+  }
+  return ended;
+}
+
+/**
+ * Ends everything this server started that is still running (SIGKILL): every root, every
+ * marked process, every orphan it adopted. For the last moment of a shutdown, after the
+ * polite signals; the ledger is closed. Returns how many processes were signalled.
+ */
+export function endAll(): number {
+  const everything: TreeSelector = {
+    mark: `${INSTANCE}.`,
+    roots: [...roots.values()],
+    since: self().start,
+    sessionsOfGoneRoots: false,
+    childrenOf: Deno.pid,
+  };
+  const count = signalTrees(new Map([[everything, new Set([signalNumber("SIGKILL")])]]));
+  reactor().reap();
+  ledger?.close();
+  ledger = undefined;
+  return count;
+}

@@ -1,0 +1,237 @@
+/**
+ * The orphan matrix: whatever a command or a terminal starts (in the foreground, with `&`,
+ * `nohup`, `setsid`, a double fork, or setsid and a double fork together) is gone after every
+ * way its owner can end: terminate_command, a timeout, terminal_kill, terminal_release, stdin
+ * closed, SIGTERM, SIGINT, SIGHUP, and SIGKILL of the server followed by a restart. Through the real
+ * server started with the README's flags; survivors are counted with `ps`, by markers unique
+ * to this run (the sleeps' arguments), so other work on the machine does not count.
+ */
+import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { connect, type Connection } from "../helpers/mcp.ts";
+import { eventually, tempDir, uniqueMarker } from "../helpers/process.ts";
+
+const linux = Deno.build.os === "linux";
+/** This run's marker: every sleep it starts sleeps `<RUN>.<cell>` seconds. */
+const RUN = uniqueMarker();
+
+/** The ways a process can try to outlive its owner, as shell code starting `sleep <marker>`. */
+const KINDS: Record<string, (marker: string) => string> = {
+  foreground: (m) => `sleep ${m}`,
+  ampersand: (m) => `sleep ${m} &`,
+  nohup: (m) => `nohup sleep ${m} >/dev/null 2>&1 &`,
+  setsid: (m) => `setsid sleep ${m} >/dev/null 2>&1 &`,
+  "double fork": (m) => `(sleep ${m} >/dev/null 2>&1 &)`,
+  "setsid and double fork": (m) => `(setsid sleep ${m} >/dev/null 2>&1 &)`,
+};
+
+let cells = 0;
+/** A new marker (a sleep duration no one else uses). */
+function marker(): string {
+  return `${RUN}.${String(++cells).padStart(3, "0")}`;
+}
+
+/** The live sleeps (not zombies) of `markers`, counted with ps. */
+async function survivors(markers: string[]): Promise<string[]> {
+  const { stdout } = await new Deno.Command("ps", { args: ["-eo", "stat=,args="] }).output();
+  const wanted = new Set(markers.map((m) => `sleep ${m}`));
+  return new TextDecoder().decode(stdout).split("\n").filter((line) => {
+    const [, stat, args] = line.match(/^\s*(\S+)\s+(.*)$/) ?? [];
+    return stat && !stat.startsWith("Z") && wanted.has(args);
+  });
+}
+
+async function allRunning(markers: string[], what: string): Promise<void> {
+  let running: string[] = [];
+  ok(
+    await eventually(() => running.length === markers.length, 10_000, async () => {
+      running = await survivors(markers);
+    }),
+    `${what}: ${running.length} of ${markers.length} started: ${running.join("; ")}`,
+  );
+}
+
+async function noneLeft(markers: string[], what: string): Promise<void> {
+  let left: string[] = [];
+  ok(
+    await eventually(() => left.length === 0, 10_000, async () => {
+      left = await survivors(markers);
+    }),
+    `${what}: ${left.length} survivors: ${left.join("; ")}`,
+  );
+}
+
+/**
+ * Starts one command per kind: the kind's code, then (but for the foreground kind) a
+ * foreground sleep that keeps the command running, both marked. Every other command runs on
+ * pipes instead of a terminal.
+ */
+async function startCommands(mcp: Connection, extra: Record<string, unknown> = {}) {
+  const started: { token: string; markers: string[] }[] = [];
+  for (const [index, [kind, code]] of Object.entries(KINDS).entries()) {
+    const markers = kind === "foreground" ? [marker()] : [marker(), marker()];
+    const first = code(markers[0]);
+    const { token } = await mcp.callOk<{ token: string }>("run_command", {
+      command: markers.length === 1
+        ? first
+        : `${first}${first.endsWith("&") ? "" : ";"} sleep ${markers[1]}`,
+      shell_type: "sh",
+      use_pty: index % 2 === 0,
+      ...extra,
+    });
+    started.push({ token, markers });
+  }
+  return started;
+}
+
+/** Starts one interactive bash per kind and types the kind's code into it. */
+async function startTerminals(mcp: Connection) {
+  const started: { terminalId: string; markers: string[] }[] = [];
+  for (const code of Object.values(KINDS)) {
+    const markers = [marker()];
+    const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+      command: "bash",
+      args: ["--norc", "--noprofile", "-i"],
+    });
+    await mcp.callOk("terminal_write", { terminalId, input: code(markers[0]) });
+    started.push({ terminalId, markers });
+  }
+  return started;
+}
+
+/**
+ * One state directory for this file's servers: should a test fail with its server killed, the
+ * next server started here ends what it left.
+ */
+const STATE_ROOT = tempDir("winterm-state-");
+const STATE_DIR = join(STATE_ROOT, "state");
+globalThis.addEventListener("unload", () => Deno.removeSync(STATE_ROOT, { recursive: true }));
+
+Deno.test({
+  name: "orphans: terminate, timeout, terminal_kill and terminal_release leave no process",
+  ignore: !linux,
+  async fn() {
+    const mcp = await connect([], { WINTERM_STATE_DIR: STATE_DIR });
+    try {
+      const terminated = await startCommands(mcp);
+      const markers = terminated.flatMap((c) => c.markers);
+      await allRunning(markers, "terminate");
+      for (const { token } of terminated) await mcp.callOk("terminate_command", { token });
+      await noneLeft(markers, "terminate_command");
+
+      const timedOut = await startCommands(mcp, { timeout: 2 });
+      const timeoutMarkers = timedOut.flatMap((c) => c.markers);
+      await allRunning(timeoutMarkers, "timeout");
+      for (const { token } of timedOut) {
+        const status = await mcp.callOk<{ status: string }>("query_command_status", {
+          token,
+          wait_ms: 20_000,
+        });
+        assertEquals(status.status, "completed");
+      }
+      await noneLeft(timeoutMarkers, "timeout");
+
+      for (const tool of ["terminal_kill", "terminal_release"]) {
+        const terminals = await startTerminals(mcp);
+        const termMarkers = terminals.flatMap((t) => t.markers);
+        await allRunning(termMarkers, tool);
+        for (const { terminalId } of terminals) await mcp.callOk(tool, { terminalId });
+        await noneLeft(termMarkers, tool);
+        if (tool === "terminal_kill") {
+          for (const { terminalId } of terminals) {
+            await mcp.callOk("terminal_release", { terminalId });
+          }
+        }
+      }
+      // Orphans that came back to the server were reaped: no zombie children are left.
+      const zombies = async () => {
+        const { stdout } = await new Deno.Command("ps", {
+          args: ["-o", "stat=", "--ppid", String(mcp.pid)],
+        }).output();
+        return new TextDecoder().decode(stdout).split("\n").filter((s) => s.startsWith("Z"));
+      };
+      let left: string[] = [];
+      ok(
+        await eventually(() => left.length === 0, 5000, async () => left = await zombies()),
+        `${left.length} zombie children of the server`,
+      );
+    } finally {
+      await mcp.close();
+    }
+  },
+});
+
+/** A server with one command and one terminal of each kind running. */
+async function busyServer() {
+  const mcp = await connect([], { WINTERM_STATE_DIR: STATE_DIR });
+  try {
+    const commands = await startCommands(mcp);
+    const terminals = await startTerminals(mcp);
+    const markers = [...commands, ...terminals].flatMap((owner) => owner.markers);
+    await allRunning(markers, "start");
+    return { mcp, markers };
+  } catch (error) {
+    await mcp.close();
+    throw error;
+  }
+}
+
+async function exited(pid: number): Promise<boolean> {
+  return await eventually(() => {
+    try {
+      Deno.kill(pid, "SIGCONT"); // signal 0 is not offered: SIGCONT is harmless
+      return false;
+    } catch {
+      return true;
+    }
+  }, 10_000);
+}
+
+for (const ending of ["stdin closed", "SIGTERM", "SIGINT", "SIGHUP"] as const) {
+  Deno.test({
+    name: `orphans: ${ending} ends the server and leaves no process`,
+    ignore: !linux,
+    async fn() {
+      const { mcp, markers } = await busyServer();
+      if (ending === "stdin closed") await mcp.close();
+      else Deno.kill(mcp.pid, ending);
+      ok(await exited(mcp.pid), "the server did not exit");
+      await noneLeft(markers, ending);
+      await mcp.close().catch(() => {});
+    },
+  });
+}
+
+Deno.test({
+  name:
+    "orphans: after a SIGKILL the next server ends what was left, and leaves a live server's alone",
+  ignore: !linux,
+  async fn() {
+    let live: Awaited<ReturnType<typeof busyServer>> | undefined;
+    let killed: Awaited<ReturnType<typeof busyServer>> | undefined;
+    try {
+      live = await busyServer();
+      killed = await busyServer();
+      Deno.kill(killed.mcp.pid, "SIGKILL");
+      ok(await exited(killed.mcp.pid), "the server did not die");
+      // Nothing cleans up after a SIGKILL at once: most processes are still there (those on a
+      // terminal whose master closed got its hangup; nohup, setsid and daemons did not)...
+      const left = (await survivors(killed.markers)).length;
+      ok(left >= 6, `only ${left} of ${killed.markers.length} outlived the SIGKILL`);
+      // ...until the next server starts.
+      const next = await connect([], { WINTERM_STATE_DIR: STATE_DIR });
+      try {
+        await noneLeft(killed.markers, "SIGKILL and restart");
+        // The live server's processes are its own business.
+        assertEquals((await survivors(live.markers)).length, live.markers.length);
+      } finally {
+        await next.close();
+      }
+      await live.mcp.close();
+      await noneLeft(live.markers, "the live server's shutdown");
+    } finally {
+      await killed?.mcp.close().catch(() => {});
+      await live?.mcp.close().catch(() => {});
+    }
+  },
+});

@@ -1,0 +1,98 @@
+/**
+ * The ledger and recovery (src/pty/posix/ledger.ts, supervisor.ts): a live server's ledger is
+ * left alone; a dead one's leads to exactly the processes it vouches for (its marks, its roots
+ * with their recorded start times) and nothing else: not a pid reused by another process, not
+ * another server's marks.
+ */
+import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { abandonedLedgers, Ledger } from "../../src/pty/posix/ledger.ts";
+import { bootId } from "../../src/pty/posix/procfs.ts";
+import { processEntry } from "../../src/pty/posix/process_table.ts";
+import { endAbandoned } from "../../src/pty/posix/supervisor.ts";
+import { TREE_VARIABLE } from "../../src/pty/posix/tree.ts";
+import { eventually, tempDir } from "../helpers/process.ts";
+
+const linux = Deno.build.os === "linux";
+
+/** A sleep started by the test (not by any server), with `env`. */
+function sleeper(env: Record<string, string> = {}) {
+  const child = new Deno.Command("sleep", { args: ["300"], env, stdout: "null", stderr: "null" })
+    .spawn();
+  return { child, start: processEntry(child.pid)!.start };
+}
+
+Deno.test({
+  name: "a live server's ledger is left alone",
+  ignore: !linux,
+  fn() {
+    const dir = tempDir("winterm-ledger-");
+    const ledger = Ledger.open(dir, {
+      instance: "live" + crypto.randomUUID().replaceAll("-", ""),
+      server: { pid: Deno.pid, start: 0 },
+      roots: [],
+    });
+    try {
+      ledger.write([{ pid: 12345, start: 6 }]);
+      assertEquals(abandonedLedgers(dir), []);
+      assertEquals(
+        JSON.parse(Deno.readTextFileSync(ledger.path)).roots,
+        [{ pid: 12345, start: 6 }],
+      );
+    } finally {
+      ledger.close();
+    }
+    assertEquals([...Deno.readDirSync(join(dir, "processes"))], []);
+    Deno.removeSync(dir, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "a dead server's ledger ends what it vouches for, and nothing else",
+  ignore: !linux,
+  async fn() {
+    const dir = tempDir("winterm-ledger-");
+    const dead = crypto.randomUUID().replaceAll("-", "");
+    const root = sleeper(); // a root it recorded, still there
+    const reused = sleeper(); // its pid "reused": the recorded start time is not this one's
+    const marked = sleeper({ [TREE_VARIABLE]: `${dead}.7` }); // escaped, carrying its mark
+    const stranger = sleeper({ [TREE_VARIABLE]: `someone${dead}.7` }); // another server's
+    const bystander = sleeper(); // never named at all
+    try {
+      Deno.mkdirSync(join(dir, "processes"), { recursive: true });
+      Deno.writeTextFileSync(
+        join(dir, "processes", `${dead}.json`),
+        JSON.stringify({
+          instance: dead,
+          server: { pid: 999999, start: 0, boot: bootId() },
+          roots: [
+            { pid: root.child.pid, start: root.start },
+            { pid: reused.child.pid, start: reused.start - 1 },
+          ],
+        }),
+      );
+      assertEquals(endAbandoned(dir), 2);
+      assertEquals((await root.child.status).signal, "SIGKILL");
+      assertEquals((await marked.child.status).signal, "SIGKILL");
+      for (const alive of [reused, stranger, bystander]) {
+        ok(
+          !(await eventually(() => processEntry(alive.child.pid)?.zombie !== false, 300)),
+          "a process the ledger did not vouch for was ended",
+        );
+      }
+      assertEquals([...Deno.readDirSync(join(dir, "processes"))], []);
+      // Once settled, a ledger is gone: a second look ends nothing.
+      assertEquals(endAbandoned(dir), 0);
+    } finally {
+      for (const { child } of [root, reused, marked, stranger, bystander]) {
+        try {
+          child.kill("SIGKILL");
+        } catch {
+          // already ended
+        }
+        await child.status;
+      }
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+});

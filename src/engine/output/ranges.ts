@@ -8,7 +8,9 @@
  *   {@link HOLD_BACK} characters (the next read starts with that sequence, so no fragment of it
  *   leaks into either read as text); a read that would hold nothing but the start of such a
  *   sequence (or of a character) reads on past it, beyond its byte count if need be.
- * - {@link readBackward}: the newest part of a range that fits (a wait's output, ACP's output).
+ * - {@link readBackward}: the newest part of a range that fits (ACP's output).
+ * - {@link readShaped}: the whole range if it fits, else its head and its tail with a marker
+ *   between saying exactly what was left out and how to read it (every default answer).
  *
  * Cleaned text is cut at line breaks: every line feed of the output is one line break of the
  * cleaned text, so a cut after k lines is the offset where line k starts. Work is bounded by the
@@ -28,7 +30,7 @@
  */
 import type { OutputBuffer } from "./buffer.ts";
 import { Cleaner } from "./clean.ts";
-import { cutHead, cutTail, jsonSize } from "./shape.ts";
+import { cutHead, cutTail, jsonSize, MARKER_ROOM, omissionMarker } from "./shape.ts";
 import { utf8Length } from "./utf8.ts";
 
 /** An unfinished escape sequence at most this long ends a forward read before it. */
@@ -42,7 +44,10 @@ export interface RangeOptions {
   final?: boolean;
   /** Most bytes the text may take in JSON. */
   budget: number;
-  /** A forward read ends before an unfinished escape sequence at its end. Default true. */
+  /**
+   * The read ends before an unfinished escape sequence at its end (it is read next time).
+   * Default: true for forward reads, false for backward ones.
+   */
   holdBack?: boolean;
   /** The terminal's width, for cleaning (see clean.ts). */
   columns?: number;
@@ -165,6 +170,7 @@ export function readBackward(
 ): RangeRead {
   const final = options.final ?? false;
   const budget = options.budget;
+  const hold = (options.holdBack ?? false) && !final;
   const dropped = Math.max(0, Math.min(buffer.start, buffer.end) - from);
   const first = Math.max(from, buffer.start);
   let start = Math.max(first, buffer.end - budget);
@@ -184,8 +190,9 @@ export function readBackward(
       }
       return read;
     }
-    const cleaned = clean(range.text, range.start, range.end, options, false);
+    const cleaned = clean(range.text, range.start, range.end, options, hold);
     read.text = cleaned.text;
+    read.end = cleaned.end;
     if (cleaned.complete && jsonSize(read.text) <= budget) return read;
     if (cleaned.complete) {
       // Too big: keep the newest whole lines that fit.
@@ -202,4 +209,78 @@ export function readBackward(
     if (buffer.end - range.start <= 1) return read;
     start = range.start + Math.ceil((buffer.end - range.start) / 2);
   }
+}
+
+/** A {@link readShaped} read: what it shows, and what it left out between head and tail. */
+export interface ShapedRead extends RangeRead {
+  /** The raw bytes [start, end) left out between the head and the tail, if any were. */
+  omitted?: { start: number; end: number };
+}
+
+/** How a {@link readShaped} read says where what it left out can be read. */
+export interface ShapeOptions extends RangeOptions {
+  /** The marker's advice, e.g. "read them with since=120": `start` is the first byte left out. */
+  hint(start: number, line: number): string;
+}
+
+/**
+ * The range from `from` to the end, whole if it fits the budget; otherwise its first lines and
+ * its last lines, each about half the budget, and between them a marker saying exactly how
+ * many lines and bytes were left out and how to read them ({@link ShapeOptions.hint}). The
+ * head ends and the tail starts at line breaks; only a line too big for half the budget is
+ * cut, and the marker then says so. `end` is where a forward read goes on (after the tail).
+ */
+export function readShaped(buffer: OutputBuffer, from: number, options: ShapeOptions): ShapedRead {
+  const whole = readForward(buffer, from, Infinity, options);
+  if (whole.end >= buffer.end || onlyHeldBack(buffer, whole.end, options)) return whole;
+  const half = Math.max(1, Math.floor((options.budget - MARKER_ROOM) / 2));
+  const head = wholeLines(
+    buffer,
+    readForward(buffer, from, Infinity, { ...options, budget: half }),
+  );
+  const tail = readBackward(buffer, head.end, {
+    ...options,
+    budget: Math.max(1, options.budget - MARKER_ROOM - jsonSize(head.text)),
+    holdBack: options.holdBack ?? true,
+  });
+  const joined = head.text + (head.text && !head.text.endsWith("\n") ? "\n" : "");
+  if (tail.start <= head.end) {
+    return { ...tail, text: head.text + tail.text, start: head.start, dropped: head.dropped };
+  }
+  const headLine = buffer.lineAt(head.end), tailLine = buffer.lineAt(tail.start);
+  const headAtStart = buffer.lineStart(headLine) === head.end;
+  const tailAtStart = buffer.lineStart(tailLine) === tail.start;
+  const marker = omissionMarker({
+    bytes: tail.start - head.end,
+    lines: Math.max(0, tailLine - (headAtStart ? headLine : headLine + 1)),
+    cut: !headAtStart || !tailAtStart,
+    hint: options.hint(head.end, headLine),
+  });
+  return {
+    text: joined + marker + tail.text,
+    start: head.start,
+    end: tail.end,
+    dropped: head.dropped,
+    omitted: { start: head.end, end: tail.start },
+  };
+}
+
+/** Whether [offset, end of buffer) is nothing but an unfinished sequence held back. */
+function onlyHeldBack(buffer: OutputBuffer, offset: number, options: RangeOptions): boolean {
+  const rest = buffer.end - offset;
+  if (options.raw || options.final || rest > HOLD_BACK) return false;
+  return readForward(buffer, offset, rest, { ...options, budget: 6 * rest + 16 }).end === offset;
+}
+
+/** A forward read shortened to its whole lines, if it ends inside a line and holds a line break. */
+function wholeLines(buffer: OutputBuffer, read: RangeRead): RangeRead {
+  const line = buffer.lineAt(read.end);
+  const lineEnd = read.text.lastIndexOf("\n");
+  if (buffer.lineStart(line) === read.end || lineEnd < 0 || read.end >= buffer.end) return read;
+  const text = read.text.slice(0, lineEnd + 1);
+  return {
+    ...read,
+    text,
+    end: buffer.lineStart(buffer.lineAt(read.start) + countLines(text, text.length)),
+  };
 }

@@ -120,13 +120,16 @@ export function readForward(
   options: RangeOptions,
 ): RangeRead {
   const final = options.final ?? false;
-  const budget = options.budget;
+  const budget = Math.max(1, options.budget);
   const start = Math.max(from, buffer.start);
   let end = Math.min(buffer.end, start + Math.max(1, maxBytes), start + budget);
+  /** The longest end read that showed nothing but the start of a sequence. */
+  let barren = start;
   for (;;) {
     const range = buffer.readText(from, end, final);
     if (range.end <= range.start && end < buffer.end) {
       // Less than one character asked for: one character it is.
+      barren = Math.max(barren, end);
       end = Math.min(buffer.end, end + 4);
       continue;
     }
@@ -140,9 +143,10 @@ export function readForward(
       return read;
     }
     const more = (options.holdBack ?? true) && (range.end < buffer.end || !final);
-    const cleaned = clean(range.text, range.start, range.end, options, more);
+    const cleaned = clean(range.text, range.start, range.end, { ...options, budget }, more);
     if (cleaned.end <= range.start && end < buffer.end) {
       // Nothing but the start of a sequence: read on until it ends (it shows no text).
+      barren = Math.max(barren, end);
       end = Math.min(buffer.end, end + Math.max(end - start, 16));
       continue;
     }
@@ -156,9 +160,12 @@ export function readForward(
       read.end = buffer.lineStart(buffer.lineAt(range.start) + countLines(read.text, lineEnd + 1));
       return read;
     }
-    // Not even one line fits: half as many bytes of it.
-    if (cleaned.end - range.start <= 1) return read;
-    end = range.start + Math.floor((cleaned.end - range.start) / 2);
+    // Not even one line fits: half as many bytes of it. Halving back to where only a
+    // sequence's start was read would loop: this is the smallest step that shows anything
+    // (one sequence cleans to at most a row), shown whole though over a budget that small.
+    const half = range.start + Math.floor((cleaned.end - range.start) / 2);
+    if (cleaned.end - range.start <= 1 || half <= barren) return read;
+    end = half;
   }
 }
 
@@ -229,10 +236,13 @@ export interface ShapeOptions extends RangeOptions {
  * many lines and bytes were left out and how to read them ({@link ShapeOptions.hint}). The
  * head ends and the tail starts at line breaks; only a line too big for half the budget is
  * cut, and the marker then says so. `end` is where a forward read goes on (after the tail).
+ * A budget too small for head, marker and tail gives the first page (`end` is where it stops).
  */
 export function readShaped(buffer: OutputBuffer, from: number, options: ShapeOptions): ShapedRead {
   const whole = readForward(buffer, from, Infinity, options);
   if (whole.end >= buffer.end || onlyHeldBack(buffer, whole.end, options)) return whole;
+  // Too small a budget for a head, a marker and a tail: a page, going on from its end.
+  if (options.budget < 4 * MARKER_ROOM) return whole;
   const half = Math.max(1, Math.floor((options.budget - MARKER_ROOM) / 2));
   const head = wholeLines(
     buffer,

@@ -131,11 +131,19 @@ function describe(error: ValueError, root: TObject): string {
   if (anyOf) {
     const options = anyOf.filter((option) => option.type !== "null");
     const orNull = options.length < anyOf.length ? " or null" : "";
-    return `'${field}' must be ${options.map(expectation).join(", or ")}${orNull} (got ${
+    return `'${field}' must be ${options.map(optionExpectation).join(", or ")}${orNull} (got ${
       show(error.value)
     })`;
   }
   return `'${field}' must be ${expectation(schema)} (got ${show(error.value)})`;
+}
+
+/** What one option of a union accepts: "one of "a", "b"" for an enum, else as any schema. */
+function optionExpectation(schema: Record<string, unknown>): string {
+  const anyOf = schema.anyOf as { const?: unknown }[] | undefined;
+  return anyOf?.every((option) => option.const !== undefined)
+    ? `one of ${anyOf.map((option) => show(option.const)).join(", ")}`
+    : expectation(schema);
 }
 
 /** What a schema accepts, in words: "an integer from 1 to 3600". */

@@ -14,7 +14,8 @@
  *   password prompt, a full-screen program) is answered from the write on, and output printed
  *   before the echo arrived (by a command still running) is not echo.
  * - Text typed without Enter, or only keys and control characters, is not looked for
- *   (`absent`), nor is an echo after the first {@link ECHO_SEARCH_LIMIT} characters of output.
+ *   (`absent`), nor is an echo after the first {@link ECHO_SEARCH_LIMIT} characters of output
+ *   (or four times that many bytes).
  * - Several lines typed at once: only the first echo of the last one is skipped. A shell that
  *   was busy may echo type-ahead twice (the terminal, then its line editor after the prompt).
  *
@@ -81,7 +82,9 @@ export class EchoSkip {
   /** Where the answer starts, given the output so far (found and absent are final). */
   locate(): EchoLocation {
     if (this.#known) return this.#known;
-    const range = this.#buffer.readText(this.#offset, this.#buffer.end);
+    // Bounded work, whatever floods in after the write: a few times the search limit of bytes.
+    const end = Math.min(this.#buffer.end, this.#from + 4 * ECHO_SEARCH_LIMIT);
+    const range = this.#buffer.readText(this.#offset, end);
     this.#offset = range.end;
     this.#text += this.#cleaner.push(range.text);
     const key = this.#key;
@@ -104,7 +107,7 @@ export class EchoSkip {
     }
     const line = this.#cleaner.peek();
     if (line.includes(key) || arriving(line, key)) return { state: "pending" };
-    if (this.#text.length + line.length > ECHO_SEARCH_LIMIT) {
+    if (this.#text.length + line.length > ECHO_SEARCH_LIMIT || end < this.#buffer.end) {
       this.#known = { state: "absent" };
       return this.#known;
     }

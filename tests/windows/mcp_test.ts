@@ -119,3 +119,30 @@ Deno.test({
     }
   },
 });
+
+withServer(
+  "one call: run_command with wait_ms; pagers off where Windows tools honour it",
+  async (mcp) => {
+    const done = await mcp.callOk<CommandQuery & { stdout_truncated: boolean }>("run_command", {
+      command:
+        "set GIT_PAGER & set GH_PAGER & set AWS_PAGER & (set PAGER || echo no PAGER) & exit 2",
+      shell_type: "cmd",
+      use_pty: false,
+      wait_ms: 30_000,
+    });
+    assertEquals([done.status, done.exit_code], ["completed", 2]);
+    match(done.stdout, /GIT_PAGER=cat/);
+    match(done.stdout, /GH_PAGER=cat/);
+    match(done.stdout, /AWS_PAGER=/);
+    match(done.stdout, /no PAGER/);
+    // The caller's own choice wins.
+    const own = await mcp.callOk<CommandQuery>("run_command", {
+      command: "set GIT_PAGER",
+      shell_type: "cmd",
+      use_pty: false,
+      env: { GIT_PAGER: "more" },
+      wait_ms: 30_000,
+    });
+    match(own.stdout, /GIT_PAGER=more/);
+  },
+);

@@ -356,7 +356,8 @@ withServer("screen mode shows a full-screen program's final screen", async (mcp)
     cols: 40,
     rows: 10,
   });
-  await wait(mcp, { terminalId, idleMs: 300, timeoutMs: 10_000, since: 0 });
+  // The last thing drawn before the program sleeps (an idle wait alone races a slow start).
+  await wait(mcp, { terminalId, pattern: "100%", timeoutMs: 10_000, since: 0 });
   const screen = await mcp.callOk<Read>("terminal_read", { terminalId, mode: "screen" });
   assertEquals(
     screen.output,

@@ -135,6 +135,8 @@ withServer("idle and exit conditions, and a timeout", async (mcp) => {
     command: "python3",
     args: ["-c", "import time; print('burst', flush=True); time.sleep(60)"],
   });
+  // Idle after the burst (an idle wait alone would race a slow start of python).
+  await wait(mcp, { terminalId: quiet.terminalId, pattern: "burst", timeoutMs: 20_000, since: 0 });
   const idle = await wait(mcp, {
     terminalId: quiet.terminalId,
     idleMs: 300,

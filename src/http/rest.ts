@@ -6,7 +6,7 @@
  * |---|---|
  * | `POST /api/terminals` | create `{shell?, cwd?, env?, cols?, rows?}` (also `command`, `args`, `outputByteLimit`, `encoding`) |
  * | `POST /api/terminals/:id/input` | type `{input}`; Enter is added unless it ends with a newline |
- * | `GET /api/terminals/:id/output` | read: `since`, `mode`, `headLines`, `tailLines`, `maxLines`, `raw` |
+ * | `GET /api/terminals/:id/output` | read: `since`, `mode`, `headLines`, `tailLines`, `maxLines`, `maxBytes`, `raw` |
  * | `GET /api/terminals/:id/stats` | statistics |
  * | `GET /api/terminals` | list |
  * | `DELETE /api/terminals/:id` | terminate and release, `{signal?}` first |
@@ -96,6 +96,7 @@ const OutputQuery = Type.Object({
   headLines: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000 })),
   tailLines: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000 })),
   maxLines: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+  maxBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 16 * 1024 * 1024 })),
   raw: Type.Optional(Type.Boolean()),
 }, { additionalProperties: false });
 

@@ -33,15 +33,16 @@ import {
   Launcher,
   resolveDirectory,
 } from "../launching/launcher.ts";
-import { childEnvironment } from "../launching/environment.ts";
+import { childEnvironment, pagerEnvironment } from "../launching/environment.ts";
 import { EngineError } from "../errors.ts";
 import { Listeners } from "../events.ts";
 import { stopProcess } from "../launching/lifecycle.ts";
 import { OutputBudget } from "../output/budget.ts";
 import type { LineReadOptions } from "../output/lines.ts";
+import type { EchoLocation, EchoSkip } from "../output/echo.ts";
 import type { Pattern, PatternMatch } from "../output/patterns.ts";
 import type { ScreenView } from "../output/screen.ts";
-import { cutHead, omissionMarker } from "../output/shape.ts";
+import { cutHead, DEFAULT_ANSWER_BYTES, omissionMarker } from "../output/shape.ts";
 import { StreamOutput } from "../output/stream.ts";
 import { boundaryAtOrAfter, utf8Length } from "../output/utf8.ts";
 import { buildTerminalInvocation, type TerminalInvocationRequest } from "../launching/shells.ts";
@@ -107,9 +108,10 @@ export interface WaitRequest {
   idleMs?: number;
   timeoutMs: number;
   /**
-   * Match from this line on. Default: the output since the last write (the answer to what was
-   * typed), or since the start if nothing was written: output that arrived before the wait
-   * began still counts, so a write followed by a wait cannot miss a fast answer.
+   * Match from this line on. Default: the answer to the last write, from the line after the
+   * terminal's echo of what was typed (see output/echo.ts), or since the start if nothing was
+   * written: output that arrived before the wait began still counts, so a write followed by a
+   * wait cannot miss a fast answer, and never matches the echo.
    */
   since?: number;
   signal?: AbortSignal;
@@ -118,7 +120,7 @@ export interface WaitRequest {
 /** How a wait ended. */
 export interface WaitOutcome {
   condition: "pattern" | "idle" | "exit" | "timeout" | "cancelled";
-  /** Offset the matched output starts from (see {@link Terminal.outputSince}). */
+  /** Offset the matched output starts from (see {@link Terminal.waitOutput}). */
   from: number;
   match?: PatternMatch;
   /** Output skipped unmatched because it came faster than the pattern could be matched. */
@@ -128,8 +130,14 @@ export interface WaitOutcome {
 /** The output since a wait's start, as a wait answers it. */
 export interface WaitOutput {
   output: string;
-  /** Older output was left out (a marker at the start says how much and how to read it). */
+  /** Some of it was left out (a marker says how much and how to read it). */
   truncated: boolean;
+}
+
+/** What {@link Terminal.read} reads (see lines.ts), and how much of it an answer shows. */
+export interface TerminalReadRequest extends Omit<LineReadOptions, "final" | "budget" | "hint"> {
+  /** Most bytes of output text in the answer (as JSON). Default 16 KiB; at most the answer limit. */
+  maxBytes?: number;
 }
 
 /** A screen as an answer shows it. */
@@ -141,8 +149,6 @@ export interface ScreenRead extends ScreenView {
 const ENV_FOR_TERMINALS = { TERM: "xterm-256color" };
 /** Pattern checks run at most this often while output streams in. */
 const CHECK_INTERVAL_MS = 25;
-/** A wait's output: at most this many bytes (JSON), the newest. */
-const WAIT_OUTPUT_BYTES = 64 * 1024;
 const INPUT_HISTORY = 100;
 const encoder = new TextEncoder();
 
@@ -178,8 +184,8 @@ export class Terminal {
   #answerBytes: number;
   #codec: ChildCodec;
   #stopping: Promise<ExitStatus> | undefined;
-  /** Where the output stood when input was last written. */
-  #inputOffset = 0;
+  /** The last input written, and where the output stood then: a wait answers it. */
+  #lastInput: { offset: number; text: string } | undefined;
 
   constructor(
     private readonly context: LaunchContext,
@@ -244,7 +250,7 @@ export class Terminal {
     this.#assertRunning();
     const bytes = this.#codec.encode(text, "input");
     this.launcher.input({ ...this.context, via }, text);
-    this.#inputOffset = this.#output.end;
+    this.#lastInput = { offset: this.#output.end, text };
     this.touch();
     this.inputs.push({ time: this.lastActivity, bytes: bytes.length });
     if (this.inputs.length > INPUT_HISTORY) this.inputs.shift();
@@ -279,14 +285,25 @@ export class Terminal {
     return this.#stopping;
   }
 
-  /** Reads output by line (see lines.ts), within the answer size limit; counts as activity. */
-  read(options: Omit<LineReadOptions, "final" | "budget">): TerminalRead {
+  /**
+   * Reads output by line (see lines.ts) within the answer's budget; counts as activity. `full`
+   * without `since` is the summary of what is kept: all of it if it fits, else its first and
+   * last lines with a marker between (`head-tail`); with `since` it pages (`hasMore`).
+   */
+  read(request: TerminalReadRequest): TerminalRead {
     this.touch();
-    const read = this.#output.readLines({
-      ...options,
-      final: !this.running,
-      budget: this.#answerBytes,
-    });
+    const budget = this.#budget(request.maxBytes);
+    const options = { ...request, final: !this.running, budget: budget.value };
+    let read = this.#output.readLines(options);
+    if ((request.mode ?? "full") === "full" && request.since === undefined && read.hasMore) {
+      const half = Math.ceil((request.maxLines ?? 1000) / 2);
+      read = this.#output.readLines({
+        ...options,
+        mode: "head-tail",
+        headLines: half,
+        tailLines: half,
+      });
+    }
     return {
       output: read.output,
       totalLines: read.totalLines,
@@ -299,8 +316,16 @@ export class Terminal {
         linesShown: read.linesShown,
         linesOmitted: read.linesOmitted,
       },
+      ...(budget.clamped ? { notice: maxBytesNotice(budget.clamped) } : {}),
       ...(this.exitStatus ? { exitStatus: this.exitStatus } : {}),
     };
+  }
+
+  /** An answer's budget: `maxBytes`, or the default, at most the answer limit. */
+  #budget(maxBytes: number | undefined): { value: number; clamped?: Clamped } {
+    return maxBytes === undefined
+      ? { value: Math.min(DEFAULT_ANSWER_BYTES, this.#answerBytes) }
+      : clampSize(maxBytes, this.#answerBytes);
   }
 
   /**
@@ -331,22 +356,29 @@ export class Terminal {
   }
 
   /**
-   * The output since a wait began (offset `from`), cleaned, as a wait answers it: the newest
-   * 64 KiB, a marker in front saying what was left out.
+   * The output since a wait began (offset `from`), cleaned, as a wait answers it: whole if it
+   * fits `maxBytes` (default 16 KiB), else its head and tail with a marker between saying how
+   * much was left out and from which line to read it.
    */
-  outputSince(from: number): WaitOutput {
+  waitOutput(from: number, maxBytes?: number): WaitOutput & { notice?: string } {
     const output = this.#output;
-    const read = output.readNewest(from, {
+    const budget = this.#budget(maxBytes);
+    const read = output.readShaped(from, {
       final: !this.running,
-      budget: Math.min(this.#answerBytes, WAIT_OUTPUT_BYTES) - 200,
+      budget: budget.value,
+      hint: (_offset, line) => `read them with since=${line}`,
     });
-    const first = Math.max(from, output.start);
-    if (read.start <= first) return { output: read.text, truncated: read.dropped > 0 };
-    const marker = omissionMarker({
-      bytes: read.start - first,
-      hint: `read them with since=${output.lineAt(first)}`,
-    });
-    return { output: marker + read.text, truncated: true };
+    const dropped = read.dropped > 0
+      ? omissionMarker({
+        bytes: read.dropped,
+        hint: `no longer kept; the oldest line kept is ${output.firstLine}`,
+      })
+      : "";
+    return {
+      output: dropped + read.text,
+      truncated: read.dropped > 0 || read.omitted !== undefined,
+      ...(budget.clamped ? { notice: maxBytesNotice(budget.clamped) } : {}),
+    };
   }
 
   /** What the terminal is: id, process, command, directory, times, state, size. */
@@ -401,13 +433,34 @@ export class Terminal {
     return { ...view, text: shown + marker, truncated: true };
   }
 
+  /**
+   * Where a wait looks: from line `since`, or the answer to the last write (after its echo),
+   * or the start. The one place this rule lives.
+   */
+  #waitOrigin(since: number | undefined): { from: number; echo?: EchoSkip } {
+    if (since !== undefined) return { from: this.#output.lineStart(since) };
+    const input = this.#lastInput;
+    if (!input) return { from: 0 };
+    return { from: input.offset, echo: this.#output.echo(input.offset, input.text) };
+  }
+
   /** Waits for the first of the request's conditions. */
   wait(request: WaitRequest): Promise<WaitOutcome> {
     this.touch();
-    const from = request.since === undefined
-      ? this.#inputOffset
-      : this.#output.lineStart(request.since);
-    const scanner = request.pattern ? this.#output.scan(request.pattern, from) : undefined;
+    const origin = this.#waitOrigin(request.since);
+    let from = origin.from;
+    const pattern = request.pattern;
+    let scanner = pattern ? this.#output.scan(pattern, from) : undefined;
+    /** The echo's end once known: matching (and the answer) start there. */
+    const afterEcho = (): EchoLocation | undefined => {
+      const where = origin.echo?.locate();
+      if (where?.state === "found" && where.start !== from) {
+        from = where.start;
+        scanner?.cancel();
+        scanner = pattern ? this.#output.scan(pattern, from) : undefined;
+      }
+      return where;
+    };
     return new Promise((resolve) => {
       let done = false;
       let checkTimer: ReturnType<typeof setTimeout> | undefined;
@@ -418,6 +471,7 @@ export class Terminal {
         if (done) return;
         done = true;
         for (const timer of [...timers, checkTimer, idleTimer]) clearTimeout(timer);
+        if (!match) afterEcho();
         scanner?.cancel();
         stopListening();
         request.signal?.removeEventListener("abort", onAbort);
@@ -427,7 +481,12 @@ export class Terminal {
       /** Matches the new output; true when it matched (and the wait is over). */
       const check = async (final: boolean): Promise<boolean> => {
         if (!scanner || done) return false;
-        const match = await scanner.scan(final);
+        const echo = afterEcho();
+        // The echo is arriving: match once it has (the output that completes it will come).
+        if (echo?.state === "pending" && !final) return false;
+        // Not echoed yet: match what is here, never the echo arriving while matching yields.
+        const until = echo?.state === "unseen" ? this.#output.end : Infinity;
+        const match = await scanner.scan(final, until);
         if (match) finish("pattern", match);
         return match !== undefined;
       };
@@ -495,6 +554,8 @@ export interface TerminalRead {
   hasMore: boolean;
   truncated: boolean;
   stats: { totalBytes: number; estimatedTokens: number; linesShown: number; linesOmitted: number };
+  /** A limit the server applied to the request (`maxBytes` lowered to the answer limit). */
+  notice?: string;
   exitStatus?: ExitStatus;
 }
 
@@ -512,6 +573,12 @@ export interface TerminalStats {
 }
 
 export { describeExit };
+
+/** What an answer says when a `maxBytes` was over the answer limit. */
+function maxBytesNotice(clamped: Clamped): string {
+  return `maxBytes ${clamped.requested} lowered to the server's ${clamped.limit} ` +
+    "(WINTERM_MAX_ANSWER_BYTES)";
+}
 
 /** About four characters of English per token. */
 export function estimateTokens(characters: number): number {
@@ -554,7 +621,7 @@ export class TerminalService {
       );
     }
     const cwd = resolveDirectory(request.cwd, "cwd");
-    const env = childEnvironment(request.env, ENV_FOR_TERMINALS);
+    const env = childEnvironment(request.env, { ...pagerEnvironment(), ...ENV_FOR_TERMINALS });
     const encoding = requestedEncoding(request.encoding);
     const invocation = buildTerminalInvocation({ ...request, codePage: encoding?.codePage }, {
       cwd,

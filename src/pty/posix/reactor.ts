@@ -33,6 +33,11 @@ const WAKE_BYTE = new Uint8Array([1]);
 const REAP_FALLBACK_MS = 200;
 /** waitid(2): P_ALL, and the options WNOHANG, WEXITED, WNOWAIT (Linux); si_pid's offset. */
 const P_ALL = 0, WNOHANG = 1, WEXITED = 4, WNOWAIT = 0x01000000, SI_PID = 16;
+/**
+ * For this long at most, turns follow one another without a trip through the blocking pool
+ * while output is ready at once; then the event loop gets its turn.
+ */
+const HOT_BURST_MS = 2;
 /** At most this many orphans reaped per turn. */
 const ORPHANS_PER_TURN = 1000;
 
@@ -159,6 +164,9 @@ export class PosixReactor {
     this.#running = true;
     const lib = libc();
     let failures = 0;
+    // A burst starts only after a poll through the pool: the first turn must not read inside
+    // the `add` that started the loop (its watcher's owner has not attached its listeners yet).
+    let burst = -Infinity;
     try {
       while (this.#watchers.size > 0) {
         const active = [...this.#watchers].filter((w) => w.events() !== 0);
@@ -171,7 +179,16 @@ export class PosixReactor {
           view.setInt16(8 * (i + 1) + 4, w.events(), true);
         });
         this.#woken = false;
-        const n = await lib.poll(fds, BigInt(active.length + 1), -1);
+        // Output that streamed in while the last turn was handled is read without a trip
+        // through the blocking pool (a thread hand-off each way: measured, 10-15% of a 40 MB
+        // stream's time); for HOT_BURST_MS at most, then the event loop gets its turn.
+        let n = performance.now() - burst < HOT_BURST_MS
+          ? lib.poll_now(fds, BigInt(active.length + 1), 0)
+          : 0;
+        if (n <= 0) {
+          n = await lib.poll(fds, BigInt(active.length + 1), -1);
+          burst = performance.now();
+        }
         if (n < 0) {
           // EINTR from a signal landing on the polling thread; errno is not readable here.
           if (++failures % 1000 === 0) log.error("poll keeps failing", { failures });

@@ -242,6 +242,7 @@ async function loadedLatency(rows: Row[]): Promise<void> {
     return times;
   };
   try {
+    await calls(500); // the tools load with the first call
     const quiet = await calls(QUICK ? 2_000 : 10_000);
     const ids: string[] = [];
     for (let i = 0; i < terminals; i++) {

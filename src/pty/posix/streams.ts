@@ -59,6 +59,7 @@ export class FdReader implements FdWatcher, OutputReader {
     for (let turn = 0; turn < READS_PER_TURN && !this.#ended; turn++) {
       const n = Number(lib.read(this.fd, buffer, BigInt(buffer.length)));
       if (n > 0) {
+        this.reactor.countRead(n);
         this.onData(buffer.slice(0, n));
         continue;
       }

@@ -23,7 +23,7 @@
  * only (ConPTY's figures: scripts/bench_windows.ts in the Windows test bed).
  *
  * `--only NAME,...` runs some of them (throughput, echo, startup, memory, terminals, http,
- * idle-crowd, loaded, commands, trees, agent) and `--quick` shortens each; either prints the
+ * idle-crowd, loaded, commands, trees, conpty, agent) and `--quick` shortens each; either prints the
  * table without writing docs/benchmarks.md (a smoke run).
  *
  * @module
@@ -767,6 +767,48 @@ async function processTrees(rows: Row[]): Promise<void> {
   });
 }
 
+/**
+ * ConPTY against a plain pipe (scripts/bench_windows.ts): natively on Windows, elsewhere in the
+ * Wine test bed when it is there (its conhost is Wine's: the note says so).
+ */
+async function conpty(rows: Row[]): Promise<void> {
+  const args = ["-A", "scripts/bench_windows.ts", "--json", "--mb", QUICK ? "1" : "4"];
+  const testbed = fileURLToPath(new URL("../../shared/wine-testbed/run", import.meta.url));
+  const [command, runArgs] = Deno.build.os === "windows"
+    ? [Deno.execPath(), ["run", ...args]]
+    : [testbed, ["run", "--node-modules-dir=none", ...args]];
+  if (Deno.build.os !== "windows" && !existsSync(testbed)) {
+    console.error("no Windows and no Wine test bed here: ConPTY not measured");
+    return;
+  }
+  const { code, stdout } = await new Deno.Command(command, {
+    args: runArgs,
+    cwd: ROOT,
+    stdin: "null",
+    stderr: "inherit",
+    stdout: "piped",
+  }).output();
+  if (code !== 0) throw new Error("scripts/bench_windows.ts failed");
+  const lines = new TextDecoder().decode(stdout).trim().split("\n");
+  for (const row of JSON.parse(lines.at(-1)!) as Row[]) {
+    rows.push({
+      ...row,
+      note: `${row.note}${
+        Deno.build.os === "windows" ? "" : "; Wine's conhost and pipes, not Windows' (see README)"
+      }`,
+    });
+  }
+}
+
+function existsSync(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Per task: calls and bytes read against the budget, and the wall time (one run each). */
 const agentRows: string[] = [];
 
@@ -798,6 +840,7 @@ const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["loaded", "get_version under 64 printing terminals", loadedLatency],
   ["commands", "memory after 1,000 commands of 1 MB", commandMemory],
   ["trees", "process trees", processTrees],
+  ["conpty", "ConPTY against a plain pipe (Windows, or the Wine test bed)", conpty],
   ["agent", "the agent-task suite", agentTasks],
 ];
 const rows: Row[] = [];

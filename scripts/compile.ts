@@ -25,8 +25,10 @@ export const TARGETS: Record<string, string> = {
   "aarch64-apple-darwin": "winterm-mcp-aarch64-macos",
   "x86_64-apple-darwin": "winterm-mcp-x86_64-macos",
 };
-/** The permissions of `deno task start`. */
-const PERMISSIONS = config.tasks.start.split(" ").filter((word) => word.startsWith("--allow"));
+/** The permissions and V8 flags of `deno task start`. */
+const PERMISSIONS = config.tasks.start.split(" ").filter((word) =>
+  word.startsWith("--allow") || word.startsWith("--v8-flags")
+);
 
 async function deno(args: string[]): Promise<void> {
   const { code } = await new Deno.Command(Deno.execPath(), { args, cwd: ROOT, stdin: "null" })

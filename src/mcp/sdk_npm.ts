@@ -7,6 +7,10 @@
  */
 // @ts-types="@modelcontextprotocol/sdk/server/index"
 export { Server } from "@modelcontextprotocol/sdk/server/index.js";
+// @ts-types="@modelcontextprotocol/sdk/validation/ajv-provider"
+export { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
+// @ts-types="@modelcontextprotocol/sdk/validation/types"
+export type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 // @ts-types="@modelcontextprotocol/sdk/shared/stdio"
 export { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 // @ts-types="@modelcontextprotocol/sdk/shared/transport"

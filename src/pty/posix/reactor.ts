@@ -126,6 +126,11 @@ export class PosixReactor {
     this.#reapTimer ??= setInterval(() => this.reap(), REAP_FALLBACK_MS);
   }
 
+  /** True while `pid` is a child this reactor waits for (started, not yet reaped). */
+  watches(pid: number): boolean {
+    return this.#children.has(pid);
+  }
+
   /** From now on, also reaps orphans that reparent to this process (a child subreaper). */
   adoptOrphans(): void {
     this.#adopting = true;

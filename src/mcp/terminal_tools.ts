@@ -1,7 +1,8 @@
 /**
- * Persistent terminals as MCP tools: create, write (text and named keys), read (by line, head,
- * tail, head-tail, or the rendered screen), wait (pattern, idle, exit), resize, list, stats,
- * and the ACP terminal methods (output with outputByteLimit, wait_for_exit, kill, release).
+ * Persistent terminals as MCP tools: create, write (text and named keys), run a command in the
+ * shell (shell integration), read (by line, head, tail, head-tail, or the rendered screen),
+ * wait (pattern, prompt, input, idle, exit), resize, list, stats, and the ACP terminal methods
+ * (output with outputByteLimit, wait_for_exit, kill, release).
  *
  * @module
  */
@@ -67,7 +68,13 @@ const CreateInput = Type.Object({
     minLength: 1,
     maxLength: 4096,
     description:
-      "default (PowerShell on Windows, $SHELL or sh elsewhere), powershell, cmd, bash, sh, or a shell's path.",
+      "default (PowerShell on Windows, $SHELL or sh elsewhere), powershell, cmd, bash, sh, zsh, fish, or a shell's path.",
+  })),
+  shellIntegration: Type.Optional(Type.Boolean({
+    default: true,
+    description:
+      "A shell opened without command reports its prompt, commands, exit codes and cwd (no file " +
+      "of the user's is changed): terminal_run, wait with prompt, state. false: a plain shell.",
   })),
   cwd: Type.Optional(
     Type.String({ minLength: 1, maxLength: 4096, description: "Working directory." }),
@@ -86,11 +93,30 @@ const CreateInput = Type.Object({
   encoding: Type.Optional(Encoding),
 }, { additionalProperties: false });
 
+const ActivityFields = {
+  state: literals(["prompt", "running", "input", "exited"] as const, {
+    description: "prompt: the shell waits for a command; running; input: the program in the " +
+      "foreground is blocked reading the terminal (Linux); exited.",
+  }),
+  running: Type.Optional(Type.Object({
+    command: Type.Union([Type.String(), Type.Null()]),
+    startedAt: Type.String({ description: "ISO 8601" }),
+    durationMs: Type.Integer(),
+  }, { description: "The command the shell runs (while running or input)." })),
+  cwd: Type.String({
+    description: "The shell's working directory as it last reported it, else the starting one.",
+  }),
+  lastExitCode: Type.Union([Type.Integer(), Type.Null()], {
+    description: "Exit code of the shell's last finished command (null: none, or not reported).",
+  }),
+  shellIntegration: literals(["active", "starting", "none"] as const),
+};
+
 const TerminalInfo = Type.Object({
   terminalId: Type.String(),
   pid: Type.Integer(),
   command: Type.String(),
-  cwd: Type.String(),
+  ...ActivityFields,
   created: Type.String({ description: "ISO 8601" }),
   lastActivity: Type.String({ description: "ISO 8601" }),
   status: literals(["active", "exited"] as const),
@@ -179,7 +205,15 @@ const WaitInput = Type.Object({
   ),
   exit: Type.Optional(Type.Boolean({
     description:
-      "Wait for the program to exit. An exit always ends a wait; with no pattern or idleMs this is the default.",
+      "Wait for the program to exit. An exit always ends a wait; with no other condition this is the default.",
+  })),
+  prompt: Type.Optional(Type.Boolean({
+    description: "Wait until the shell is back at its prompt (a prompt shown after the last " +
+      "write, or after since): shell integration. Ends a terminal_run that timed out.",
+  })),
+  input: Type.Optional(Type.Boolean({
+    description: "Wait until the program in the foreground is blocked reading the terminal (a " +
+      "question, a password prompt, a REPL), not at the shell's own prompt. Linux only.",
   })),
   timeoutMs: Type.Integer({
     minimum: 1,
@@ -195,7 +229,9 @@ const WaitInput = Type.Object({
 }, { additionalProperties: false });
 
 const WaitOutput = Type.Object({
-  condition: literals(["pattern", "idle", "exit", "timeout", "cancelled"] as const),
+  condition: literals(
+    ["pattern", "prompt", "input", "idle", "exit", "timeout", "cancelled"] as const,
+  ),
   output: Type.String({
     description: "Cleaned output since the last write (or since `since`): the newest 64 KiB of " +
       "it, with a marker in front saying what was left out and how to read it.",
@@ -215,6 +251,45 @@ const WaitOutput = Type.Object({
     description: "Output not matched: it came faster than the pattern could be matched.",
   })),
   exitStatus: Type.Optional(ExitStatusSchema),
+  lastExitCode: Type.Optional(Type.Union([Type.Integer(), Type.Null()], {
+    description: "With prompt: the exit code of the shell's last finished command.",
+  })),
+  cwd: Type.Optional(Type.String({ description: "With prompt: the shell's working directory." })),
+});
+
+const RunInput = Type.Object({
+  terminalId: TerminalId,
+  command: Type.String({
+    minLength: 1,
+    maxLength: 32768,
+    description:
+      "One command line (no line breaks or other control characters; chain with ; or &&).",
+  }),
+  timeoutMs: Type.Optional(Type.Integer({
+    minimum: 1,
+    maximum: 600_000,
+    default: 30_000,
+    description: "Answer after this long with what arrived; the command keeps running.",
+  })),
+}, { additionalProperties: false });
+
+const RunOutput = Type.Object({
+  condition: literals(["done", "timeout", "exit", "cancelled"] as const, {
+    description: "done: back at the prompt; timeout: still running (terminal_wait with prompt " +
+      "finishes it); exit: the shell exited.",
+  }),
+  output: Type.String({
+    description: "The command's output, cleaned: not the echo, not the prompt. Over 64 KiB: " +
+      "head and tail with a marker saying how to read the rest.",
+  }),
+  truncated: Type.Boolean(),
+  exitCode: Type.Union([Type.Integer(), Type.Null()], {
+    description: "Null on timeout, and where the shell does not tell.",
+  }),
+  cwd: Type.Union([Type.String(), Type.Null()], {
+    description: "The shell's working directory after the command (null unless done).",
+  }),
+  durationMs: Type.Integer(),
 });
 
 const IdOnly = Type.Object({ terminalId: TerminalId }, { additionalProperties: false });
@@ -349,15 +424,26 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         const outcome = await withProgress(
           terminal.wait({
             pattern,
+            prompt: args.prompt,
+            input: args.input,
             idleMs: args.idleMs,
             timeoutMs: args.timeoutMs,
             since: args.since,
             signal: context.signal,
           }),
           context,
-          args.pattern ? `/${args.pattern}/` : args.idleMs ? "quiet output" : "the exit",
+          args.pattern
+            ? `/${args.pattern}/`
+            : args.prompt
+            ? "the prompt"
+            : args.input
+            ? "a read of the terminal"
+            : args.idleMs
+            ? "quiet output"
+            : "the exit",
         );
         const { output, truncated } = terminal.outputSince(outcome.from);
+        const activity = outcome.condition === "prompt" ? terminal.activity() : undefined;
         return {
           condition: outcome.condition,
           output,
@@ -367,7 +453,34 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
           elapsedMs: Math.round(performance.now() - started),
           ...(outcome.skippedBytes ? { skippedBytes: outcome.skippedBytes } : {}),
           ...exitField(terminal),
+          ...(activity ? { lastExitCode: activity.lastExitCode, cwd: activity.cwd } : {}),
         };
+      },
+    }),
+    defineTool({
+      name: "terminal_run",
+      title: "Run a command in a terminal's shell",
+      description:
+        "Type one command line into a terminal's shell and wait until the shell is back at its " +
+        "prompt: answers only that command's output (not the echo, not the prompt), its exit " +
+        "code and the shell's cwd after it, known from the shell's own marks (no guessing). On " +
+        "timeout, what arrived; the command keeps running (terminal_wait with prompt finishes " +
+        "it). Needs a shell opened by terminal_create without command (shell integration).",
+      input: RunInput,
+      output: RunOutput,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: true,
+      },
+      handler: async (args, context) => {
+        const terminal = terminals.get(args.terminalId);
+        return await withProgress(
+          terminal.run(args.command, args.timeoutMs ?? 30_000, { signal: context.signal, via }),
+          context,
+          "the command",
+        );
       },
     }),
     defineTool({
@@ -501,8 +614,8 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
     defineTool({
       name: "terminal_list",
       title: "List terminals",
-      description:
-        "Every open terminal: id, pid, command, cwd, created, lastActivity, status, size.",
+      description: "Every open terminal: id, pid, command, state (prompt, running with the " +
+        "command and how long, input, exited), cwd, lastExitCode, created, lastActivity, status, size.",
       input: Type.Object({}, { additionalProperties: false }),
       output: Type.Object({ terminals: Type.Array(TerminalInfo), count: Type.Integer() }),
       annotations: READ_ONLY,
@@ -515,7 +628,8 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       name: "terminal_stats",
       title: "Terminal statistics",
       description:
-        "Size of a terminal's output: lines and bytes ever written, lines kept, estimated tokens.",
+        "Size of a terminal's output (lines and bytes ever written, lines kept, estimated tokens), " +
+        "and its state, cwd and lastExitCode.",
       input: IdOnly,
       output: Type.Object({
         terminalId: Type.String(),
@@ -526,6 +640,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         oldestLine: Type.Integer(),
         newestLine: Type.Integer(),
         isActive: Type.Boolean(),
+        ...ActivityFields,
       }),
       annotations: READ_ONLY,
       handler: (args) => Promise.resolve(terminals.get(args.terminalId).stats()),

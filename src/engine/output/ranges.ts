@@ -157,24 +157,26 @@ export function readForward(
   }
 }
 
-/** Reads the newest part of [from, end of buffer) that fits the budget. */
+/** Reads the newest part of [from, to) (default: the end of the buffer) that fits the budget. */
 export function readBackward(
   buffer: OutputBuffer,
   from: number,
   options: RangeOptions,
+  to: number = buffer.end,
 ): RangeRead {
+  const end = Math.min(to, buffer.end);
   const final = options.final ?? false;
   const budget = options.budget;
-  const dropped = Math.max(0, Math.min(buffer.start, buffer.end) - from);
+  const dropped = Math.max(0, Math.min(buffer.start, end) - from);
   const first = Math.max(from, buffer.start);
-  let start = Math.max(first, buffer.end - budget);
+  let start = Math.max(first, end - budget);
   if (start > first && buffer.lineStart(buffer.lineAt(start)) !== start) {
     // Whole lines: from the next line start, if a line starts before the end.
     const next = buffer.lineStart(buffer.lineAt(start) + 1);
-    if (next < buffer.end) start = next;
+    if (next < end) start = next;
   }
   for (;;) {
-    const range = buffer.readText(start, undefined, final);
+    const range = buffer.readText(start, end, final);
     const read = { text: range.text, start: range.start, end: range.end, dropped };
     if (options.raw) {
       const cut = cutTail(range.text, budget);
@@ -199,7 +201,7 @@ export function readBackward(
       }
     }
     // The newest line alone is too big (or cleans to too much): its newer half.
-    if (buffer.end - range.start <= 1) return read;
-    start = range.start + Math.ceil((buffer.end - range.start) / 2);
+    if (end - range.start <= 1) return read;
+    start = range.start + Math.ceil((end - range.start) / 2);
   }
 }

@@ -24,6 +24,7 @@ import {
   describeExit,
   type ExitStatus,
   type SignalName,
+  type TerminalReader,
   WRITE_TIMEOUT_MS,
 } from "../../pty/mod.ts";
 import type { FrontEnd } from "../launching/audit.ts";
@@ -45,6 +46,9 @@ import { cutHead, omissionMarker } from "../output/shape.ts";
 import { StreamOutput } from "../output/stream.ts";
 import { boundaryAtOrAfter, utf8Length } from "../output/utf8.ts";
 import { buildTerminalInvocation, type TerminalInvocationRequest } from "../launching/shells.ts";
+import { shellIntegration, ShellScripts } from "../launching/integration/mod.ts";
+import { MarkFilter, newNonce } from "../output/marks.ts";
+import { type FinishedCommand, ShellTracker } from "./shell_state.ts";
 import { checkTerminalEncoding, ChildCodec, requestedEncoding } from "./encoding.ts";
 import { type Clamped, clampSize, shortDisplay } from "./limits.ts";
 
@@ -71,10 +75,17 @@ export interface TerminalServiceOptions {
   writeTimeoutMs?: number;
   /** Starts processes (policy, audit). Default: no policy, no audit. */
   launcher?: Launcher;
+  /** Where shell integration files are kept. Default: a temporary directory. */
+  shellScripts?: ShellScripts;
 }
 
 /** What {@link TerminalService.create} needs. */
-export interface CreateTerminalRequest extends TerminalInvocationRequest {
+export interface CreateTerminalRequest extends Omit<TerminalInvocationRequest, "integration"> {
+  /**
+   * Start a shell (no `command`) with shell integration (see launching/integration/), so that
+   * its prompt, commands, exit codes and cwd are known. Default true.
+   */
+  shellIntegration?: boolean;
   cwd?: string;
   env?: Record<string, string>;
   cols?: number;
@@ -94,7 +105,43 @@ export interface CreateTerminalRequest extends TerminalInvocationRequest {
 /** Something that happened to a terminal. */
 export type TerminalEvent =
   | { type: "output"; data: Uint8Array }
+  | { type: "state" }
   | { type: "exit"; status: ExitStatus };
+
+/**
+ * What a terminal is doing: `prompt` (its shell waits for a command), `running` (a command or
+ * program runs), `input` (the program in the foreground is blocked reading the terminal), or
+ * `exited`. Without shell integration a shell at its prompt reads the terminal: `input`.
+ */
+export type TerminalState = "prompt" | "running" | "input" | "exited";
+
+/** A terminal's state, its shell's working directory and last exit code. */
+export interface TerminalActivity {
+  state: TerminalState;
+  /** While `running` or `input` in a shell: the command, when it started, how long it runs. */
+  running?: { command: string | null; startedAt: string; durationMs: number };
+  /** The shell's working directory as it last reported it, else the one the terminal began in. */
+  cwd: string;
+  /** The exit code of the shell's last finished command; null when none or unknown. */
+  lastExitCode: number | null;
+  /** `active` once the shell's marks arrive, `starting` until then, `none` without. */
+  shellIntegration: "active" | "starting" | "none";
+}
+
+/** How {@link Terminal.run} ended, and what it found. */
+export interface RunOutcome {
+  /** `done`: back at the prompt; `timeout`: still running; `exit`: the shell exited. */
+  condition: "done" | "timeout" | "exit" | "cancelled";
+  /** The command's output, cleaned: not the echo, not the prompt. */
+  output: string;
+  /** Some of it was left out (a marker says how much and how to read it). */
+  truncated: boolean;
+  /** Null on timeout, and when the shell did not say. */
+  exitCode: number | null;
+  /** The shell's cwd after the command; null when not back at the prompt. */
+  cwd: string | null;
+  durationMs: number;
+}
 
 /**
  * Conditions a wait ends on; the first to happen wins. The program's exit always ends a wait
@@ -103,6 +150,10 @@ export type TerminalEvent =
 export interface WaitRequest {
   /** Output (cleaned, from `since` or the start of the wait) matches this (see patterns.ts). */
   pattern?: Pattern;
+  /** The shell is at a prompt that showed after `since` (or the last write): shell integration. */
+  prompt?: boolean;
+  /** The program in the foreground is blocked reading the terminal (Linux). */
+  input?: boolean;
   /** No output for this many ms. */
   idleMs?: number;
   timeoutMs: number;
@@ -117,7 +168,7 @@ export interface WaitRequest {
 
 /** How a wait ended. */
 export interface WaitOutcome {
-  condition: "pattern" | "idle" | "exit" | "timeout" | "cancelled";
+  condition: "pattern" | "prompt" | "input" | "idle" | "exit" | "timeout" | "cancelled";
   /** Offset the matched output starts from (see {@link Terminal.outputSince}). */
   from: number;
   match?: PatternMatch;
@@ -144,6 +195,10 @@ const CHECK_INTERVAL_MS = 25;
 /** A wait's output: at most this many bytes (JSON), the newest. */
 const WAIT_OUTPUT_BYTES = 64 * 1024;
 const INPUT_HISTORY = 100;
+/** Looks at whether the program reads the terminal, while a wait for input runs, this often. */
+const INPUT_POLL_MS = 50;
+/** Right after a write, a reader that has not run since is taken to be waiting still after this. */
+const INPUT_SETTLE_MS = 250;
 const encoder = new TextEncoder();
 
 /** How a terminal keeps and shows its output. */
@@ -180,6 +235,12 @@ export class Terminal {
   #stopping: Promise<ExitStatus> | undefined;
   /** Where the output stood when input was last written. */
   #inputOffset = 0;
+  /** The shell's state from its integration marks (shells started with it). */
+  readonly #shell: ShellTracker | undefined;
+  /** cmd: what `run` types after a command to learn its exit code. */
+  readonly #exitCodeSuffix: string | undefined;
+  /** The last write: when, and who was reading the terminal just before it. */
+  #lastWrite: { time: number; reader: TerminalReader | null | undefined } | undefined;
 
   constructor(
     private readonly context: LaunchContext,
@@ -193,6 +254,7 @@ export class Terminal {
     limits: OutputLimits,
     codec: ChildCodec,
     private readonly writeTimeoutMs: number,
+    integration?: { nonce: string; exitCodeSuffix?: string },
   ) {
     this.id = context.id;
     this.#child = child;
@@ -204,12 +266,26 @@ export class Terminal {
     this.outputByteLimit = applied?.value;
     this.outputByteLimitClamped = applied?.clamped;
     this.#answerBytes = limits.answerBytes;
+    this.#exitCodeSuffix = integration?.exitCodeSuffix;
+    const shell = integration
+      ? new ShellTracker((offset) => {
+        const next = this.#output.lineStart(this.#output.lineAt(offset) + 1);
+        return next > offset && next <= this.#output.end ? next : undefined;
+      })
+      : undefined;
+    this.#shell = shell;
     this.#output = new StreamOutput({
       maxLines: limits.maxLines,
       maxBytes: limits.maxBytes,
       budget: limits.budget,
       decoder: codec.decoder(),
       columns: cols,
+      marks: shell && {
+        filter: new MarkFilter(integration!.nonce),
+        onMark: (mark, offset) => {
+          if (shell.onMark(mark, offset)) this.events.emit({ type: "state" });
+        },
+      },
     });
     child.onData((raw) => {
       this.lastActivity = Date.now();
@@ -245,6 +321,8 @@ export class Terminal {
     const bytes = this.#codec.encode(text, "input");
     this.launcher.input({ ...this.context, via }, text);
     this.#inputOffset = this.#output.end;
+    this.#lastWrite = { time: Date.now(), reader: this.#child.terminalReader() };
+    if (this.#shell?.noteInput(text, this.#output.end)) this.events.emit({ type: "state" });
     this.touch();
     this.inputs.push({ time: this.lastActivity, bytes: bytes.length });
     if (this.inputs.length > INPUT_HISTORY) this.inputs.shift();
@@ -351,17 +429,61 @@ export class Terminal {
 
   /** What the terminal is: id, process, command, directory, times, state, size. */
   info(): TerminalInfo {
+    const activity = this.activity();
     return {
       terminalId: this.id,
       pid: this.pid,
       command: this.command,
-      cwd: this.cwd,
+      ...activity,
       created: new Date(this.created).toISOString(),
       lastActivity: new Date(this.lastActivity).toISOString(),
       status: this.running ? "active" : "exited",
       size: { cols: this.cols, rows: this.rows },
       ...(this.exitStatus ? { exitStatus: this.exitStatus } : {}),
     };
+  }
+
+  /** What the terminal is doing now (see {@link TerminalActivity}). */
+  activity(): TerminalActivity {
+    const shell = this.#shell;
+    const state = this.#state();
+    const command = shell?.command;
+    return {
+      state,
+      ...((state === "running" || state === "input") && command
+        ? {
+          running: {
+            command: command.text,
+            startedAt: new Date(command.since).toISOString(),
+            durationMs: Math.max(0, Date.now() - command.since),
+          },
+        }
+        : {}),
+      cwd: shell?.cwd ?? this.cwd,
+      lastExitCode: shell?.lastExitCode ?? null,
+      shellIntegration: !shell ? "none" : shell.active ? "active" : "starting",
+    };
+  }
+
+  #state(): TerminalState {
+    if (!this.running) return "exited";
+    if (this.#shell?.atPrompt) return "prompt";
+    return this.#readingInput() ? "input" : "running";
+  }
+
+  /**
+   * Whether the foreground program is blocked reading the terminal, and not merely still
+   * blocked in the read that the last write is about to wake (the thread has run since, or the
+   * write is long enough ago).
+   */
+  #readingInput(): boolean {
+    const reader = this.#child.terminalReader();
+    if (!reader) return false;
+    const before = this.#lastWrite;
+    return !(
+      before?.reader && before.reader.tid === reader.tid &&
+      before.reader.switches === reader.switches && Date.now() - before.time < INPUT_SETTLE_MS
+    );
   }
 
   /** The line an incremental read goes on from (a growing last line is read again). */
@@ -381,6 +503,7 @@ export class Terminal {
       oldestLine: output.firstLine,
       newestLine: Math.max(0, output.lineCount - 1),
       isActive: this.running,
+      ...this.activity(),
     };
   }
 
@@ -401,23 +524,57 @@ export class Terminal {
     return { ...view, text: shown + marker, truncated: true };
   }
 
+  /**
+   * Checks that this terminal can answer a wait's `prompt` and `input` conditions: a prompt
+   * needs shell integration, input a platform that can tell (Linux). Throws naming the field.
+   */
+  checkWaitConditions(request: { prompt?: boolean; input?: boolean }): void {
+    if (request.prompt && !this.#shell) {
+      throw new EngineError(
+        "invalid_input",
+        `terminal ${this.id} runs ${this.command} without shell integration, so its prompt ` +
+          "cannot be told from other output: wait for a pattern or idleMs instead",
+        "prompt",
+      );
+    }
+    if (request.input && this.running && this.#child.terminalReader() === undefined) {
+      throw new EngineError(
+        "invalid_input",
+        `whether a program waits for input can be told on Linux only (this is ${Deno.build.os}): ` +
+          "wait for a pattern or idleMs instead",
+        "input",
+      );
+    }
+  }
+
   /** Waits for the first of the request's conditions. */
   wait(request: WaitRequest): Promise<WaitOutcome> {
     this.touch();
+    this.checkWaitConditions(request);
     const from = request.since === undefined
       ? this.#inputOffset
       : this.#output.lineStart(request.since);
+    const shell = this.#shell;
+    /** The condition about the shell or the program that holds now, if one asked for does. */
+    const stateCondition = (): "prompt" | "input" | undefined => {
+      if (request.prompt && shell?.atPrompt && shell.promptEnd > from) return "prompt";
+      if (request.input && this.running && !shell?.atPrompt && this.#readingInput()) {
+        return "input";
+      }
+      return undefined;
+    };
     const scanner = request.pattern ? this.#output.scan(request.pattern, from) : undefined;
     return new Promise((resolve) => {
       let done = false;
       let checkTimer: ReturnType<typeof setTimeout> | undefined;
       let idleTimer: ReturnType<typeof setTimeout> | undefined;
+      let inputTimer: ReturnType<typeof setTimeout> | undefined;
       const timers: ReturnType<typeof setTimeout>[] = [];
       let stopListening = () => {};
       const finish = (condition: WaitOutcome["condition"], match?: PatternMatch) => {
         if (done) return;
         done = true;
-        for (const timer of [...timers, checkTimer, idleTimer]) clearTimeout(timer);
+        for (const timer of [...timers, checkTimer, idleTimer, inputTimer]) clearTimeout(timer);
         scanner?.cancel();
         stopListening();
         request.signal?.removeEventListener("abort", onAbort);
@@ -438,14 +595,31 @@ export class Terminal {
       };
       const onExit = () => check(true).then((matched) => matched || finish("exit"));
       const onAbort = () => finish("cancelled");
+      const checkState = () => {
+        const condition = stateCondition();
+        if (condition) finish(condition);
+      };
       if (request.signal?.aborted) return finish("cancelled");
       request.signal?.addEventListener("abort", onAbort, { once: true });
       timers.push(setTimeout(() => finish("timeout"), request.timeoutMs));
+      // A program blocks to read without a word: it is looked at every so often, and soon after
+      // each output (a prompt is printed, then read).
+      const poll = request.input ? setInterval(checkState, INPUT_POLL_MS) : undefined;
       armIdle();
-      stopListening = this.events.add((event) => {
+      const stopEvents = this.events.add((event) => {
         if (event.type === "exit") {
           onExit();
           return;
+        }
+        if (event.type === "state") {
+          checkState();
+          return;
+        }
+        if (request.input) {
+          inputTimer ??= setTimeout(() => {
+            inputTimer = undefined;
+            checkState();
+          }, 10);
         }
         armIdle();
         checkTimer ??= setTimeout(() => {
@@ -453,10 +627,146 @@ export class Terminal {
           check(false);
         }, CHECK_INTERVAL_MS);
       });
+      stopListening = () => {
+        clearInterval(poll);
+        stopEvents();
+      };
       // What arrived before the wait counts too; an exit before it ends it at once.
       if (!this.running) onExit();
-      else check(false);
+      else {
+        checkState();
+        check(false);
+      }
     });
+  }
+
+  /**
+   * Runs a command line in the shell and waits (at most `timeoutMs`) until the shell is back at
+   * its prompt: the command's output (from its output-start mark, or the end of its echo, to
+   * its end mark: not the echo, not the prompt), its exit code and the cwd after it. On timeout
+   * it answers what arrived, and the command keeps running (a wait with `prompt` finishes it).
+   * Needs shell integration, the shell at its prompt with nothing typed, and a command of one
+   * line. Throws {@link EngineError} naming what is wrong.
+   */
+  async run(
+    command: string,
+    timeoutMs: number,
+    options: { signal?: AbortSignal; via?: FrontEnd } = {},
+  ): Promise<RunOutcome> {
+    const started = Date.now();
+    const shell = this.#shell;
+    if (!shell) {
+      throw new EngineError(
+        "invalid_input",
+        `terminal ${this.id} runs ${this.command} without shell integration (it is started for ` +
+          "bash, zsh, fish, sh, PowerShell and cmd shells opened without a command): use " +
+          "terminal_write and terminal_wait",
+        "terminalId",
+      );
+    }
+    // deno-lint-ignore no-control-regex -- a command line holds no control characters
+    if (/[\x00-\x1f\x7f]/.test(command) || command.trim() === "") {
+      throw new EngineError(
+        "invalid_input",
+        "must be one line that is not blank, without control characters (line breaks, tabs, " +
+          "escapes): chain commands with ; or &&, or type anything else with terminal_write",
+        "command",
+      );
+    }
+    this.#assertRunning();
+    if (!shell.active) {
+      // Just opened: its first prompt is on its way.
+      const first = await this.wait({ prompt: true, since: 0, timeoutMs, signal: options.signal });
+      if (first.condition !== "prompt") {
+        if (first.condition === "exit" || first.condition === "cancelled") {
+          return this.#runOutcome(first.condition, this.#output.end, started);
+        }
+        throw new EngineError(
+          "failed",
+          `the shell of terminal ${this.id} showed no prompt within ${timeoutMs} ms (its ` +
+            "integration did not start, or its startup files are still running): see terminal_read",
+        );
+      }
+    }
+    if (!shell.atPrompt) {
+      const running = shell.command;
+      throw new EngineError(
+        "busy",
+        `terminal ${this.id} is running ${running?.text ?? "a command"} (for ` +
+          `${Math.round((Date.now() - (running?.since ?? started)) / 1000)} s): wait for it ` +
+          "(terminal_wait with prompt), answer it (terminal_write), or interrupt it (ctrl_c)",
+      );
+    }
+    if (shell.typed !== "") {
+      throw new EngineError(
+        "busy",
+        `terminal ${this.id} has text typed at its prompt and not entered ` +
+          `(${JSON.stringify(shell.typed.slice(0, 100))}): finish it or clear it (ctrl_u)`,
+      );
+    }
+    const from = this.#output.end;
+    await this.write(command + (this.#exitCodeSuffix ?? "") + "\r", options.via);
+    const outcome = await this.wait({
+      prompt: true,
+      timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)),
+      signal: options.signal,
+    });
+    const condition = outcome.condition === "prompt"
+      ? "done"
+      : outcome.condition === "exit" || outcome.condition === "cancelled"
+      ? outcome.condition
+      : "timeout";
+    return this.#runOutcome(condition, from, started);
+  }
+
+  /** The answer of a run that typed its command at output offset `from`. */
+  #runOutcome(condition: RunOutcome["condition"], from: number, started: number): RunOutcome {
+    const shell = this.#shell!;
+    const finished: FinishedCommand | undefined = condition === "done"
+      ? shell.finishedAfter(from)
+      : undefined;
+    const start = finished?.start ?? shell.outputStart() ?? this.#afterEcho(from);
+    const { output, truncated } = this.#outputBetween(start, finished?.end ?? this.#output.end);
+    return {
+      condition,
+      output,
+      truncated,
+      exitCode: condition === "exit"
+        ? this.exitStatus?.exitCode ?? null
+        : finished?.exitCode ?? null,
+      cwd: finished ? finished.cwd ?? shell.cwd ?? null : null,
+      durationMs: finished?.durationMs ?? Date.now() - started,
+    };
+  }
+
+  /** After the first line feed from `offset` on (the echo of a typed line), if one came. */
+  #afterEcho(offset: number): number {
+    const next = this.#output.lineStart(this.#output.lineAt(offset) + 1);
+    return next > offset && next <= this.#output.end ? next : offset;
+  }
+
+  /**
+   * The output in [from, to), cleaned, as an answer shows it: whole if it fits 64 KiB, else
+   * its head and its tail with a marker between saying how much was left out and from which
+   * line to read it.
+   */
+  #outputBetween(from: number, to: number): WaitOutput {
+    const output = this.#output;
+    if (to <= Math.max(from, output.start)) {
+      return { output: "", truncated: from < output.start && to > from };
+    }
+    const budget = Math.min(this.#answerBytes, WAIT_OUTPUT_BYTES) - 200;
+    const final = !this.running || to < output.end;
+    const head = output.readFrom(from, Math.max(0, to - from), { final, budget });
+    if (head.end >= to) return { output: head.text, truncated: head.dropped > 0 };
+    const half = Math.floor(budget / 2);
+    const first = output.readFrom(from, Math.max(0, to - from), { final, budget: half });
+    const tail = output.readNewest(Math.max(first.end, from), { final, budget: half }, to);
+    const marker = omissionMarker({
+      bytes: Math.max(0, tail.start - first.end),
+      hint: `read them with since=${output.lineAt(first.end)}`,
+    });
+    return { output: first.text + marker + tail.text, truncated: true };
   }
 
   /** Frees the screen and the kept output; the program must have ended. */
@@ -475,11 +785,10 @@ export class Terminal {
 }
 
 /** A terminal's description; times in ISO 8601. */
-export interface TerminalInfo {
+export interface TerminalInfo extends TerminalActivity {
   terminalId: string;
   pid: number;
   command: string;
-  cwd: string;
   created: string;
   lastActivity: string;
   status: "active" | "exited";
@@ -498,8 +807,8 @@ export interface TerminalRead {
   exitStatus?: ExitStatus;
 }
 
-/** A terminal's output statistics. */
-export interface TerminalStats {
+/** A terminal's output statistics, and what it is doing. */
+export interface TerminalStats extends TerminalActivity {
   terminalId: string;
   totalLines: number;
   totalBytes: number;
@@ -531,6 +840,7 @@ export class TerminalService {
   readonly launcher: Launcher;
   readonly answerBytes: number;
   readonly #budget: OutputBudget;
+  readonly #scripts: ShellScripts;
 
   constructor(options: TerminalServiceOptions = {}) {
     this.maxTerminals = options.maxTerminals ?? 64;
@@ -542,6 +852,7 @@ export class TerminalService {
     this.launcher = options.launcher ?? new Launcher();
     this.answerBytes = options.answerBytes ?? 2 * 1024 * 1024;
     this.#budget = options.budget ?? new OutputBudget(256 * 1024 * 1024);
+    this.#scripts = options.shellScripts ?? new ShellScripts();
   }
 
   /** Starts a terminal. Throws {@link EngineError} naming the input at fault. */
@@ -556,10 +867,15 @@ export class TerminalService {
     const cwd = resolveDirectory(request.cwd, "cwd");
     const env = childEnvironment(request.env, ENV_FOR_TERMINALS);
     const encoding = requestedEncoding(request.encoding);
-    const invocation = buildTerminalInvocation({ ...request, codePage: encoding?.codePage }, {
-      cwd,
-      env,
-    });
+    const nonce = newNonce();
+    const invocation = buildTerminalInvocation({
+      ...request,
+      codePage: encoding?.codePage,
+      integration: request.shellIntegration === false
+        ? undefined
+        : (shell) => shellIntegration(shell, nonce, env, this.#scripts),
+    }, { cwd, env });
+    Object.assign(env, invocation.env);
     checkTerminalEncoding(encoding, true, invocation.codePage);
     const cols = request.cols ?? 80, rows = request.rows ?? 24;
     let id: string;
@@ -588,6 +904,9 @@ export class TerminalService {
       },
       new ChildCodec(child, encoding, invocation.codePage),
       this.writeTimeoutMs,
+      invocation.integration
+        ? { nonce, exitCodeSuffix: invocation.integration.exitCodeSuffix }
+        : undefined,
     );
     this.#terminals.set(id, terminal);
     this.#startSweeper();
@@ -629,6 +948,7 @@ export class TerminalService {
     const all = [...this.#terminals.values()];
     this.#terminals.clear();
     await Promise.all(all.map((terminal) => terminal.stop(graceMs).then(() => terminal.dispose())));
+    this.#scripts.remove();
   }
 
   #startSweeper(): void {

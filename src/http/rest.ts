@@ -158,7 +158,7 @@ function describe(terminal: Terminal) {
     lastActivity,
     status,
     state,
-    ...(running ? { running } : {}),
+    running,
     lastExitCode,
     shellIntegration,
   };

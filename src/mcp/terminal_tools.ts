@@ -98,11 +98,14 @@ const ActivityFields = {
     description: "prompt: the shell waits for a command; running; input: the program in the " +
       "foreground is blocked reading the terminal (Linux); exited.",
   }),
-  running: Type.Optional(Type.Object({
-    command: Type.Union([Type.String(), Type.Null()]),
-    startedAt: Type.String({ description: "ISO 8601" }),
-    durationMs: Type.Integer(),
-  }, { description: "The command the shell runs (while running or input)." })),
+  running: Type.Union([
+    Type.Object({
+      command: Type.Union([Type.String(), Type.Null()]),
+      startedAt: Type.String({ description: "ISO 8601" }),
+      durationMs: Type.Integer(),
+    }),
+    Type.Null(),
+  ], { description: "The command the shell runs (while running or input), else null." }),
   cwd: Type.String({
     description: "The shell's working directory as it last reported it, else the starting one.",
   }),

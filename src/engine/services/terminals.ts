@@ -119,7 +119,7 @@ export type TerminalState = "prompt" | "running" | "input" | "exited";
 export interface TerminalActivity {
   state: TerminalState;
   /** While `running` or `input` in a shell: the command, when it started, how long it runs. */
-  running?: { command: string | null; startedAt: string; durationMs: number };
+  running: { command: string | null; startedAt: string; durationMs: number } | null;
   /** The shell's working directory as it last reported it, else the one the terminal began in. */
   cwd: string;
   /** The exit code of the shell's last finished command; null when none or unknown. */
@@ -450,15 +450,13 @@ export class Terminal {
     const command = shell?.command;
     return {
       state,
-      ...((state === "running" || state === "input") && command
+      running: (state === "running" || state === "input") && command
         ? {
-          running: {
-            command: command.text,
-            startedAt: new Date(command.since).toISOString(),
-            durationMs: Math.max(0, Date.now() - command.since),
-          },
+          command: command.text,
+          startedAt: new Date(command.since).toISOString(),
+          durationMs: Math.max(0, Date.now() - command.since),
         }
-        : {}),
+        : null,
       cwd: shell?.cwd ?? this.cwd,
       lastExitCode: shell?.lastExitCode ?? null,
       shellIntegration: !shell ? "none" : shell.active ? "active" : "starting",

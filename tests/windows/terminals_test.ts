@@ -5,7 +5,6 @@
  * runs on Windows itself.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import { runningUnderWine } from "../../src/pty/mod.ts";
 import { type Connection, serverTest } from "../helpers/mcp.ts";
 import { eventually } from "../helpers/process.ts";
 import { listProcesses } from "../helpers/windows.ts";
@@ -121,4 +120,4 @@ withServer("an interactive cmd keeps its state across writes", async (mcp) => {
   });
   assertEquals(seen.condition, "pattern");
   await mcp.callOk("terminal_release", { terminalId });
-}, !windows || runningUnderWine() !== null);
+}, !windows);

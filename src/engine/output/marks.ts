@@ -9,7 +9,7 @@
  * |---|---|
  * | `ESC ] 133 ; A ; <nonce> BEL` | the prompt starts |
  * | `ESC ] 133 ; B ; <nonce> BEL` | the prompt ends: the shell reads a command |
- * | `ESC ] 133 ; C ; <nonce> BEL` | the command's output starts |
+ * | `ESC ] 133 ; C ; <nonce> BEL` | the command's output starts (`C ; nl`: after the line break that follows) |
  * | `ESC ] 133 ; D ; <exit code> ; <nonce> BEL` | the command finished (no code: no command ran) |
  * | `ESC ] 133 ; P ; <path> ; <nonce> BEL` | the shell's working directory (raw: any byte but BEL and ESC) |
  * | `ESC ] 133 ; E ; <command line> ; <nonce> BEL` | the command line about to run |
@@ -40,7 +40,7 @@
 export type ShellMark =
   | { kind: "prompt-start" }
   | { kind: "prompt-end" }
-  | { kind: "output-start" }
+  | { kind: "output-start"; lineBreak?: boolean }
   | { kind: "command-end"; exitCode: number | null }
   | { kind: "cwd"; path: string }
   | { kind: "command"; text: string };
@@ -80,7 +80,9 @@ export function parseMark(body: string): ShellMark | undefined {
   // A, B and C may carry options (as kitty's `A;k=s`): they say nothing more here.
   if (kind === "A") return { kind: "prompt-start" };
   if (kind === "B") return { kind: "prompt-end" };
-  if (kind === "C") return { kind: "output-start" };
+  if (kind === "C") {
+    return value === "nl" ? { kind: "output-start", lineBreak: true } : { kind: "output-start" };
+  }
   if (value === undefined) {
     return kind === "D" ? { kind: "command-end", exitCode: null } : undefined;
   }

@@ -101,11 +101,12 @@ export class ShellTracker {
       return false;
     }
     if (mark.kind === "output-start") {
-      this.#sendsOutputStart = true;
+      this.#sendsOutputStart = !mark.lineBreak;
       this.command = {
         text: this.#nextText ?? this.command?.text ?? null,
         since: this.command?.since ?? Date.now(),
-        start: offset,
+        // After its line break (once it came), or right here.
+        ...(mark.lineBreak ? { typedAt: offset } : { start: offset }),
       };
       this.#nextText = undefined;
       this.typed = "";

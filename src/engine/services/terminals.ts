@@ -237,8 +237,8 @@ export class Terminal {
   #inputOffset = 0;
   /** The shell's state from its integration marks (shells started with it). */
   readonly #shell: ShellTracker | undefined;
-  /** cmd: what `run` types after a command to learn its exit code. */
-  readonly #exitCodeSuffix: string | undefined;
+  /** cmd: what `run` types around a command (to mark its output and learn its exit code). */
+  readonly #runWrapping: { prefix: string; suffix: string } | undefined;
   /** The last write: when, and who was reading the terminal just before it. */
   #lastWrite: { time: number; reader: TerminalReader | null | undefined } | undefined;
 
@@ -254,7 +254,7 @@ export class Terminal {
     limits: OutputLimits,
     codec: ChildCodec,
     private readonly writeTimeoutMs: number,
-    integration?: { nonce: string; exitCodeSuffix?: string },
+    integration?: { nonce: string; runWrapping?: { prefix: string; suffix: string } },
   ) {
     this.id = context.id;
     this.#child = child;
@@ -266,7 +266,7 @@ export class Terminal {
     this.outputByteLimit = applied?.value;
     this.outputByteLimitClamped = applied?.clamped;
     this.#answerBytes = limits.answerBytes;
-    this.#exitCodeSuffix = integration?.exitCodeSuffix;
+    this.#runWrapping = integration?.runWrapping;
     const shell = integration
       ? new ShellTracker((offset) => {
         const next = this.#output.lineStart(this.#output.lineAt(offset) + 1);
@@ -703,7 +703,8 @@ export class Terminal {
       );
     }
     const from = this.#output.end;
-    await this.write(command + (this.#exitCodeSuffix ?? "") + "\r", options.via);
+    const wrap = this.#runWrapping;
+    await this.write((wrap ? wrap.prefix + command + wrap.suffix : command) + "\r", options.via);
     const outcome = await this.wait({
       prompt: true,
       timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)),
@@ -903,7 +904,7 @@ export class TerminalService {
       new ChildCodec(child, encoding, invocation.codePage),
       this.writeTimeoutMs,
       invocation.integration
-        ? { nonce, exitCodeSuffix: invocation.integration.exitCodeSuffix }
+        ? { nonce, runWrapping: invocation.integration.runWrapping }
         : undefined,
     );
     this.#terminals.set(id, terminal);

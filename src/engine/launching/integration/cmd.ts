@@ -6,11 +6,13 @@
  * which some cmd builds (Wine's) ignore.
  *
  * How far cmd allows: no `C` and no `D` of its own. A command typed by `terminal_write` ends
- * when the next prompt shows, with no exit code. `terminal_run` types its command followed by
- * {@link cmdExitCode}, which prints `D` with the exit code: `call` expands %ERRORLEVEL% once
- * the command has run (the caret keeps the command line's own expansion off it), and ESC comes
- * from WINTERM_ESC, which the shell gets in its environment. Afterwards %ERRORLEVEL% is 0 (the
- * echo's). The nonce is in PROMPT, an environment variable every program cmd starts can read.
+ * when the next prompt shows, with no exit code. `terminal_run` types its command between the
+ * two halves of {@link cmdRunWrapping}: an echo of `C` before it (so its output is told from
+ * the echo of the typed line, however the console wraps that), an echo of `D` with the exit
+ * code after it: `call` expands %ERRORLEVEL% once the command has run (the caret keeps the
+ * command line's own expansion off it). ESC comes from WINTERM_ESC, which the shell gets in its
+ * environment. Afterwards %ERRORLEVEL% is 0 (the echo's). The nonce is in PROMPT, an
+ * environment variable every program cmd starts can read.
  *
  * @module
  */
@@ -27,8 +29,14 @@ export function cmdPromptCommand(nonce: string, userPrompt: string | undefined):
   return `prompt ${mark("P;$P")}${mark("A")}${inner}${mark("B")}`;
 }
 
-/** What `terminal_run` types after a command in cmd to report its exit code. */
-export function cmdExitCode(nonce: string): string {
+/**
+ * What `terminal_run` types around a command in cmd: before it, an echo of `C` (marked as
+ * followed by its line break), after it one of `D` with the exit code.
+ */
+export function cmdRunWrapping(nonce: string): { prefix: string; suffix: string } {
   const esc = `%${ESC_VARIABLE}%`;
-  return ` & call echo ${esc}]133;D;%^ERRORLEVEL%;${nonce}${esc}\\`;
+  return {
+    prefix: `echo ${esc}]133;C;nl;${nonce}${esc}\\& `,
+    suffix: ` & call echo ${esc}]133;D;%^ERRORLEVEL%;${nonce}${esc}\\`,
+  };
 }

@@ -37,7 +37,7 @@ import SH_ENV from "./env.sh" with { type: "text" };
 import FISH_INIT from "./init.fish" with { type: "text" };
 import ZSH_ENV from "./zshenv.zsh" with { type: "text" };
 import ZSH_RC from "./zshrc.zsh" with { type: "text" };
-import { cmdExitCode, cmdPromptCommand, ESC_VARIABLE } from "./cmd.ts";
+import { cmdPromptCommand, cmdRunWrapping, ESC_VARIABLE } from "./cmd.ts";
 import { powershellIntegration } from "./powershell.ts";
 
 /** The shells this knows how to integrate. */
@@ -51,8 +51,8 @@ export interface ShellIntegration {
   startup?: string;
   /** Variables the shell needs. */
   env?: Record<string, string>;
-  /** cmd: what `terminal_run` types after a command to learn its exit code. */
-  exitCodeSuffix?: string;
+  /** cmd: what `terminal_run` types around a command to learn where its output starts and its exit code. */
+  runWrapping?: { prefix: string; suffix: string };
 }
 
 /** The variable the nonce travels in (bash, zsh, sh). */
@@ -168,7 +168,7 @@ export function shellIntegration(
       return {
         startup: cmdPromptCommand(nonce, promptOf(env)),
         env: { [ESC_VARIABLE]: "\x1b" },
-        exitCodeSuffix: cmdExitCode(nonce),
+        runWrapping: cmdRunWrapping(nonce),
       };
     default:
       return undefined;

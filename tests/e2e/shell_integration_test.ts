@@ -336,6 +336,7 @@ shellTest(
     const typed = await mcp.call("terminal_run", { terminalId, command: "echo x" });
     match(JSON.stringify(typed.content), /typed at its prompt/);
     await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_u"] });
+    assertEquals((await run(mcp, terminalId, "echo cleared")).output, "cleared\n");
     const lines = await mcp.call("terminal_run", { terminalId, command: "echo a\necho b" });
     match(JSON.stringify(lines.content), /'command'|command/);
     ok(lines.isError);

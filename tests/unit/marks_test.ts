@@ -29,7 +29,7 @@ function reference(bytes: Uint8Array): { data: Uint8Array; marks: PlacedMark[] }
   // Latin-1 keeps one character per byte, so indexes are byte offsets.
   const text = [...bytes].map((byte) => String.fromCharCode(byte)).join("");
   // deno-lint-ignore no-control-regex -- the grammar is made of control characters
-  const mark = /\x1b\]133;([^\x07\x1b\x18\x1a]*)(\x07|\x1b\\)/g;
+  const mark = /\x1b\]133;([^\x07\x1b\x18\x1a\n]*)(\x07|\x1b\\)/g;
   const kept: number[] = [];
   const marks: PlacedMark[] = [];
   let copied = 0;
@@ -123,6 +123,12 @@ Deno.test("an unfinished sequence is held at most MAX_MARK_BYTES, then passed on
   const long = filter.push(encoder.encode("x".repeat(9000)));
   ok(long.data.length > 9000, "the held start comes out with the rest");
   assertEquals(filter.end().length, 0);
+  // A line feed decides at once: no mark holds one.
+  filter.push(encoder.encode("\x1b]133;A;"));
+  assertEquals(
+    decoder.decode(filter.push(encoder.encode("half\nnext")).data),
+    "\x1b]133;A;half\nnext",
+  );
   // Plain output (no ESC) passes through untouched, without a copy.
   const plain = encoder.encode("plain text\n");
   ok(filter.push(plain).data === plain);

@@ -43,6 +43,8 @@ Deno.test("without C: a line entered starts a command, whose output follows the 
   shell.onMark({ kind: "prompt-end" }, 4);
   shell.noteInput("  ", 4);
   assertEquals(shell.typed, "  ");
+  shell.noteInput("oops\x15", 4);
+  assertEquals(shell.typed, "");
   shell.noteInput("\r", 6);
   ok(shell.atPrompt, "a blank line runs nothing");
   shell.noteInput("false\r", 6);

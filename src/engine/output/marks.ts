@@ -11,7 +11,7 @@
  * | `ESC ] 133 ; B ; <nonce> BEL` | the prompt ends: the shell reads a command |
  * | `ESC ] 133 ; C ; <nonce> BEL` | the command's output starts (`C ; nl`: after the line break that follows) |
  * | `ESC ] 133 ; D ; <exit code> ; <nonce> BEL` | the command finished (no code: no command ran) |
- * | `ESC ] 133 ; P ; <path> ; <nonce> BEL` | the shell's working directory (raw: any byte but BEL and ESC) |
+ * | `ESC ] 133 ; P ; <path> ; <nonce> BEL` | the shell's working directory (raw: any byte but BEL, ESC and LF) |
  * | `ESC ] 133 ; E ; <command line> ; <nonce> BEL` | the command line about to run |
  *
  * The nonce is random per terminal and never printed by anything but the shell's own hooks,
@@ -21,8 +21,11 @@
  * nonce never reach the buffer: not the cleaned text, not raw reads, not the screen.
  *
  * A mark split between chunks is still recognised: a chunk that ends inside what may become a
- * mark (at most {@link MAX_MARK_BYTES}) is held back until the next chunk decides, or the end of
- * the stream releases it.
+ * mark is held back until the next chunk decides, or the end of the stream releases it. What is
+ * held is at most {@link MAX_MARK_BYTES} and never a line feed (a mark holds none), so a program
+ * that prints the start of one and stops holds back only the rest of that line, which a
+ * terminal would not show either (an unfinished OSC swallows it; cleaning ends it at the line
+ * feed as well).
  *
  * @example
  * ```ts
@@ -61,7 +64,7 @@ export interface FilteredOutput {
 /** A longer sequence is not a mark (the longest a shell sends: a path, a command line). */
 export const MAX_MARK_BYTES = 8192;
 
-const ESC = 0x1b, BEL = 0x07, CAN = 0x18, SUB = 0x1a, BACKSLASH = 0x5c;
+const ESC = 0x1b, BEL = 0x07, LF = 0x0a, CAN = 0x18, SUB = 0x1a, BACKSLASH = 0x5c;
 /** `] 1 3 3 ;` after ESC. */
 const PREFIX = [0x5d, 0x31, 0x33, 0x33, 0x3b];
 const decoder = new TextDecoder();
@@ -182,7 +185,7 @@ export class MarkFilter {
         const end = byte === BEL ? at + 1 : at + 2;
         return this.#accept(input.subarray(bodyStart, at), end);
       }
-      if (byte === CAN || byte === SUB) return undefined;
+      if (byte === CAN || byte === SUB || byte === LF) return undefined;
     }
     if (limit === input.length && input.length - start < MAX_MARK_BYTES) {
       this.#searched = limit - start;

@@ -135,7 +135,10 @@ export class ShellTracker {
   /** Input is about to be written at output offset `offset`; returns whether the state changed. */
   noteInput(text: string, offset: number): boolean {
     if (this.command || !this.active) return false;
-    const lines = (this.typed + text).split(/\r\n|\r|\n/);
+    // Ctrl+U and Ctrl+C discard the line typed so far.
+    // deno-lint-ignore no-control-regex -- those keys are control characters
+    const kept = (this.typed + text).split(/[\x03\x15]/).at(-1)!;
+    const lines = kept.split(/\r\n|\r|\n/);
     this.typed = lines.pop()!;
     // deno-lint-ignore no-control-regex -- what was typed, without its keys
     const entered = lines.map((line) => line.replace(/[\x00-\x1f\x7f]/g, "").trim())

@@ -459,7 +459,7 @@ export class Terminal {
         : null,
       cwd: shell?.cwd ?? this.cwd,
       lastExitCode: shell?.lastExitCode ?? null,
-      shellIntegration: !shell ? "none" : shell.active ? "active" : "starting",
+      shellIntegration: !shell ? "none" : shell.promptEnd >= 0 ? "active" : "starting",
     };
   }
 
@@ -672,7 +672,7 @@ export class Terminal {
       );
     }
     this.#assertRunning();
-    if (!shell.active) {
+    if (shell.promptEnd < 0) {
       // Just opened: its first prompt is on its way.
       const first = await this.wait({ prompt: true, since: 0, timeoutMs, signal: options.signal });
       if (first.condition !== "prompt") {

@@ -20,7 +20,7 @@ if [ -n "$__winterm_nonce" ] && [ -z "${__winterm_ps0-}" ]; then
   __winterm_report() {
     builtin printf '\e]133;D;%s;%s\a' "$1" "$__winterm_nonce"
     case $PWD in
-      *[$'\a\e']*) ;;
+      *[$'\a\e\n']*) ;;
       *) builtin printf '\e]133;P;%s;%s\a' "$PWD" "$__winterm_nonce" ;;
     esac
   }

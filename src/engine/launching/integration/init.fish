@@ -10,7 +10,7 @@ function __winterm_postexec --on-event fish_postexec
     printf '\e]133;D;%s;%s\a' $status $__winterm_nonce
 end
 function __winterm_cwd --on-event fish_prompt
-    string match -qr '[\a\e]' -- $PWD; or printf '\e]133;P;%s;%s\a' "$PWD" $__winterm_nonce
+    string match -qr '[\a\e\n]' -- $PWD; or printf '\e]133;P;%s;%s\a' "$PWD" $__winterm_nonce
 end
 function __winterm_status
     return $argv[1]

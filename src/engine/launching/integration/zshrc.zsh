@@ -23,7 +23,7 @@ if [[ -n $__winterm_nonce ]]; then
       __winterm_plain=${(S)__winterm_mark//$'\e'\[*m/}
       builtin printf '%s%*s\r%*s\r' "$__winterm_mark" $(( COLUMNS - ${#__winterm_plain} )) '' ${#__winterm_plain} ''
     fi
-    [[ $PWD == *[$'\a\e']* ]] || builtin printf '\e]133;P;%s;%s\a' "$PWD" $__winterm_nonce
+    [[ $PWD == *[$'\a\e\n']* ]] || builtin printf '\e]133;P;%s;%s\a' "$PWD" $__winterm_nonce
   }
   __winterm_wrap() {
     if [[ $PS1 != ${__winterm_ps1-} ]]; then
@@ -36,6 +36,7 @@ if [[ -n $__winterm_nonce ]]; then
     builtin local __winterm_line=${1[1,1000]}
     __winterm_line=${__winterm_line//$'\e'/\\e}
     __winterm_line=${__winterm_line//$'\a'/\\a}
+    __winterm_line=${__winterm_line//$'\n'/ }
     builtin printf '\e]133;E;%s;%s\a\e]133;C;%s\a' "$__winterm_line" $__winterm_nonce $__winterm_nonce
   }
   precmd_functions=(__winterm_precmd ${precmd_functions:#__winterm_*} __winterm_wrap)

@@ -86,6 +86,7 @@ async function open(mcp: Connection, shell: string, cwd = "/"): Promise<string> 
 
 const run = (mcp: Connection, terminalId: string, command: string, timeoutMs = 15_000) =>
   mcp.callOk<Run>("terminal_run", { terminalId, command, timeoutMs });
+const runFor = run;
 
 const listed = async (mcp: Connection, terminalId: string) =>
   (await mcp.callOk<{ terminals: Listed[] }>("terminal_list")).terminals.find((terminal) =>
@@ -94,6 +95,16 @@ const listed = async (mcp: Connection, terminalId: string) =>
 
 /** The cases, for one shell. */
 async function provesCommands(mcp: Connection, terminalId: string): Promise<void> {
+  /** A run that finishes; terminal_list then shows the prompt, its cwd and exit code. */
+  const run = async (mcp: Connection, terminalId: string, command: string) => {
+    const done = await mcp.callOk<Run>("terminal_run", { terminalId, command, timeoutMs: 15_000 });
+    const state = await listed(mcp, terminalId);
+    assertEquals(
+      [done.condition, state.state, state.cwd, state.lastExitCode],
+      ["done", "prompt", done.cwd, done.exitCode],
+    );
+    return done;
+  };
   const failed = await run(mcp, terminalId, "false");
   assertEquals([failed.condition, failed.exitCode, failed.output], ["done", 1, ""]);
   assertEquals(failed.cwd, "/");
@@ -122,7 +133,7 @@ async function provesCommands(mcp: Connection, terminalId: string): Promise<void
   assertEquals((await listed(mcp, terminalId)).lastExitCode, 4);
 
   // A command that reads input, answered through terminal_write, still ends with its code.
-  const asking = await run(
+  const asking = await runFor(
     mcp,
     terminalId,
     "printf 'name? '; read answer; echo \"hello $answer\"; (exit 7)",
@@ -148,7 +159,7 @@ async function provesCommands(mcp: Connection, terminalId: string): Promise<void
   match(back.output, /hello Ada/);
 
   // A nested shell: the command runs until it exits; its exit code is the command's.
-  const nested = await run(mcp, terminalId, "sh", 500);
+  const nested = await runFor(mcp, terminalId, "sh", 500);
   assertEquals(nested.condition, "timeout");
   await mcp.callOk("terminal_write", { terminalId, input: "echo inner-$((6 * 7)); exit 5" });
   const done = await mcp.callOk<Waited>("terminal_wait", {

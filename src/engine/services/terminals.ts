@@ -751,21 +751,25 @@ export class Terminal {
    */
   #outputBetween(from: number, to: number): WaitOutput {
     const output = this.#output;
-    if (to <= Math.max(from, output.start)) {
-      return { output: "", truncated: from < output.start && to > from };
-    }
+    // What the terminal no longer keeps (its line and byte limits) is said, not shown.
+    const gone = Math.max(0, Math.min(to, output.start) - from);
+    const lost = gone > 0
+      ? omissionMarker({ bytes: gone, hint: "no longer kept by the terminal" })
+      : "";
+    from = Math.max(from, output.start);
+    if (to <= from) return { output: lost, truncated: gone > 0 };
     const budget = Math.min(this.#answerBytes, WAIT_OUTPUT_BYTES) - 200;
     const final = !this.running || to < output.end;
-    const head = output.readFrom(from, Math.max(0, to - from), { final, budget });
-    if (head.end >= to) return { output: head.text, truncated: head.dropped > 0 };
+    const head = output.readFrom(from, to - from, { final, budget });
+    if (head.end >= to) return { output: lost + head.text, truncated: gone > 0 };
     const half = Math.floor(budget / 2);
-    const first = output.readFrom(from, Math.max(0, to - from), { final, budget: half });
-    const tail = output.readNewest(Math.max(first.end, from), { final, budget: half }, to);
+    const first = output.readFrom(from, to - from, { final, budget: half });
+    const tail = output.readNewest(first.end, { final, budget: half }, to);
     const marker = omissionMarker({
       bytes: Math.max(0, tail.start - first.end),
       hint: `read them with since=${output.lineAt(first.end)}`,
     });
-    return { output: first.text + marker + tail.text, truncated: true };
+    return { output: lost + first.text + marker + tail.text, truncated: true };
   }
 
   /** Frees the screen and the kept output; the program must have ended. */

@@ -38,6 +38,7 @@
  * ```
  * @module
  */
+import { concatBytes as concat } from "../../bytes.ts";
 
 /** What a shell told. */
 export type ShellMark =
@@ -201,14 +202,4 @@ export class MarkFilter {
     if (last < 0 || body.slice(last + 1) !== this.#nonce) return undefined;
     return { end, mark: parseMark(body.slice(0, last)) };
   }
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }

@@ -22,6 +22,7 @@
  * ```
  * @module
  */
+import { concatBytes } from "../../bytes.ts";
 import type { OutputBudget } from "./budget.ts";
 import type { StreamDecoder } from "./decode.ts";
 import { OutputBuffer } from "./buffer.ts";
@@ -83,7 +84,7 @@ export class StreamOutput {
     const data = this.#keep(this.#decoder?.end() ?? new Uint8Array(0), time);
     const held = this.#marks?.filter.end() ?? new Uint8Array(0);
     this.#buffer.append(held, time);
-    return held.length === 0 ? data : concat(data, held);
+    return held.length === 0 ? data : concatBytes([data, held]);
   }
 
   #keep(decoded: Uint8Array, time: number): Uint8Array {
@@ -191,11 +192,4 @@ export class StreamOutput {
     this.#screen = undefined;
     this.#buffer.release();
   }
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }

@@ -6,13 +6,15 @@
  *
  * Reading the terminal means blocked (state S) in:
  * - `read`, `readv` or `pread64` on a descriptor that is the terminal;
- * - `poll`/`ppoll` with the terminal among its descriptors for reading (the `pollfd` array is
- *   read from the process's memory, `/proc/<pid>/mem`);
- * - `select`/`pselect6` with the terminal in its read set (likewise; Python's REPL waits so);
- * - `epoll_wait`/`epoll_pwait`/`epoll_pwait2` on an epoll set that watches the terminal for
- *   input (`/proc/<pid>/fdinfo/<epfd>` lists what it watches; node's REPL waits so).
+ * - `poll`/`ppoll` whose descriptors for reading are all the terminal (the `pollfd` array is read
+ *   from the process's memory, `/proc/<pid>/mem`);
+ * - `select`/`pselect6` whose read set holds only the terminal (likewise; Python's REPL waits so);
+ * - `epoll_wait`/`epoll_pwait`/`epoll_pwait2` on an epoll set that watches only the terminal for
+ *   input (`/proc/<pid>/fdinfo/<epfd>` lists what it watches).
  *
- * A sleep (`nanosleep`), a wait for a child or for the network never is. A process whose memory
+ * A sleep (`nanosleep`), a wait for a child or for the network never is, and neither is a wait on
+ * the terminal and something else at once: a relay (ssh, `docker run -it`), a dev server that
+ * also takes commands from the terminal, an event loop (node's REPL) may be busy with the other. A process whose memory
  * may not be read (another user, a kernel that forbids it) is not seen waiting in poll or
  * select. Each answer also counts the thread's context switches, so a caller can tell a
  * program that has not yet woken up to read what was just typed from one that read it and
@@ -125,6 +127,8 @@ function blockedReading(pid: number, syscall: string, terminal: string): boolean
   if (!call || fields.length < 4) return false;
   const arg = (n: number) => BigInt(fields[1 + n]);
   const isTerminal = (fd: number) => fd >= 0 && fdPath(fd, pid) === terminal;
+  /** The descriptors waited on for reading are some, and all the terminal. */
+  const onlyTerminal = (fds: number[]) => fds.length > 0 && fds.every(isTerminal);
   switch (call) {
     case "read":
     case "readv":
@@ -135,11 +139,12 @@ function blockedReading(pid: number, syscall: string, terminal: string): boolean
       const array = count > 0 ? processMemory(pid, arg(0), count * 8) : undefined;
       if (!array) return false;
       const view = new DataView(array.buffer);
+      const reading: number[] = [];
       for (let i = 0; i < count; i++) {
         const fd = view.getInt32(i * 8, true);
-        if (view.getInt16(i * 8 + 4, true) & POLLIN && isTerminal(fd)) return true;
+        if (fd >= 0 && view.getInt16(i * 8 + 4, true) & POLLIN) reading.push(fd);
       }
-      return false;
+      return onlyTerminal(reading);
     }
     case "select": {
       const count = Math.min(Number(arg(0)), MAX_SELECT);
@@ -147,20 +152,20 @@ function blockedReading(pid: number, syscall: string, terminal: string): boolean
         ? processMemory(pid, arg(1), Math.ceil(count / 64) * 8)
         : undefined;
       if (!set) return false;
-      for (let fd = 0; fd < count; fd++) {
-        if (set[fd >> 3] & (1 << (fd & 7)) && isTerminal(fd)) return true;
-      }
-      return false;
+      const reading: number[] = [];
+      for (let fd = 0; fd < count; fd++) if (set[fd >> 3] & (1 << (fd & 7))) reading.push(fd);
+      return onlyTerminal(reading);
     }
     case "epoll": {
       const info = readProcFile(pid, `fdinfo/${Number(arg(0))}`, 64 * 1024);
       if (!info) return false;
+      const reading: number[] = [];
       for (
         const match of decoder.decode(info).matchAll(/^tfd:\s*(\d+)\s+events:\s*([0-9a-f]+)/gm)
       ) {
-        if (parseInt(match[2], 16) & EPOLLIN && isTerminal(Number(match[1]))) return true;
+        if (parseInt(match[2], 16) & EPOLLIN) reading.push(Number(match[1]));
       }
-      return false;
+      return onlyTerminal(reading);
     }
   }
 }

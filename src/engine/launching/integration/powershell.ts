@@ -25,7 +25,7 @@ function global:prompt {
   $marks = "$e]133;D;$code;$($state.Nonce)$e\\"
   if ($PWD.Provider.Name -eq 'FileSystem') { $marks += "$e]133;P;$($PWD.ProviderPath);$($state.Nonce)$e\\" }
   $marks += "$e]133;A;$($state.Nonce)$e\\"
-  if (-not $ok) { Write-Error '' -ErrorAction Ignore }
+  if (-not $ok) { Write-Error 'failure' -ErrorAction Ignore }
   $text = if ($state.Prompt) { & $state.Prompt } else { "PS $($PWD.Path)> " }
   return $marks + (-join $text) + "$e]133;B;$($state.Nonce)$e\\"
 }

@@ -50,6 +50,21 @@ Deno.test("the files are named by their content, written once, whole, and kept p
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
+  if (Deno.build.os !== "windows" && Deno.uid() !== 0) {
+    // A state directory that cannot be written: a temporary one serves.
+    const locked = tempDir("winterm-locked-");
+    Deno.chmodSync(locked, 0o500);
+    const scripts = new ShellScripts(`${locked}/sub`);
+    ok(!scripts.file("z", "true\n").startsWith(locked));
+    scripts.remove();
+    Deno.chmodSync(locked, 0o700);
+    Deno.removeSync(locked, { recursive: true });
+  }
+  if (Deno.build.os === "linux") {
+    const missing = new ShellScripts("/proc/no-such-place/for/scripts");
+    ok(!missing.file("z", "true\n").startsWith("/proc"));
+    missing.remove();
+  }
   const temporary = new ShellScripts();
   const path = temporary.file("y", "true\n");
   temporary.remove();

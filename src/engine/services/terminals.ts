@@ -874,9 +874,15 @@ export class TerminalService {
     const invocation = buildTerminalInvocation({
       ...request,
       codePage: encoding?.codePage,
-      integration: request.shellIntegration === false
-        ? undefined
-        : (shell) => shellIntegration(shell, nonce, env, this.#scripts),
+      integration: request.shellIntegration === false ? undefined : (shell) => {
+        try {
+          return shellIntegration(shell, nonce, env, this.#scripts);
+        } catch (error) {
+          // No place to write its files: the shell starts plain (and says so: `none`).
+          log.warn("shell integration unavailable", { shell, error });
+          return undefined;
+        }
+      },
     }, { cwd, env });
     Object.assign(env, invocation.env);
     checkTerminalEncoding(encoding, true, invocation.codePage);

@@ -78,21 +78,25 @@ export class ShellScripts {
 
   /** The path of a file with this content (written on first use), under `name-<hash><suffix>`. */
   file(name: string, content: string, suffix = ""): string {
-    const path = join(this.#directory(), `${name}-${contentName(content)}${suffix}`);
-    this.#write(path, content);
-    return path;
+    return this.#inDirectory((dir) => {
+      const path = join(dir, `${name}-${contentName(content)}${suffix}`);
+      this.#write(path, content);
+      return path;
+    });
   }
 
   /** A directory holding these files (written on first use), named by their content. */
   directory(name: string, files: Record<string, string>): string {
     const all = Object.entries(files).map(([file, text]) => file + "\0" + text).join("\0");
-    const path = join(this.#directory(), `${name}-${contentName(all)}`);
-    if (!this.#written.has(path)) {
-      Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
-      for (const [file, text] of Object.entries(files)) this.#write(join(path, file), text);
-      this.#written.add(path);
-    }
-    return path;
+    return this.#inDirectory((dir) => {
+      const path = join(dir, `${name}-${contentName(all)}`);
+      if (!this.#written.has(path)) {
+        Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
+        for (const [file, text] of Object.entries(files)) this.#write(join(path, file), text);
+        this.#written.add(path);
+      }
+      return path;
+    });
   }
 
   /** Removes the temporary directory, if one was made. */
@@ -107,13 +111,18 @@ export class ShellScripts {
     this.#written.clear();
   }
 
-  #directory(): string {
-    if (this.#dir !== undefined) {
-      Deno.mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
-      return this.#dir;
+  /** Runs `write` in the state directory, or (none, or it cannot be written) a temporary one. */
+  #inDirectory<T>(write: (dir: string) => T): T {
+    if (this.#dir !== undefined && this.#temporary === undefined) {
+      try {
+        Deno.mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
+        return write(this.#dir);
+      } catch {
+        // A state directory that cannot be written: a temporary one serves.
+      }
     }
     this.#temporary ??= Deno.makeTempDirSync({ prefix: "winterm-shell-" });
-    return this.#temporary;
+    return write(this.#temporary);
   }
 
   /** Writes a file once per server: whole or not at all (a temporary name, then a rename). */

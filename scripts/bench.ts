@@ -16,11 +16,13 @@
  * - REST latency on fresh connections while 1,000 idle connections are held open;
  * - process trees: one look at the process table, ending a command that left 20 escaped
  *   processes, and a new server ending what a SIGKILLed one left (Linux).
+ * - the agent-task suite (tests/helpers/agent_tasks.ts): calls and bytes an agent reads per
+ *   task, against each task's budget, in a table of its own.
  *
  * Medians of repeated runs. Linux/macOS only (the Windows figures need a Windows machine).
  *
  * `--only NAME,...` runs some of them (throughput, echo, shell, startup, memory, terminals, http,
- * loaded, commands) and `--quick` shortens each; either prints the table without writing
+ * loaded, commands, agent) and `--quick` shortens each; either prints the table without writing
  * docs/benchmarks.md (a smoke run).
  *
  * @module
@@ -30,6 +32,7 @@ import { parseArgs } from "node:util";
 import nodePty from "@lydell/node-pty";
 import { spawn } from "../src/pty/mod.ts";
 import { CommandService } from "../src/engine/services/commands.ts";
+import { Agent, AGENT_TASKS } from "../tests/helpers/agent_tasks.ts";
 import { connect, type Connection, MAIN } from "../tests/helpers/mcp.ts";
 import { rawRequest, request, startHttpServer } from "../tests/helpers/http.ts";
 import { eventually, processesWith, tempDir, uniqueMarker } from "../tests/helpers/process.ts";
@@ -594,6 +597,26 @@ async function processTrees(rows: Row[]): Promise<void> {
   });
 }
 
+/** Per task: calls and bytes read against the budget, and the wall time (one run each). */
+const agentRows: string[] = [];
+
+async function agentTasks(): Promise<void> {
+  const mcp = await connect();
+  try {
+    for (const task of AGENT_TASKS) {
+      if (task.linuxOnly && Deno.build.os !== "linux") continue;
+      const agent = new Agent(mcp);
+      const ms = await timed(() => task.run(agent));
+      agentRows.push(
+        `| ${task.name} | ${agent.calls} (${task.calls}) | ${agent.bytes} (${task.bytes}) | ` +
+          `${ms.toFixed(0)} ms |`,
+      );
+    }
+  } finally {
+    await mcp.close();
+  }
+}
+
 const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["throughput", "PTY throughput", throughput],
   ["echo", "echo latency", echoLatency],
@@ -606,6 +629,7 @@ const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["loaded", "get_version under 64 printing terminals", loadedLatency],
   ["commands", "memory after 1,000 commands of 1 MB", commandMemory],
   ["trees", "process trees", processTrees],
+  ["agent", "the agent-task suite", agentTasks],
 ];
 const rows: Row[] = [];
 const started = new Date();
@@ -630,6 +654,20 @@ const lines = [
   "|---|---|---|",
   ...rows.map((row) => `| ${row.what} | ${row.figure} | ${row.note ?? ""} |`),
   "",
+  ...(agentRows.length
+    ? [
+      "## Agent tasks",
+      "",
+      "Each task as an agent does it through the real server (SDK client over stdio), with the",
+      "fewest calls the tool descriptions teach: the calls made and the bytes of answer text read",
+      "(what lands in the model's context), the budget the test suite holds it to in brackets.",
+      "",
+      "| task | calls (budget) | bytes read (budget) | wall time |",
+      "|---|---|---|---|",
+      ...agentRows,
+      "",
+    ]
+    : []),
 ];
 if (!ONLY && !QUICK) Deno.writeTextFileSync(`${ROOT}/docs/benchmarks.md`, lines.join("\n"));
 console.log(lines.join("\n"));

@@ -44,6 +44,18 @@ export const Encoding = Type.String({
     "page; terminals: UTF-8). A cmd or PowerShell shell is switched to it (chcp).",
 });
 
+/** An optional field that may also be `null` (which means the same as leaving it out). */
+export function nullable<T extends TSchema>(schema: T) {
+  return Type.Optional(Type.Union([schema, Type.Null()]));
+}
+
+/** `args` without its `null` fields (they mean "not given"), for handlers that expect none. */
+export function withoutNulls<T extends object>(args: T): { [K in keyof T]: Exclude<T[K], null> } {
+  return Object.fromEntries(Object.entries(args).filter(([, value]) => value !== null)) as {
+    [K in keyof T]: Exclude<T[K], null>;
+  };
+}
+
 /** A union of string literals (an enum, as JSON Schema `anyOf` of `const`s). */
 export function literals<const T extends readonly string[]>(
   values: T,
@@ -110,13 +122,28 @@ function describe(error: ValueError, root: TObject): string {
       : `'${field}' is not a known argument (known: ${known})`;
   }
   if (error.message === "Expected required property") return `'${field}' is required`;
-  const anyOf = schema.anyOf as { const?: unknown }[] | undefined;
+  const anyOf = schema.anyOf as Record<string, unknown>[] | undefined;
   if (anyOf?.every((option) => option.const !== undefined)) {
     return `'${field}' must be one of ${
       anyOf.map((option) => show(option.const)).join(", ")
     } (got ${show(error.value)})`;
   }
+  if (anyOf) {
+    const options = anyOf.filter((option) => option.type !== "null");
+    const orNull = options.length < anyOf.length ? " or null" : "";
+    return `'${field}' must be ${options.map(optionExpectation).join(", or ")}${orNull} (got ${
+      show(error.value)
+    })`;
+  }
   return `'${field}' must be ${expectation(schema)} (got ${show(error.value)})`;
+}
+
+/** What one option of a union accepts: "one of "a", "b"" for an enum, else as any schema. */
+function optionExpectation(schema: Record<string, unknown>): string {
+  const anyOf = schema.anyOf as { const?: unknown }[] | undefined;
+  return anyOf?.every((option) => option.const !== undefined)
+    ? `one of ${anyOf.map((option) => show(option.const)).join(", ")}`
+    : expectation(schema);
 }
 
 /** What a schema accepts, in words: "an integer from 1 to 3600". */

@@ -6,8 +6,8 @@
  * |---|---|
  * | `POST /api/terminals` | create `{shell?, cwd?, env?, cols?, rows?}` (also `command`, `args`, `outputByteLimit`, `encoding`) |
  * | `POST /api/terminals/:id/input` | type `{input}`; Enter is added unless it ends with a newline |
- * | `POST /api/terminals/:id/run` | run `{command, timeoutMs?}` in the shell: output, exit code, cwd |
- * | `GET /api/terminals/:id/output` | read: `since`, `mode`, `headLines`, `tailLines`, `maxLines`, `raw` |
+ * | `POST /api/terminals/:id/run` | run `{command, timeoutMs?, maxBytes?}` in the shell: output, exit code, cwd |
+ * | `GET /api/terminals/:id/output` | read: `since`, `mode`, `headLines`, `tailLines`, `maxLines`, `maxBytes`, `raw` |
  * | `GET /api/terminals/:id/stats` | statistics |
  * | `GET /api/terminals` | list |
  * | `DELETE /api/terminals/:id` | terminate and release, `{signal?}` first |
@@ -87,6 +87,7 @@ const CreateBody = Type.Object({
 const RunBody = Type.Object({
   command: Type.String({ minLength: 1, maxLength: 32768 }),
   timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
+  maxBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 16 * 1024 * 1024 })),
 }, { additionalProperties: false });
 
 const InputBody = Type.Object({
@@ -104,6 +105,7 @@ const OutputQuery = Type.Object({
   headLines: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000 })),
   tailLines: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000 })),
   maxLines: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+  maxBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 16 * 1024 * 1024 })),
   raw: Type.Optional(Type.Boolean()),
 }, { additionalProperties: false });
 
@@ -309,7 +311,12 @@ export class RestApi {
 
   async #run(id: string, body: Static<typeof RunBody>): Promise<Response> {
     const terminal = this.engine.terminals.get(id);
-    return ok(await terminal.run(body.command, body.timeoutMs ?? 30_000, { via: this.via }));
+    return ok(
+      await terminal.run(body.command, body.timeoutMs ?? 30_000, {
+        via: this.via,
+        maxBytes: body.maxBytes,
+      }),
+    );
   }
 
   #output(id: string, query: Static<typeof OutputQuery>): Response {

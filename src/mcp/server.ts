@@ -32,10 +32,12 @@ import {
 import { validationErrors } from "../schema.ts";
 import { type ToolContext, type ToolDefinition } from "./tool.ts";
 
-const INSTRUCTIONS = "Real terminals for agents. One-shot commands: run_command returns a token; " +
-  "query_command_status with wait_ms waits for the end and returns output and exit code. " +
-  "Persistent terminals (shells, REPLs, servers): terminal_create, terminal_write, " +
-  "terminal_wait (until output matches, idle, or exit), terminal_read.";
+const INSTRUCTIONS = "Real terminals for agents. One-shot commands: run_command with wait_ms " +
+  "answers status, exit code and output in one call (output over 16 KiB shows its first and last " +
+  "lines with a marker saying how to read the rest; tail_lines gives just the end). Persistent " +
+  "terminals (shells, REPLs, servers): terminal_create, then terminal_write with a wait (pattern, " +
+  "idleMs or exit) to type and see the answer in one call; terminal_read with since=nextReadFrom " +
+  "or mode tail for more; terminal_release when done.";
 
 /**
  * Who reads the errors: `local`, the user who started the server (stdio), sees the detail of

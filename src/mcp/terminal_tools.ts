@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { Type } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
 import type { FrontEnd } from "../engine/launching/audit.ts";
 import { EngineError } from "../engine/errors.ts";
 import { KEY_NAMES, keySequence } from "../engine/services/keys.ts";
@@ -19,8 +19,8 @@ import {
   type TerminalService,
 } from "../engine/services/terminals.ts";
 import { type ExitStatus, SIGNAL_NAMES } from "../pty/mod.ts";
-import { Encoding, Env, literals } from "../schema.ts";
-import { defineTool, type ToolDefinition, withProgress } from "./tool.ts";
+import { Encoding, Env, literals, nullable, withoutNulls } from "../schema.ts";
+import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
 
 const MIB = 1024 * 1024;
 const TerminalId = Type.String({
@@ -44,11 +44,31 @@ const READ_ONLY = {
   openWorldHint: false,
 };
 const encoder = new TextEncoder();
+/** How long a wait lasts unless told: well within the 60 s MCP clients give a call by default. */
+const DEFAULT_WAIT_MS = 30_000;
+
+/** ACP's `_meta`, allowed at every level of its requests: accepted, not used. */
+const Meta = nullable(Type.Record(Type.String(), Type.Unknown(), {
+  description: "ACP's _meta: accepted and ignored.",
+}));
+
+/**
+ * What every ACP terminal request carries besides its own fields. One server serves one
+ * client's terminals, so the session id is accepted and not used.
+ */
+const AcpFields = {
+  sessionId: nullable(Type.String({
+    maxLength: 1000,
+    description: "ACP's session id: accepted and ignored.",
+  })),
+  _meta: Meta,
+};
 
 const AcpEnv = Type.Array(
   Type.Object({
     name: Type.String({ pattern: "^[^=\\u0000]+$" }),
     value: Type.String({ maxLength: 32768 }),
+    _meta: Meta,
   }, {
     additionalProperties: false,
   }),
@@ -56,15 +76,19 @@ const AcpEnv = Type.Array(
 );
 
 const CreateInput = Type.Object({
-  command: Type.Optional(Type.String({
+  command: nullable(Type.String({
     minLength: 1,
     maxLength: 32768,
-    description:
-      "With args: the program to run (no shell). Without args: a command line for the shell. " +
-      "Omitted: an interactive shell.",
+    description: "A command line, run by the shell (pipes, &&, redirections work), as ACP " +
+      "clients run it. With args (one or more): the program to run with them, no shell. " +
+      "Omitted: an interactive shell to type into.",
   })),
-  args: Type.Optional(Type.Array(Type.String({ maxLength: 32768 }), { maxItems: 1000 })),
-  shell: Type.Optional(Type.String({
+  args: nullable(Type.Array(Type.String({ maxLength: 32768 }), {
+    maxItems: 1000,
+    description: "Arguments of the program `command`, passed exactly, no shell. [] is the same " +
+      "as none: `command` is then a command line for the shell.",
+  })),
+  shell: nullable(Type.String({
     minLength: 1,
     maxLength: 4096,
     description:
@@ -76,21 +100,22 @@ const CreateInput = Type.Object({
       "A shell opened without command reports its prompt, commands, exit codes and cwd (no file " +
       "of the user's is changed): terminal_run, wait with prompt, state. false: a plain shell.",
   })),
-  cwd: Type.Optional(
+  cwd: nullable(
     Type.String({ minLength: 1, maxLength: 4096, description: "Working directory." }),
   ),
-  env: Type.Optional(Type.Union([Env, AcpEnv])),
-  cols: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 80 })),
-  rows: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 24 })),
-  outputByteLimit: Type.Optional(Type.Integer({
-    minimum: 1,
+  env: nullable(Type.Union([Env, AcpEnv])),
+  cols: nullable(Type.Integer({ minimum: 1, maximum: 1000, default: 80 })),
+  rows: nullable(Type.Integer({ minimum: 1, maximum: 1000, default: 24 })),
+  outputByteLimit: nullable(Type.Integer({
+    minimum: 0,
     maximum: 1024 * MIB,
     description:
-      "terminal_output returns at most this many bytes: the newest, cut at a character boundary. " +
-      "At most the server's WINTERM_TERMINAL_MAX_BYTES (a larger value is lowered, and the answer " +
-      "says so).",
+      "terminal_output returns at most this many bytes: the newest, cut at a character boundary " +
+      "(0: none). At most the server's WINTERM_TERMINAL_MAX_BYTES (a larger value is lowered, and " +
+      "the answer says so).",
   })),
-  encoding: Type.Optional(Encoding),
+  encoding: nullable(Encoding),
+  ...AcpFields,
 }, { additionalProperties: false });
 
 const ActivityFields = {
@@ -128,6 +153,50 @@ const TerminalInfo = Type.Object({
   notice: Type.Optional(Type.String({ description: "A limit the server applied to the request." })),
 });
 
+const MaxBytes = Type.Integer({
+  minimum: 1,
+  maximum: 16 * MIB,
+  default: 16 * 1024,
+  description: "Most bytes of output text in the answer (as JSON). Output larger than this is " +
+    "shown as its first and last lines with a marker between saying how much was left out " +
+    "and from which line to read it. At most the server's WINTERM_MAX_ANSWER_BYTES (2 MiB).",
+});
+
+/** The conditions of a wait, shared by terminal_wait and terminal_write. */
+const WaitFields = {
+  pattern: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 1000,
+    description: "Wait until the cleaned output matches this regular expression (RE2 syntax: " +
+      "no backreferences or lookaround; linear time). Never matches the echo of what was typed.",
+  })),
+  flags: Type.Optional(
+    Type.String({ pattern: "^[imsu]*$", maxLength: 4, description: "Regex flags: i, m, s, u." }),
+  ),
+  idleMs: Type.Optional(
+    Type.Integer({
+      minimum: 10,
+      maximum: 3_600_000,
+      description: "Stop once no output came for this long (a prompt waiting, a REPL done).",
+    }),
+  ),
+  exit: Type.Optional(Type.Boolean({
+    description: "Wait for the program to exit. An exit always ends a wait; with no other " +
+      "condition this is what a wait waits for.",
+  })),
+  prompt: Type.Optional(Type.Boolean({
+    description: "Wait until the shell is back at its prompt (a prompt shown after the last " +
+      "write, or after since): shell integration. Ends a terminal_run that timed out.",
+  })),
+  timeoutMs: Type.Optional(Type.Integer({
+    minimum: 1,
+    maximum: 600_000,
+    default: DEFAULT_WAIT_MS,
+    description: "Give up after this long (condition timeout, output so far).",
+  })),
+  maxBytes: Type.Optional(MaxBytes),
+};
+
 const WriteInput = Type.Object({
   terminalId: TerminalId,
   input: Type.Optional(Type.String({
@@ -142,6 +211,7 @@ const WriteInput = Type.Object({
     default: true,
     description: 'Press Enter after the text. Ignored when keys are given (add "enter" there).',
   })),
+  ...WaitFields,
 }, { additionalProperties: false });
 
 const ReadInput = Type.Object({
@@ -159,6 +229,7 @@ const ReadInput = Type.Object({
   tailLines: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, default: 50 })),
   maxLines: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 1000 })),
   raw: Type.Optional(Type.Boolean({ default: false, description: "Keep escape sequences." })),
+  maxBytes: Type.Optional(MaxBytes),
 }, { additionalProperties: false });
 
 const ReadOutput = Type.Object({
@@ -184,62 +255,34 @@ const ReadOutput = Type.Object({
         "follow in this request (read again to see it).",
     }),
   })),
+  notice: Type.Optional(Type.String({ description: "A limit the server applied to the request." })),
   exitStatus: Type.Optional(ExitStatusSchema),
 });
 
 const WaitInput = Type.Object({
   terminalId: TerminalId,
-  pattern: Type.Optional(Type.String({
-    minLength: 1,
-    maxLength: 1000,
-    description: "A regular expression (RE2 syntax: no backreferences or lookaround; matched in " +
-      "linear time) to wait for in the cleaned output. Matched against new output plus the " +
-      "newest 4 KiB before it.",
-  })),
-  flags: Type.Optional(
-    Type.String({ pattern: "^[imsu]*$", maxLength: 4, description: "Regex flags: i, m, s, u." }),
-  ),
-  idleMs: Type.Optional(
-    Type.Integer({
-      minimum: 10,
-      maximum: 3_600_000,
-      description: "Stop once no output came for this long.",
-    }),
-  ),
-  exit: Type.Optional(Type.Boolean({
-    description:
-      "Wait for the program to exit. An exit always ends a wait; with no other condition this is the default.",
-  })),
-  prompt: Type.Optional(Type.Boolean({
-    description: "Wait until the shell is back at its prompt (a prompt shown after the last " +
-      "write, or after since): shell integration. Ends a terminal_run that timed out.",
-  })),
+  ...WaitFields,
   input: Type.Optional(Type.Boolean({
     description: "Wait until the program in the foreground is blocked reading the terminal (a " +
       "question, a password prompt, a REPL), not at the shell's own prompt. Linux only.",
   })),
-  timeoutMs: Type.Integer({
-    minimum: 1,
-    maximum: 600_000,
-    description: "Give up after this long.",
-  }),
   since: Type.Optional(Type.Integer({
     minimum: 0,
-    description:
-      "Match (and return) output from this line on. Default: since the last terminal_write (or " +
-      "since the start if nothing was written), so output that came before the wait still counts.",
+    description: "Match (and return) output from this line on. Default: the answer to the last " +
+      "terminal_write, from the line after the echo of what was typed (or the start if nothing " +
+      "was written), so output that came before the wait still counts.",
   })),
 }, { additionalProperties: false });
 
-const WaitOutput = Type.Object({
+const WaitFieldsOutput = {
   condition: literals(
     ["pattern", "prompt", "input", "idle", "exit", "timeout", "cancelled"] as const,
   ),
   output: Type.String({
-    description: "Cleaned output since the last write (or since `since`): the newest 64 KiB of " +
-      "it, with a marker in front saying what was left out and how to read it.",
+    description: "Cleaned output the wait looked at (the answer to the last write, or from " +
+      "`since`): whole if it fits maxBytes, else its first and last lines with a marker between.",
   }),
-  truncated: Type.Boolean({ description: "Older output was left out." }),
+  truncated: Type.Boolean({ description: "Some of it was left out (the marker says what)." }),
   match: Type.Union([
     Type.Object({
       text: Type.String(),
@@ -253,11 +296,22 @@ const WaitOutput = Type.Object({
   skippedBytes: Type.Optional(Type.Integer({
     description: "Output not matched: it came faster than the pattern could be matched.",
   })),
+  notice: Type.Optional(Type.String({ description: "A limit the server applied to the request." })),
   exitStatus: Type.Optional(ExitStatusSchema),
   lastExitCode: Type.Optional(Type.Union([Type.Integer(), Type.Null()], {
     description: "With prompt: the exit code of the shell's last finished command.",
   })),
   cwd: Type.Optional(Type.String({ description: "With prompt: the shell's working directory." })),
+};
+const WaitOutput = Type.Object(WaitFieldsOutput);
+
+const WriteOutput = Type.Object({
+  terminalId: Type.String(),
+  bytesWritten: Type.Integer(),
+  message: Type.String(),
+  ...Object.fromEntries(
+    Object.entries(WaitFieldsOutput).map(([name, schema]) => [name, Type.Optional(schema)]),
+  ),
 });
 
 const RunInput = Type.Object({
@@ -274,6 +328,7 @@ const RunInput = Type.Object({
     default: 30_000,
     description: "Answer after this long with what arrived; the command keeps running.",
   })),
+  maxBytes: Type.Optional(MaxBytes),
 }, { additionalProperties: false });
 
 const RunOutput = Type.Object({
@@ -282,10 +337,11 @@ const RunOutput = Type.Object({
       "finishes it); exit: the shell exited.",
   }),
   output: Type.String({
-    description: "The command's output, cleaned: not the echo, not the prompt. Over 64 KiB: " +
-      "head and tail with a marker saying how to read the rest.",
+    description: "The command's output, cleaned: not the echo, not the prompt. Whole if it fits " +
+      "maxBytes, else its first and last lines with a marker saying how to read the rest.",
   }),
   truncated: Type.Boolean(),
+  notice: Type.Optional(Type.String({ description: "A limit the server applied to the request." })),
   exitCode: Type.Union([Type.Integer(), Type.Null()], {
     description: "Null on timeout, and where the shell does not tell.",
   }),
@@ -295,7 +351,69 @@ const RunOutput = Type.Object({
   durationMs: Type.Integer(),
 });
 
+type WaitArgs = Pick<
+  Static<typeof WaitInput>,
+  "pattern" | "flags" | "idleMs" | "prompt" | "timeoutMs" | "since" | "maxBytes"
+>;
+
+/**
+ * A wait's condition, compiled first: a bad pattern is refused before anything is typed.
+ * `input`: terminal_wait's wait for a read of the terminal (terminal_write's `input` is text).
+ */
+function waitCondition(args: WaitArgs, input?: boolean) {
+  return {
+    pattern: args.pattern === undefined
+      ? undefined
+      : compilePattern(args.pattern, args.flags ?? "", "pattern"),
+    idleMs: args.idleMs,
+    prompt: args.prompt,
+    input,
+    timeoutMs: args.timeoutMs ?? DEFAULT_WAIT_MS,
+    since: args.since,
+  };
+}
+
+/** Waits as terminal_wait does and answers what it found (terminal_write shares it). */
+async function waitAnswer(
+  terminal: Terminal,
+  condition: ReturnType<typeof waitCondition>,
+  args: WaitArgs,
+  context: ToolContext,
+) {
+  const started = performance.now();
+  const outcome = await withProgress(
+    terminal.wait({ ...condition, signal: context.signal }),
+    context,
+    args.pattern
+      ? `/${args.pattern}/`
+      : args.prompt
+      ? "the prompt"
+      : condition.input
+      ? "a read of the terminal"
+      : args.idleMs
+      ? "quiet output"
+      : "the exit",
+  );
+  const { output, truncated, notice } = terminal.waitOutput(outcome.from, args.maxBytes);
+  const activity = outcome.condition === "prompt" ? terminal.activity() : undefined;
+  return {
+    condition: outcome.condition,
+    output,
+    truncated,
+    match: outcome.match ?? null,
+    nextReadFrom: terminal.nextReadFrom,
+    elapsedMs: Math.round(performance.now() - started),
+    ...(outcome.skippedBytes ? { skippedBytes: outcome.skippedBytes } : {}),
+    ...(notice ? { notice } : {}),
+    ...exitField(terminal),
+    ...(activity ? { lastExitCode: activity.lastExitCode, cwd: activity.cwd } : {}),
+  };
+}
+
 const IdOnly = Type.Object({ terminalId: TerminalId }, { additionalProperties: false });
+const AcpIdOnly = Type.Object({ terminalId: TerminalId, ...AcpFields }, {
+  additionalProperties: false,
+});
 
 function exitField(terminal: Terminal): { exitStatus?: ExitStatus } {
   return terminal.exitStatus ? { exitStatus: terminal.exitStatus } : {};
@@ -308,9 +426,10 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       name: "terminal_create",
       title: "Open a terminal",
       description:
-        "Start a persistent terminal and return its id at once: an interactive shell (no command), " +
-        "a command line run by the shell (command), or a program with arguments (command + args, as ACP). " +
-        "Then terminal_write, terminal_wait, terminal_read; terminal_release when done.",
+        "Start a persistent terminal and return its id at once: an interactive shell (no command: " +
+        "then type with terminal_write, which can also wait for the answer), a command line run by the " +
+        "shell (command, as ACP's terminal/create), or a program with exact arguments (command + args). " +
+        "Pagers are off (PAGER, GIT_PAGER, ... are cat). terminal_release when done.",
       input: CreateInput,
       output: TerminalInfo,
       annotations: {
@@ -319,7 +438,8 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         idempotentHint: false,
         openWorldHint: true,
       },
-      handler: (args) => {
+      handler: (given) => {
+        const { sessionId: _session, _meta, ...args } = withoutNulls(given);
         const env = Array.isArray(args.env)
           ? Object.fromEntries(args.env.map(({ name, value }) => [name, value]))
           : args.env;
@@ -342,45 +462,51 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       description:
         "Type text and/or press named keys (enter, tab, escape, backspace, up, down, left, right, home, " +
         "end, pageup, pagedown, delete, f1-f12, ctrl_a-ctrl_z such as ctrl_c, ...). Enter follows the text " +
-        "unless appendNewline is false or keys are given. bytesWritten is what the terminal took: " +
-        "input it does not take within WINTERM_WRITE_TIMEOUT_MS (10 s) fails, saying how much it " +
+        "unless appendNewline is false or keys are given. Type and see the answer in one call: add a wait " +
+        "(pattern, prompt, idleMs, exit or timeoutMs, as terminal_wait) and the answer has terminal_wait's fields " +
+        "too, the output starting after the echo of what was typed. bytesWritten is what the terminal " +
+        "took: input it does not take within WINTERM_WRITE_TIMEOUT_MS (10 s) fails, saying how much it " +
         "took, and in line mode a line over 4095 bytes (1024 on macOS) is refused whole.",
       input: WriteInput,
-      output: Type.Object({
-        terminalId: Type.String(),
-        bytesWritten: Type.Integer(),
-        message: Type.String(),
-      }),
+      output: WriteOutput,
       annotations: {
         readOnlyHint: false,
         destructiveHint: true,
         idempotentHint: false,
         openWorldHint: false,
       },
-      handler: async (args) => {
+      handler: async (args, context) => {
         if (args.input === undefined && !args.keys?.length) {
           throw new EngineError("invalid_input", "give input, keys, or both", "input");
         }
+        const waits = args.pattern !== undefined || args.idleMs !== undefined || !!args.exit ||
+          !!args.prompt || args.timeoutMs !== undefined;
+        const condition = waits ? waitCondition(args) : undefined;
         const enter = args.input !== undefined && !args.keys?.length &&
           (args.appendNewline ?? true);
         const text = (args.input ?? "") + (enter ? keySequence("enter") : "") +
           (args.keys ?? []).map(keySequence).join("");
-        await terminals.get(args.terminalId).write(text, via);
+        const terminal = terminals.get(args.terminalId);
+        await terminal.write(text, via);
         const bytesWritten = encoder.encode(text).length;
-        return {
+        const written = {
           terminalId: args.terminalId,
           bytesWritten,
-          message: `wrote ${bytesWritten} bytes`,
+          message: `wrote ${bytesWritten} byte${bytesWritten === 1 ? "" : "s"}`,
         };
+        if (!condition) return written;
+        return { ...written, ...await waitAnswer(terminal, condition, args, context) };
       },
     }),
     defineTool({
       name: "terminal_read",
       title: "Read a terminal",
       description:
-        "Read output by line: since a line number (nextReadFrom of the previous read), whole (full, " +
-        "up to maxLines), head, tail or head-tail (which marks what it left out); or the screen as a person " +
-        "would see it (mode screen: for vim, htop, progress displays). Output is cleaned unless raw.",
+        "Read output by line. Cheapest: mode tail with tailLines, or since = the previous answer's " +
+        "nextReadFrom for what is new. full (default) without since: everything kept if it fits maxBytes " +
+        "(16 KiB), else its first and last lines with a marker saying what was left out and from which " +
+        "line to read it; with since: a page (hasMore, nextReadFrom). Also head, head-tail, and screen: " +
+        "what a person would see now (vim, htop, progress displays). Cleaned of escape sequences unless raw.",
       input: ReadInput,
       output: ReadOutput,
       annotations: READ_ONLY,
@@ -413,51 +539,16 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       title: "Wait for a terminal",
       description:
         "Wait until the output matches a pattern, goes idle for idleMs, or the program exits (the first " +
-        "wins), at most timeoutMs. Returns which happened, the output meanwhile and the match. Use instead of " +
-        "sleeping and polling. Sends progress while it waits; cancellable.",
+        "wins), at most timeoutMs (default 30 s). Returns which happened, the output meanwhile (after the " +
+        "echo of the last write; at most maxBytes, first and last lines if more) and the match. Use instead " +
+        "of sleeping and polling; terminal_write takes the same arguments to type and wait in one call. " +
+        "Sends progress every 2 s; cancellable.",
       input: WaitInput,
       output: WaitOutput,
       annotations: READ_ONLY,
-      handler: async (args, context) => {
+      handler: (args, context) => {
         const terminal = terminals.get(args.terminalId);
-        const pattern = args.pattern === undefined
-          ? undefined
-          : compilePattern(args.pattern, args.flags ?? "", "pattern");
-        const started = performance.now();
-        const outcome = await withProgress(
-          terminal.wait({
-            pattern,
-            prompt: args.prompt,
-            input: args.input,
-            idleMs: args.idleMs,
-            timeoutMs: args.timeoutMs,
-            since: args.since,
-            signal: context.signal,
-          }),
-          context,
-          args.pattern
-            ? `/${args.pattern}/`
-            : args.prompt
-            ? "the prompt"
-            : args.input
-            ? "a read of the terminal"
-            : args.idleMs
-            ? "quiet output"
-            : "the exit",
-        );
-        const { output, truncated } = terminal.outputSince(outcome.from);
-        const activity = outcome.condition === "prompt" ? terminal.activity() : undefined;
-        return {
-          condition: outcome.condition,
-          output,
-          truncated,
-          match: outcome.match ?? null,
-          nextReadFrom: terminal.nextReadFrom,
-          elapsedMs: Math.round(performance.now() - started),
-          ...(outcome.skippedBytes ? { skippedBytes: outcome.skippedBytes } : {}),
-          ...exitField(terminal),
-          ...(activity ? { lastExitCode: activity.lastExitCode, cwd: activity.cwd } : {}),
-        };
+        return waitAnswer(terminal, waitCondition(args, args.input), args, context);
       },
     }),
     defineTool({
@@ -480,7 +571,11 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       handler: async (args, context) => {
         const terminal = terminals.get(args.terminalId);
         return await withProgress(
-          terminal.run(args.command, args.timeoutMs ?? 30_000, { signal: context.signal, via }),
+          terminal.run(args.command, args.timeoutMs ?? 30_000, {
+            signal: context.signal,
+            via,
+            maxBytes: args.maxBytes,
+          }),
           context,
           "the command",
         );
@@ -494,7 +589,8 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         "outputByteLimit bytes if the terminal was created with one, and the exit status once it has exited.",
       input: Type.Object({
         terminalId: TerminalId,
-        raw: Type.Optional(Type.Boolean({ default: false })),
+        raw: nullable(Type.Boolean({ default: false })),
+        ...AcpFields,
       }, {
         additionalProperties: false,
       }),
@@ -517,24 +613,33 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       title: "Wait for a terminal's exit (ACP)",
       description:
         "ACP terminal/wait_for_exit: waits until the program exits and returns its exit code and " +
-        "signal. With timeoutMs, gives up (as an error) if it is still running then. Sends progress.",
+        "signal. Gives up after timeoutMs (default 30 s) with an error saying it still runs: call " +
+        "again to wait on. Sends progress every 2 s.",
       input: Type.Object({
         terminalId: TerminalId,
-        timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
+        timeoutMs: nullable(
+          Type.Integer({ minimum: 1, maximum: 3_600_000, default: DEFAULT_WAIT_MS }),
+        ),
+        ...AcpFields,
       }, { additionalProperties: false }),
       output: ExitStatusSchema,
       annotations: READ_ONLY,
       handler: async (args, context) => {
         const terminal = terminals.get(args.terminalId);
+        const timeoutMs = args.timeoutMs ?? DEFAULT_WAIT_MS;
         const outcome = await withProgress(
-          terminal.wait({ timeoutMs: args.timeoutMs ?? 3_600_000, signal: context.signal }),
+          terminal.wait({ timeoutMs, signal: context.signal }),
           context,
           "the exit",
         );
         if (!terminal.exitStatus) {
           throw new EngineError(
             "inactive",
-            `terminal ${terminal.id} is still running (${outcome.condition})`,
+            `terminal ${terminal.id} is still running (${
+              outcome.condition === "timeout"
+                ? `after ${timeoutMs} ms; call again to wait on`
+                : outcome.condition
+            })`,
           );
         }
         return terminal.exitStatus;
@@ -548,7 +653,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         "grace period), or sends just the given signal. The terminal stays: its output and exit status remain " +
         "readable until terminal_release.",
       input: Type.Object(
-        { terminalId: TerminalId, signal: Type.Optional(literals(SIGNAL_NAMES)) },
+        { terminalId: TerminalId, signal: nullable(literals(SIGNAL_NAMES)), ...AcpFields },
         {
           additionalProperties: false,
         },
@@ -597,7 +702,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       description:
         "ACP terminal/release: kills the program if it still runs and frees the terminal; its id is " +
         "invalid afterwards.",
-      input: IdOnly,
+      input: AcpIdOnly,
       output: Type.Object({
         terminalId: Type.String(),
         released: Type.Boolean(),

@@ -27,6 +27,35 @@ const Token = Type.String({
   description: "The token run_command returned.",
 });
 
+/** How much of the output an answer shows, shared by run_command, query_command_status and friends. */
+const Shape = {
+  max_bytes: Type.Optional(Type.Integer({
+    minimum: 1,
+    maximum: 16 * MIB,
+    default: 16 * 1024,
+    description: "Most bytes of output text in the answer (as JSON, both streams together). " +
+      "Output larger than this is shown as its first and last lines with a marker between " +
+      "saying how many lines and bytes were left out and the *_offset to read them from. At " +
+      "most the server's WINTERM_MAX_ANSWER_BYTES (2 MiB): a larger value is lowered, and the " +
+      "message says so.",
+  })),
+  tail_lines: Type.Optional(Type.Integer({
+    minimum: 0,
+    maximum: 100_000,
+    description: "Only the last this many lines of each stream (within max_bytes).",
+  })),
+  head_lines: Type.Optional(Type.Integer({
+    minimum: 0,
+    maximum: 100_000,
+    description: "Only the first this many lines (from the offset, if given). With tail_lines: " +
+      "both, a marker between.",
+  })),
+  raw: Type.Optional(Type.Boolean({
+    default: false,
+    description: "Keep escape sequences and carriage returns (default: cleaned text).",
+  })),
+};
+
 const RunCommandInput = Type.Object({
   command: Type.String({
     minLength: 1,
@@ -80,44 +109,36 @@ const RunCommandInput = Type.Object({
   })),
   env: Type.Optional(Env),
   encoding: Type.Optional(Encoding),
+  wait_ms: Type.Optional(Type.Integer({
+    minimum: 0,
+    maximum: 600_000,
+    default: 0,
+    description: "Wait up to this long for the command to finish and answer with everything " +
+      "query_command_status would (status, exit_code, stdout, stderr, ...): one call for a short " +
+      "command. Still running then: status running, the output so far, and the token to query " +
+      "later. 0 (default): answer at once with the token.",
+  })),
+  ...Shape,
 }, { additionalProperties: false });
-
-const RunCommandOutput = Type.Object({
-  token: Type.String(),
-  status: Type.Literal("pending"),
-  message: Type.String(),
-  pid: Type.Integer(),
-  command: Type.String({ description: "What runs, as a command line." }),
-  max_buffer_size: Type.Integer({ description: "Bytes kept per stream, as applied." }),
-});
 
 const QueryInput = Type.Object({
   token: Token,
   stdout_offset: Type.Optional(Type.Integer({
     minimum: 0,
-    description: "Return stdout from this byte offset (the previous answer's stdout_next_offset).",
+    description: "Page stdout from this byte offset: pass the previous answer's " +
+      "stdout_next_offset to get only what is new, or a marker's offset to read what it left out. " +
+      "Offsets count raw bytes as the program wrote them (a terminal writes \\r\\n for \\n), not " +
+      "characters of the cleaned text.",
   })),
   stderr_offset: Type.Optional(Type.Integer({ minimum: 0, description: "Likewise for stderr." })),
   wait_ms: Type.Optional(Type.Integer({
     minimum: 0,
     maximum: 600_000,
     default: 0,
-    description:
-      "Wait up to this long for the command to finish before answering (progress is sent " +
-      "every 5 s). Saves polling.",
+    description: "Wait up to this long for the command to finish before answering (progress is " +
+      "sent every 2 s). Saves polling.",
   })),
-  max_bytes: Type.Optional(Type.Integer({
-    minimum: 1,
-    maximum: 16 * MIB,
-    default: MIB,
-    description: "At most this many bytes per stream in one answer; continue from the next " +
-      "offset. One answer carries at most WINTERM_MAX_ANSWER_BYTES of output (2 MiB by default, " +
-      "both streams together): a larger value is lowered, and the message says so.",
-  })),
-  raw: Type.Optional(Type.Boolean({
-    default: false,
-    description: "Keep escape sequences and carriage returns (default: cleaned text).",
-  })),
+  ...Shape,
 }, { additionalProperties: false });
 
 const EnhancedQueryInput = Type.Object({
@@ -128,11 +149,11 @@ const EnhancedQueryInput = Type.Object({
       "Only output that arrived after this time (ms since the epoch); pass the previous " +
       "answer's last_output_timestamp.",
   })),
-  max_bytes: QueryInput.properties.max_bytes,
-  raw: QueryInput.properties.raw,
+  max_bytes: Shape.max_bytes,
+  raw: Shape.raw,
 }, { additionalProperties: false });
 
-const QueryOutput = Type.Object({
+const QueryFields = {
   token: Type.String(),
   status: literals(["pending", "running", "completed", "not_found", "terminated"] as const),
   exit_code: Type.Union([Type.Integer(), Type.Null()], {
@@ -144,12 +165,19 @@ const QueryOutput = Type.Object({
   }),
   stdout: Type.String(),
   stderr: Type.String(),
-  stdout_length: Type.Integer({ description: "Bytes of stdout captured so far." }),
+  stdout_length: Type.Integer({
+    description: "Bytes of stdout the program wrote so far (raw: what offsets count; the text " +
+      "shown is cleaned, so its length differs).",
+  }),
   stderr_length: Type.Integer(),
-  stdout_next_offset: Type.Integer({ description: "Pass as stdout_offset to read on." }),
+  stdout_next_offset: Type.Integer({
+    description:
+      "Where the stdout shown ends (raw bytes): pass as stdout_offset for what comes next.",
+  }),
   stderr_next_offset: Type.Integer(),
   stdout_truncated: Type.Boolean({
-    description: "This answer lacks some stdout: dropped, or past max_bytes.",
+    description: "This answer lacks some stdout: left out (a marker says what and where), past " +
+      "max_bytes (read on from stdout_next_offset), or dropped by the buffer limit.",
   }),
   stderr_truncated: Type.Boolean(),
   stdout_dropped_bytes: Type.Integer({
@@ -163,8 +191,26 @@ const QueryOutput = Type.Object({
       "to enhanced_query_command_status to follow the command; nothing is missed.",
   }),
   message: Type.String(),
-});
+};
+const QueryOutput = Type.Object(QueryFields);
 type QueryOutput = Static<typeof QueryOutput>;
+
+const RunCommandOutput = Type.Object({
+  token: Type.String(),
+  status: literals(["pending", "running", "completed", "terminated"] as const, {
+    description: "pending: started, not waited for (no wait_ms). running: wait_ms passed first. " +
+      "completed, terminated: ended within wait_ms (with everything query_command_status gives).",
+  }),
+  message: Type.String(),
+  pid: Type.Integer(),
+  command: Type.String({ description: "What runs, as a command line." }),
+  max_buffer_size: Type.Integer({ description: "Bytes kept per stream, as applied." }),
+  ...Object.fromEntries(
+    Object.entries(QueryFields)
+      .filter(([name]) => !["token", "status", "message"].includes(name))
+      .map(([name, schema]) => [name, Type.Optional(schema)]),
+  ),
+});
 
 const InputInput = Type.Object({
   token: Token,
@@ -234,12 +280,28 @@ function describeState(command: Command): string {
   return `completed with exit code ${command.exitCode}`;
 }
 
+/** The marker's advice for what an answer left out of a stream. */
+function offsetHint(stream: string, offset: number): string {
+  return `read them with ${stream}_offset=${offset}`;
+}
+
+/** The shaping arguments of a query, as the engine takes them. */
+function shapeOf(args: Static<typeof QueryInput> | Static<typeof RunCommandInput>) {
+  return {
+    maxBytes: args.max_bytes,
+    headLines: args.head_lines,
+    tailLines: args.tail_lines,
+    raw: args.raw ?? false,
+    hint: offsetHint,
+  };
+}
+
 function report(command: Command, request: CommandReadRequest): QueryOutput {
   const read: CommandRead = command.read(request);
   const { stdout, stderr } = read;
   const clamped = read.maxBytesClamped
     ? ` (max_bytes ${read.maxBytesClamped.requested} lowered to ${read.maxBytesClamped.limit}, ` +
-      "the most one answer carries: read on from the next offsets)"
+      "the most one answer carries (WINTERM_MAX_ANSWER_BYTES))"
     : "";
   return {
     token: command.token,
@@ -313,9 +375,12 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
       name: "run_command",
       title: "Run a command",
       description:
-        "Start a command in a new pseudo-terminal (or with pipes) and return its token at once. " +
-        "Then call query_command_status with the token (wait_ms makes it wait for the end). The command " +
-        "and everything it starts are killed at the timeout. PAGER and GIT_PAGER are set to cat.",
+        "Run a command in a new pseudo-terminal (or with pipes). Cheapest: pass wait_ms (e.g. 30000) " +
+        "and get status, exit_code and output in this one answer; output over max_bytes (16 KiB) shows " +
+        "its first and last lines with a marker saying what was left out (tail_lines: just the end). " +
+        "Without wait_ms it returns the token at once: then query_command_status. The command and " +
+        "everything it starts are killed at the timeout (30 s). Pagers are off (PAGER, GIT_PAGER, ... " +
+        "are cat). For servers, REPLs and anything that must outlive one command: terminal_create.",
       input: RunCommandInput,
       output: RunCommandOutput,
       annotations: {
@@ -324,7 +389,7 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
         idempotentHint: false,
         openWorldHint: true,
       },
-      handler: (args, context) => {
+      handler: async (args, context) => {
         const { command, bufferClamped } = commands.run({
           command: args.command,
           executable: args.executable,
@@ -339,9 +404,8 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
           via,
         });
         if (args.enable_streaming) streamOutput(command, context);
-        return Promise.resolve({
+        const started = {
           token: command.token,
-          status: "pending" as const,
           message: bufferClamped
             ? `submitted; max_buffer_size ${bufferClamped.requested} lowered to the server's ` +
               `${bufferClamped.limit} (WINTERM_COMMAND_MAX_BYTES)`
@@ -349,16 +413,35 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
           pid: command.pid,
           command: command.display,
           max_buffer_size: command.bufferSize,
-        });
+        };
+        if (!args.wait_ms) return { ...started, status: "pending" as const };
+        if (command.running) {
+          await withProgress(
+            waitFor(command.done, args.wait_ms, context.signal),
+            context,
+            "the command to finish",
+          );
+        }
+        const answer = report(command, shapeOf(args));
+        return {
+          ...answer,
+          ...started,
+          status: answer.status as "running" | "completed" | "terminated",
+          message: started.message === "submitted"
+            ? answer.message
+            : `${answer.message}; ${started.message}`,
+        };
       },
     }),
     defineTool({
       name: "query_command_status",
       title: "Query a command",
       description:
-        "Status, exit code and output of a command. With stdout_offset/stderr_offset, only output " +
-        "after those byte offsets (use the previous answer's *_next_offset). With wait_ms, waits for the " +
-        "command to finish first. Output is cleaned of escape sequences unless raw is set.",
+        "Status, exit code and output of a command (wait_ms: wait for its end first). The output is " +
+        "cleaned of escape sequences (unless raw) and bounded by max_bytes (16 KiB): larger output shows " +
+        "its first and last lines with a marker saying how much was left out and the offset to read it " +
+        "from. Cheapest: tail_lines for just the end; stdout_offset = the previous stdout_next_offset for " +
+        "only what is new (a page: read on while stdout_truncated).",
       input: QueryInput,
       output: QueryOutput,
       annotations: {
@@ -378,9 +461,8 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
           );
         }
         return report(command, {
-          offsets: { stdout: args.stdout_offset ?? 0, stderr: args.stderr_offset ?? 0 },
-          maxBytes: args.max_bytes,
-          raw: args.raw ?? false,
+          ...shapeOf(args),
+          offsets: { stdout: args.stdout_offset, stderr: args.stderr_offset },
         });
       },
     }),
@@ -405,6 +487,7 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
           after: args.since_timestamp,
           maxBytes: args.max_bytes,
           raw: args.raw ?? false,
+          hint: offsetHint,
         }));
       },
     }),

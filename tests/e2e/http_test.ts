@@ -494,7 +494,7 @@ withHttp(
     const leaks = (message: string) => secrets.filter((secret) => message.includes(secret));
 
     const missing = await request(server, "POST", "/api/terminals", {
-      body: { command: "no-such-program-4711", args: [] },
+      body: { command: "no-such-program-4711", args: ["x"] },
     });
     assertEquals([missing.status, missing.json.error.details.field], [400, "command"]);
     match(missing.json.error.message, /program 'no-such-program-4711' not found on PATH/);
@@ -515,7 +515,7 @@ withHttp(
     );
     const viaMcp = await client.callTool({
       name: "terminal_create",
-      arguments: { command: "no-such-program-4711", args: [] },
+      arguments: { command: "no-such-program-4711", args: ["x"] },
     });
     assertEquals(viaMcp.isError, true);
     const message = (viaMcp.content as { text: string }[])[0].text;
@@ -533,7 +533,7 @@ Deno.test({
     try {
       const result = await mcp.call("terminal_create", {
         command: "no-such-program-4711",
-        args: [],
+        args: ["x"],
       });
       assertEquals(result.isError, true);
       match(text(result), /not found on PATH \(PATH=/);

@@ -96,8 +96,13 @@ const listed = async (mcp: Connection, terminalId: string) =>
 /** The issue's cases, for one shell. */
 async function provesCommands(mcp: Connection, terminalId: string): Promise<void> {
   /** A run that finishes; terminal_list then shows the prompt, its cwd and exit code. */
-  const run = async (mcp: Connection, terminalId: string, command: string) => {
-    const done = await mcp.callOk<Run>("terminal_run", { terminalId, command, timeoutMs: 15_000 });
+  const run = async (mcp: Connection, terminalId: string, command: string, maxBytes?: number) => {
+    const done = await mcp.callOk<Run>("terminal_run", {
+      terminalId,
+      command,
+      timeoutMs: 15_000,
+      maxBytes,
+    });
     const state = await listed(mcp, terminalId);
     assertEquals(
       [done.condition, state.state, state.cwd, state.lastExitCode],
@@ -114,9 +119,22 @@ async function provesCommands(mcp: Connection, terminalId: string): Promise<void
   const after = await listed(mcp, terminalId);
   assertEquals([after.state, after.cwd, after.lastExitCode], ["prompt", "/tmp", 0]);
 
-  const lines = await run(mcp, terminalId, "seq 1 3000");
-  assertEquals(lines.output, Array.from({ length: 3000 }, (_, i) => `${i + 1}\n`).join(""));
+  // 13,893 bytes (16,893 as JSON): over the default 16 KiB answer, whole within 64 KiB.
+  const all = Array.from({ length: 3000 }, (_, i) => `${i + 1}\n`).join("");
+  const lines = await run(mcp, terminalId, "seq 1 3000", 65536);
+  assertEquals(lines.output, all);
   assertEquals([lines.exitCode, lines.truncated], [0, false]);
+  const shaped = await run(mcp, terminalId, "seq 1 3000");
+  const [head, tail] = shaped.output.split(/\.\.\. \[.*\] \.\.\.\n/);
+  const omitted = shaped.output.match(
+    /\[(\d+) lines, (\d+) bytes omitted; read them with since=\d+\]/,
+  )!;
+  assertEquals(head + all.slice(head.length, all.length - tail.length) + tail, all);
+  // The marker counts the lines left out, and their raw bytes (a terminal's "\r\n").
+  const missing = all.slice(head.length, all.length - tail.length);
+  assertEquals(Number(omitted[1]), missing.split("\n").length - 1);
+  assertEquals(Number(omitted[2]), missing.length + Number(omitted[1]));
+  assertEquals(shaped.truncated, true);
 
   // Output that looks like a prompt, and marks printed by the command itself (without the
   // terminal's nonce), do not end the command early.
@@ -197,7 +215,11 @@ for (const shell of ["bash", "sh", "zsh", "fish"]) {
         assertEquals([failed.exitCode, failed.output, failed.cwd], [1, "", "/"]);
         const moved = await run(mcp, terminalId, "cd /tmp; and echo in-42");
         assertEquals([moved.output, moved.exitCode, moved.cwd], ["in-42\n", 0, "/tmp"]);
-        const lines = await run(mcp, terminalId, "seq 1 3000");
+        const lines = await mcp.callOk<Run>("terminal_run", {
+          terminalId,
+          command: "seq 1 3000",
+          maxBytes: 65536,
+        });
         assertEquals(lines.output.split("\n").length, 3001);
         assertEquals((await listed(mcp, terminalId)).state, "prompt");
         return;

@@ -252,6 +252,7 @@ withServer(
           token,
           stdout_offset: offset,
           raw: true,
+          max_bytes: 2 * 1024 * 1024, // pages of the most an answer holds (16 KiB by default)
         });
         assertEquals(part.stdout_dropped_bytes, 0);
         assertEquals(

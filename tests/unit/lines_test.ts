@@ -61,8 +61,10 @@ Deno.test("line reads: since, modes and limits against known line numbers", () =
           Math.min(end, Math.max(from, settled)),
         ];
       } else if (mode === "head") {
+        // Like full: it goes on after the last line shown, never past unread lines.
         shown = Math.min(headLines, available);
         output = range(from, from + shown);
+        next = Math.min(from + shown, Math.max(from, settled));
       } else if (mode === "tail") {
         shown = Math.min(tailLines, available);
         output = range(total - shown, total);
@@ -77,7 +79,15 @@ Deno.test("line reads: since, modes and limits against known line numbers", () =
           `... [${omitted} line${omitted === 1 ? "" : "s"}, ${bytesOf(between)} bytes omitted; ` +
           `read them with since=${from + headLines}] ...\n` + range(total - tailLines, total);
       }
-      assertEquals(read, {
+      const { end, ...rest } = read;
+      const shownTo = from + shown;
+      assertEquals(
+        end,
+        (mode === "full" || mode === "head") && shownTo < total
+          ? buffer.lineStart(shownTo)
+          : buffer.end,
+      );
+      assertEquals(rest, {
         output,
         totalLines: total,
         nextReadFrom: next,

@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
 import { cleanTerminalText } from "../../src/engine/output/clean.ts";
-import { readBackward, readForward } from "../../src/engine/output/ranges.ts";
+import { readBackward, readForward, readShaped } from "../../src/engine/output/ranges.ts";
 import { jsonSize } from "../../src/engine/output/shape.ts";
 import { fc, hostileOutput, stringOf, TEXT_PIECES } from "../helpers/arbitraries.ts";
 
@@ -89,4 +89,125 @@ Deno.test("output that cleans to far more than it is (cursor moves, REP) is read
   ok(jsonSize(forward.text) <= 100_000 && forward.end > 0 && forward.end < buffer.end);
   const backward = readBackward(buffer, 0, { final: true, budget: 100_000 });
   ok(jsonSize(backward.text) <= 100_000 && backward.text.endsWith("x".repeat(1000) + "\n"));
+});
+
+/** Lines of coloured text, some long: what a build log looks like, and a few lines too long. */
+const logLines = fc.array(
+  fc.tuple(
+    stringOf([...TEXT_PIECES, "\x1b[1;31m", "\x1b[0m"], 12),
+    fc.constantFrom(0, 0, 0, 0, 300, 3000),
+  ).map(([line, pad]) => line + "x".repeat(pad) + "\r\n"),
+  { maxLength: 300 },
+).map((lines) => lines.join(""));
+
+let shaped = 0;
+Deno.test("shaped reads: whole if it fits, else head + exact marker + tail, and the marker's offset reads the rest", () => {
+  fc.assert(
+    fc.property(
+      logLines,
+      fc.integer({ min: 800, max: 6000 }),
+      fc.integer({ min: 1, max: 512 }),
+      fc.boolean(),
+      (text, budget, chunk, final) => {
+        const buffer = bufferOf(text, chunk);
+        const hint = (start: number, line: number) =>
+          `read them with offset=${start} (line ${line})`;
+        const read = readShaped(buffer, 0, { final, budget, hint });
+        ok(jsonSize(read.text) <= budget, `over budget: ${jsonSize(read.text)} > ${budget}`);
+        const all = cleanTerminalText(text);
+        if (!read.omitted) {
+          // Whole, or (a budget too small for head, marker and tail) the first page.
+          if (read.end >= buffer.end) assertEquals(read.text, all);
+          else ok(budget < 800, `a page at budget ${budget}`);
+          return;
+        }
+        shaped++;
+        const { start, end } = read.omitted;
+        ok(start < end && end <= read.end);
+        const decode = (a: number, b: number) =>
+          new TextDecoder().decode(encoder.encode(text).subarray(a, b));
+        const marker = read.text.match(
+          /\.\.\. \[(\d+) lines?(?: and part of a line)?, (\d+) bytes omitted; read them with offset=(\d+) \(line (\d+)\)\] \.\.\.\n/,
+        );
+        ok(marker, `no marker in ${JSON.stringify(read.text.slice(0, 200))}`);
+        assertEquals([Number(marker[2]), Number(marker[3])], [end - start, start]);
+        assertEquals(Number(marker[4]), buffer.lineAt(start));
+        // Lines whole unless the marker says a line is cut: the head, the middle, the tail.
+        const cut = marker[0].includes("part of a line");
+        if (!cut) {
+          assertEquals(buffer.lineStart(buffer.lineAt(start)), start);
+          assertEquals(buffer.lineStart(buffer.lineAt(end)), end);
+          const lines = (decode(start, end).match(/\n/g) ?? []).length;
+          assertEquals(Number(marker[1]), lines);
+        }
+        const [head, tail] = read.text.split(marker[0]);
+        assertEquals(
+          head,
+          cleanTerminalText(decode(0, start)) +
+            (cut && head.endsWith("\n") && !cleanTerminalText(decode(0, start)).endsWith("\n")
+              ? "\n"
+              : ""),
+        );
+        assertEquals(tail, cleanTerminalText(decode(end, read.end)));
+        // Paging from the marker's offset gives exactly what was left out.
+        let offset = start, middle = "";
+        while (offset < end) {
+          const page = readForward(buffer, offset, end - offset, {
+            final,
+            budget,
+            holdBack: false,
+          });
+          ok(page.end > offset, "no progress");
+          middle += page.text;
+          offset = page.end;
+        }
+        assertEquals(offset, end);
+        if (!cut) assertEquals(head + middle + tail, all);
+      },
+    ),
+    { numRuns: 200 },
+  );
+  ok(shaped > 25, `only ${shaped} runs were too big to fit`);
+});
+
+Deno.test("a shaped read of 5 MB costs a budget's worth of work, not the output's", () => {
+  const buffer = bufferOf("0123456789 the quick brown fox\r\n".repeat(160_000), 65536);
+  const started = performance.now();
+  const read = readShaped(buffer, 0, { final: true, budget: 16384, hint: () => "more" });
+  const elapsed = performance.now() - started;
+  ok(jsonSize(read.text) <= 16384 && read.omitted !== undefined);
+  ok(/\[15\d{4} lines, 5\d{6} bytes omitted; more\]/.test(read.text), read.text.slice(8000, 8300));
+  assertEquals(read.end, buffer.end);
+  ok(elapsed < 1000, `took ${elapsed} ms`);
+});
+
+Deno.test("tiny budgets always make progress: a sequence that cleans to a whole row is one step", () => {
+  const rows = [
+    "x\x1b[30000000Gy\r\n",
+    "\x1b[200000000Gz\r\n",
+    "中\x1b[999b\r\n",
+    "ab\x1b[9999@c\r\n",
+  ];
+  fc.assert(
+    fc.property(
+      fc.array(fc.constantFrom(...rows, "plain text\r\n", "\x1b[1m"), { maxLength: 20 }),
+      fc.integer({ min: 0, max: 64 }),
+      fc.integer({ min: 1, max: 16 }),
+      (parts, budget, chunk) => {
+        const buffer = bufferOf(parts.join(""), chunk);
+        let offset = 0;
+        for (let steps = 0; offset < buffer.end; steps++) {
+          ok(steps < 10_000, "no end");
+          const read = readForward(buffer, offset, Infinity, { final: true, budget, columns: 160 });
+          ok(read.end > offset, "no progress");
+          // Over the budget only by one step: at most a row of a terminal 160 wide, and a line end.
+          ok(jsonSize(read.text) <= Math.max(budget, 3 * 161 + 2), `${jsonSize(read.text)}`);
+          offset = read.end;
+        }
+        const shaped = readShaped(buffer, 0, { final: true, budget, columns: 160, hint: () => "" });
+        ok(shaped.end > 0 || buffer.end === 0);
+      },
+    ),
+    { numRuns: 300 },
+  );
 });

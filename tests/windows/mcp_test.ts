@@ -119,3 +119,34 @@ Deno.test({
     }
   },
 });
+
+withServer(
+  "one call: run_command with wait_ms; pagers off where Windows tools honour it",
+  async (mcp) => {
+    // cmd leaves an undefined (or empty) variable as it is written.
+    const done = await mcp.callOk<CommandQuery>("run_command", {
+      command: "echo [%GIT_PAGER%][%GH_PAGER%][%GLAB_PAGER%][%PAGER%]& exit 2",
+      shell_type: "cmd",
+      use_pty: false,
+      wait_ms: 30_000,
+    });
+    assertEquals([done.status, done.exit_code], ["completed", 2]);
+    assertEquals(done.stdout.trim(), "[cat][cat][cat][%PAGER%]");
+    const aws = await mcp.callOk<CommandQuery>("run_command", {
+      command: "set AWS_PAGER",
+      shell_type: "cmd",
+      use_pty: false,
+      wait_ms: 30_000,
+    });
+    assertEquals(aws.stdout.trim(), "AWS_PAGER="); // set, and empty: the AWS CLI's "no pager"
+    // The caller's own choice wins.
+    const own = await mcp.callOk<CommandQuery>("run_command", {
+      command: "echo [%GIT_PAGER%]",
+      shell_type: "cmd",
+      use_pty: false,
+      env: { GIT_PAGER: "more" },
+      wait_ms: 30_000,
+    });
+    assertEquals(own.stdout.trim(), "[more]");
+  },
+);

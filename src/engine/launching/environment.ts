@@ -10,6 +10,31 @@ import { HOST_FLAVOR, type PathFlavor } from "../../pty/mod.ts";
 /** Variables of the server that children never see. */
 const SECRETS = ["WINTERM_TOKEN"];
 
+/**
+ * Pagers off: a pager waits for a key no one presses (`git log` in `less`). Every command and
+ * terminal gets these unless the request sets them (the server's own values are overridden).
+ * `cat` is what git, gh, glab and systemd themselves take for "no pager" (they then run none);
+ * elsewhere it copies its input through. AWS CLI v2 turns its pager off with an empty value.
+ * On Windows only the variables whose tools treat the value as "no pager" are set: there is
+ * no `cat` to run for the others (PowerShell's `help` function pages with more.com unless
+ * PAGER names a command; Get-Help never pages).
+ */
+export function pagerEnvironment(flavor: PathFlavor = HOST_FLAVOR): Record<string, string> {
+  const none = { GIT_PAGER: "cat", GH_PAGER: "cat", GLAB_PAGER: "cat", AWS_PAGER: "" };
+  if (flavor === "windows") return none;
+  return {
+    ...none,
+    PAGER: "cat",
+    MANPAGER: "cat",
+    SYSTEMD_PAGER: "cat",
+    PSQL_PAGER: "cat",
+    BAT_PAGER: "cat",
+    DELTA_PAGER: "cat",
+    PERLDOC_PAGER: "cat",
+    RI_PAGER: "cat",
+  };
+}
+
 /** Sets `name` in `env`, removing differently-cased twins on Windows. */
 export function setVariable(
   env: Record<string, string>,

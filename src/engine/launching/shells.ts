@@ -456,7 +456,7 @@ function safeWindowsDisplay(argv: string[]): string {
 
 /** What a terminal runs. */
 export interface TerminalInvocationRequest {
-  /** A program (with `args`), or a command line for the shell (without). None: a shell. */
+  /** A program (with `args`), or a command line for the shell (without, or `[]`). None: a shell. */
   command?: string;
   args?: string[];
   /** `default`, `powershell`, `cmd`, `bash`, `sh`, or the path of a shell. */
@@ -481,15 +481,16 @@ const SHELL_NAMES: readonly string[] = [
 ];
 
 /**
- * Decides what a terminal runs: with `command` and `args`, that program (no shell, as ACP's
- * terminal/create); with `command` alone, that command line in the shell; with neither, the
- * shell itself, interactive.
+ * Decides what a terminal runs: with `command` and arguments, that program with them (no shell:
+ * exact arguments, and the program is what a policy judges); with `command` alone (no `args`,
+ * or none in them, as ACP agents send a whole command line), that command line in the shell,
+ * as Zed runs every ACP command; with neither, the shell itself, interactive.
  */
 export function buildTerminalInvocation(
   request: TerminalInvocationRequest,
   ctx: ShellContext,
 ): Invocation {
-  if (request.command !== undefined && request.args !== undefined) {
+  if (request.command !== undefined && request.args?.length) {
     try {
       return buildInvocation({
         command: request.command,

@@ -31,6 +31,7 @@
  * ```
  * @module
  */
+import { concatBytes } from "../../bytes.ts";
 import iconv from "iconv-lite";
 import { Buffer } from "node:buffer";
 
@@ -105,7 +106,7 @@ class CodePageDecoder implements StreamDecoder {
     if (bytes.length === 0) return EMPTY;
     if (this.#streaming) return this.#utf8(this.#streaming.write(Buffer.from(bytes)));
     const decoder = iconv.getDecoder(this.decided) as unknown as IconvDecoder;
-    const text = decoder.write(Buffer.from(concat(this.#pending, bytes)));
+    const text = decoder.write(Buffer.from(concatBytes([this.#pending, bytes])));
     this.#pending = Uint8Array.from(decoder.prevBytes ?? []);
     return this.#utf8(text);
   }
@@ -165,10 +166,12 @@ class DetectingDecoder implements StreamDecoder {
     const passed = bytes.subarray(0, start);
     for (let i = start; i < bytes.length; i++) {
       const verdict = this.#validator.next(bytes[i]);
-      if (verdict === "invalid") return concat(passed, this.#decide(this.fallback, bytes, start));
+      if (verdict === "invalid") {
+        return concatBytes([passed, this.#decide(this.fallback, bytes, start)]);
+      }
       if (verdict > 1) this.#evidence += verdict === 2 ? this.#pairPoints : 4;
       if (this.#evidence >= UTF8_EVIDENCE || this.#heldBytes + (i - start) + 1 >= HOLD_LIMIT) {
-        return concat(passed, this.#decide("utf-8", bytes, start));
+        return concatBytes([passed, this.#decide("utf-8", bytes, start)]);
       }
     }
     this.#held.push(bytes.slice(start));
@@ -180,7 +183,7 @@ class DetectingDecoder implements StreamDecoder {
     if (!this.#decoder) {
       if (this.#heldBytes === 0) return EMPTY;
       const label = this.#validator.complete ? "utf-8" : this.fallback;
-      return concat(this.#decide(label, EMPTY, 0), this.#decoder!.end());
+      return concatBytes([this.#decide(label, EMPTY, 0), this.#decoder!.end()]);
     }
     return this.#decoder.end();
   }
@@ -188,7 +191,7 @@ class DetectingDecoder implements StreamDecoder {
   /** Decides, and converts what was held plus `bytes` from `start` on. */
   #decide(label: string, bytes: Uint8Array, start: number): Uint8Array {
     this.#decoder = createDecoder({ kind: "fixed", label });
-    const held = concat(...this.#held, bytes.subarray(start));
+    const held = concatBytes([...this.#held, bytes.subarray(start)]);
     this.#held = [];
     this.#heldBytes = 0;
     return this.#decoder.push(held);
@@ -236,19 +239,6 @@ class Utf8Validator {
     this.#low = low;
     this.#high = high;
   }
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const nonEmpty = parts.filter((part) => part.length > 0);
-  if (nonEmpty.length === 0) return EMPTY;
-  if (nonEmpty.length === 1) return nonEmpty[0];
-  const out = new Uint8Array(nonEmpty.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of nonEmpty) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }
 
 /** The Windows code pages of the system: OEM (console programs) and ANSI (GUI programs). */

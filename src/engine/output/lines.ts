@@ -25,7 +25,7 @@
  */
 import type { OutputBuffer } from "./buffer.ts";
 import { readBackward, readForward } from "./ranges.ts";
-import { jsonSize, omissionMarker } from "./shape.ts";
+import { jsonSize, MARKER_ROOM, omissionMarker } from "./shape.ts";
 
 /** The read modes that work on lines. */
 export const LINE_MODES = ["full", "head", "tail", "head-tail"] as const;
@@ -51,6 +51,11 @@ export interface LineReadOptions {
   budget?: number;
   /** The terminal's width, for cleaning (see clean.ts). */
   columns?: number;
+  /**
+   * The `head-tail` marker's advice for reading what it left out, from line `line` (byte
+   * `offset`). Default: "read them with since=LINE".
+   */
+  hint?: (line: number, offset: number) => string;
 }
 
 /** What was read. */
@@ -58,8 +63,10 @@ export interface LineRead {
   output: string;
   /** Lines ever written (the next line's number). */
   totalLines: number;
-  /** Pass as `since` to continue. */
+  /** Pass as `since` to continue: the first line neither shown nor skipped by the mode. */
   nextReadFrom: number;
+  /** Byte offset where reading on continues (after the last line shown, or the end). */
+  end: number;
   /** `full` mode stopped (at `maxLines` or the budget) before the end. */
   hasMore: boolean;
   /** Some requested lines are not in `output` (dropped by the buffer, or left out by the mode). */
@@ -69,9 +76,6 @@ export interface LineRead {
   /** Lines asked for and not shown at all. */
   linesOmitted: number;
 }
-
-/** Room kept in a budget for the markers an answer adds. */
-const MARKER_ROOM = 200;
 
 /**
  * The number of the first line not yet settled: every line ever started, unless the last one
@@ -171,6 +175,7 @@ export function readLines(buffer: OutputBuffer, options: LineReadOptions = {}): 
     Math.min(buffer.firstLine, total) - (options.since ?? buffer.firstLine),
   );
   const settled = settledLines(buffer, context.final);
+  const hint = options.hint ?? ((line: number) => `read them with since=${line}`);
   const available = total - first;
   const headCount = Math.max(0, options.headLines ?? 50);
   const tailCount = Math.max(0, options.tailLines ?? 50);
@@ -178,19 +183,18 @@ export function readLines(buffer: OutputBuffer, options: LineReadOptions = {}): 
   let shown: number;
   let cut: boolean;
   let next = Math.max(first, settled);
+  let end = buffer.end;
   let hasMore = false;
   switch (mode) {
-    case "full": {
-      const end = Math.min(total, first + Math.max(0, options.maxLines ?? 1000));
-      const piece = head(context, first, end, budget);
-      [output, shown, cut] = [piece.text + piece.cut, piece.to - first, piece.cut !== ""];
-      hasMore = piece.to < total;
-      next = Math.min(piece.to, Math.max(first, settled));
-      break;
-    }
+    case "full":
     case "head": {
-      const piece = head(context, first, first + Math.min(headCount, available), budget);
+      // Both go on after the last line shown: nothing unread is skipped.
+      const count = mode === "full" ? Math.max(0, options.maxLines ?? 1000) : headCount;
+      const piece = head(context, first, Math.min(total, first + count), budget);
       [output, shown, cut] = [piece.text + piece.cut, piece.to - first, piece.cut !== ""];
+      hasMore = mode === "full" && piece.to < total;
+      next = Math.min(piece.to, Math.max(first, settled));
+      end = piece.to < total ? buffer.lineStart(piece.to) : buffer.end;
       break;
     }
     case "tail": {
@@ -199,13 +203,14 @@ export function readLines(buffer: OutputBuffer, options: LineReadOptions = {}): 
       break;
     }
     default:
-      ({ output, shown, cut } = headTail(context, first, headCount, tailCount, budget));
+      ({ output, shown, cut } = headTail(context, first, headCount, tailCount, budget, hint));
   }
   const omitted = available - shown;
   return {
     output,
     totalLines: total,
     nextReadFrom: next,
+    end,
     hasMore,
     truncated: dropped > 0 || omitted > 0 || cut,
     linesShown: shown,
@@ -220,6 +225,7 @@ function headTail(
   headCount: number,
   tailCount: number,
   budget: number,
+  hint: (line: number, offset: number) => string,
 ): { output: string; shown: number; cut: boolean } {
   const { buffer } = context;
   const total = buffer.lineCount;
@@ -233,7 +239,7 @@ function headTail(
   const lines = end.from - start.to;
   const bytes = end.start - start.end;
   const between = lines > 0 || bytes > 0
-    ? omissionMarker({ lines, bytes, hint: `read them with since=${start.to}` })
+    ? omissionMarker({ lines, bytes, hint: hint(start.to, start.end) })
     : "";
   const rest = start.cut + between + end.cut + end.text;
   const headText = start.text + (rest && start.text && !start.text.endsWith("\n") ? "\n" : "");

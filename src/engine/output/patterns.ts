@@ -198,6 +198,8 @@ export class PatternScanner {
   #running: Promise<PatternMatch | undefined> | undefined;
   #again = false;
   #final = false;
+  /** Output from this offset on is not matched (yet): see {@link scan}. */
+  #until = Infinity;
   #cancelled = false;
   /** Bytes skipped because output came faster than it could be matched. */
   skipped = 0;
@@ -223,10 +225,13 @@ export class PatternScanner {
 
   /**
    * Matches the output that arrived since the last scan; resolves with the first match, if any.
-   * `final`: the stream has ended. Calls made while a scan runs join it (and rescan).
+   * `final`: the stream has ended. `until`: match only output before this offset (output that
+   * arrives while the scan yields is left for a later scan). Calls made while a scan runs join
+   * it (and rescan).
    */
-  scan(final = false): Promise<PatternMatch | undefined> {
+  scan(final = false, until = Infinity): Promise<PatternMatch | undefined> {
     this.#final ||= final;
+    this.#until = until;
     if (this.#running) {
       this.#again = true;
       return this.#running;
@@ -251,7 +256,8 @@ export class PatternScanner {
       if (this.#cancelled) return undefined;
       const final = this.#final;
       this.#skipBacklog();
-      const sliceEnd = Math.min(buffer.end, this.#offset + this.#slice);
+      const end = Math.min(buffer.end, this.#until);
+      const sliceEnd = Math.min(end, this.#offset + this.#slice);
       const range = buffer.readText(this.#offset, sliceEnd, final && sliceEnd === buffer.end);
       // At most a slice of cleaned text, however much the cleaner makes of these bytes.
       const fresh = this.#cleaner.push(range.text, this.#slice);
@@ -264,7 +270,7 @@ export class PatternScanner {
       this.#emitted += fresh.length;
       const match = this.#match(fresh, Math.min(consumed, this.#slice));
       if (match) return match;
-      if (this.#offset >= buffer.end || !progressed) return undefined;
+      if (this.#offset >= end || !progressed) return undefined;
       if (performance.now() - busySince >= SLICE_TARGET_MS) {
         await yieldToOthers();
         busySince = performance.now();

@@ -8,7 +8,9 @@
  *   {@link HOLD_BACK} characters (the next read starts with that sequence, so no fragment of it
  *   leaks into either read as text); a read that would hold nothing but the start of such a
  *   sequence (or of a character) reads on past it, beyond its byte count if need be.
- * - {@link readBackward}: the newest part of a range that fits (a wait's output, ACP's output).
+ * - {@link readBackward}: the newest part of a range that fits (ACP's output).
+ * - {@link readShaped}: the whole range if it fits, else its head and its tail with a marker
+ *   between saying exactly what was left out and how to read it (every default answer).
  *
  * Cleaned text is cut at line breaks: every line feed of the output is one line break of the
  * cleaned text, so a cut after k lines is the offset where line k starts. Work is bounded by the
@@ -28,7 +30,7 @@
  */
 import type { OutputBuffer } from "./buffer.ts";
 import { Cleaner } from "./clean.ts";
-import { cutHead, cutTail, jsonSize } from "./shape.ts";
+import { cutHead, cutTail, jsonSize, MARKER_ROOM, omissionMarker } from "./shape.ts";
 import { utf8Length } from "./utf8.ts";
 
 /** An unfinished escape sequence at most this long ends a forward read before it. */
@@ -42,7 +44,10 @@ export interface RangeOptions {
   final?: boolean;
   /** Most bytes the text may take in JSON. */
   budget: number;
-  /** A forward read ends before an unfinished escape sequence at its end. Default true. */
+  /**
+   * The read ends before an unfinished escape sequence at its end (it is read next time).
+   * Default: true for forward reads, false for backward ones.
+   */
   holdBack?: boolean;
   /** The terminal's width, for cleaning (see clean.ts). */
   columns?: number;
@@ -115,13 +120,16 @@ export function readForward(
   options: RangeOptions,
 ): RangeRead {
   const final = options.final ?? false;
-  const budget = options.budget;
+  const budget = Math.max(1, options.budget);
   const start = Math.max(from, buffer.start);
   let end = Math.min(buffer.end, start + Math.max(1, maxBytes), start + budget);
+  /** The longest end read that showed nothing but the start of a sequence. */
+  let barren = start;
   for (;;) {
     const range = buffer.readText(from, end, final);
     if (range.end <= range.start && end < buffer.end) {
       // Less than one character asked for: one character it is.
+      barren = Math.max(barren, end);
       end = Math.min(buffer.end, end + 4);
       continue;
     }
@@ -135,9 +143,10 @@ export function readForward(
       return read;
     }
     const more = (options.holdBack ?? true) && (range.end < buffer.end || !final);
-    const cleaned = clean(range.text, range.start, range.end, options, more);
+    const cleaned = clean(range.text, range.start, range.end, { ...options, budget }, more);
     if (cleaned.end <= range.start && end < buffer.end) {
       // Nothing but the start of a sequence: read on until it ends (it shows no text).
+      barren = Math.max(barren, end);
       end = Math.min(buffer.end, end + Math.max(end - start, 16));
       continue;
     }
@@ -151,9 +160,12 @@ export function readForward(
       read.end = buffer.lineStart(buffer.lineAt(range.start) + countLines(read.text, lineEnd + 1));
       return read;
     }
-    // Not even one line fits: half as many bytes of it.
-    if (cleaned.end - range.start <= 1) return read;
-    end = range.start + Math.floor((cleaned.end - range.start) / 2);
+    // Not even one line fits: half as many bytes of it. Halving back to where only a
+    // sequence's start was read would loop: this is the smallest step that shows anything
+    // (one sequence cleans to at most a row), shown whole though over a budget that small.
+    const half = range.start + Math.floor((cleaned.end - range.start) / 2);
+    if (cleaned.end - range.start <= 1 || half <= barren) return read;
+    end = half;
   }
 }
 
@@ -167,6 +179,7 @@ export function readBackward(
   const end = Math.min(to, buffer.end);
   const final = options.final ?? false;
   const budget = options.budget;
+  const hold = (options.holdBack ?? false) && !final;
   const dropped = Math.max(0, Math.min(buffer.start, end) - from);
   const first = Math.max(from, buffer.start);
   let start = Math.max(first, end - budget);
@@ -186,8 +199,9 @@ export function readBackward(
       }
       return read;
     }
-    const cleaned = clean(range.text, range.start, range.end, options, false);
+    const cleaned = clean(range.text, range.start, range.end, options, hold);
     read.text = cleaned.text;
+    read.end = cleaned.end;
     if (cleaned.complete && jsonSize(read.text) <= budget) return read;
     if (cleaned.complete) {
       // Too big: keep the newest whole lines that fit.
@@ -204,4 +218,91 @@ export function readBackward(
     if (end - range.start <= 1) return read;
     start = range.start + Math.ceil((end - range.start) / 2);
   }
+}
+
+/** A {@link readShaped} read: what it shows, and what it left out between head and tail. */
+export interface ShapedRead extends RangeRead {
+  /** The raw bytes [start, end) left out between the head and the tail, if any were. */
+  omitted?: { start: number; end: number };
+}
+
+/** How a {@link readShaped} read says where what it left out can be read. */
+export interface ShapeOptions extends RangeOptions {
+  /** The marker's advice, e.g. "read them with since=120": `start` is the first byte left out. */
+  hint(start: number, line: number): string;
+}
+
+/**
+ * The range from `from` to `to` (default: the end), whole if it fits the budget; otherwise its
+ * first lines and its last lines, each about half the budget, and between them a marker saying
+ * exactly how many lines and bytes were left out and how to read them
+ * ({@link ShapeOptions.hint}). The head ends and the tail starts at line breaks; only a line too
+ * big for half the budget is cut, and the marker then says so. `end` is where a forward read
+ * goes on (after the tail). A budget too small for head, marker and tail gives the first page
+ * (`end` is where it stops).
+ */
+export function readShaped(
+  buffer: OutputBuffer,
+  from: number,
+  options: ShapeOptions,
+  to: number = buffer.end,
+): ShapedRead {
+  const length = to >= buffer.end ? Infinity : Math.max(0, to - Math.max(from, buffer.start));
+  const whole = readForward(buffer, from, length, options);
+  if (whole.end >= to || (to >= buffer.end && onlyHeldBack(buffer, whole.end, options))) {
+    return whole;
+  }
+  // Too small a budget for a head, a marker and a tail: a page, going on from its end.
+  if (options.budget < 4 * MARKER_ROOM) return whole;
+  const half = Math.max(1, Math.floor((options.budget - MARKER_ROOM) / 2));
+  const head = wholeLines(
+    buffer,
+    readForward(buffer, from, length, { ...options, budget: half }),
+    to,
+  );
+  const tail = readBackward(buffer, head.end, {
+    ...options,
+    budget: Math.max(1, options.budget - MARKER_ROOM - jsonSize(head.text)),
+    holdBack: options.holdBack ?? true,
+  }, to);
+  const joined = head.text + (head.text && !head.text.endsWith("\n") ? "\n" : "");
+  if (tail.start <= head.end) {
+    return { ...tail, text: head.text + tail.text, start: head.start, dropped: head.dropped };
+  }
+  const headLine = buffer.lineAt(head.end), tailLine = buffer.lineAt(tail.start);
+  const headAtStart = buffer.lineStart(headLine) === head.end;
+  const tailAtStart = buffer.lineStart(tailLine) === tail.start;
+  const marker = omissionMarker({
+    bytes: tail.start - head.end,
+    lines: Math.max(0, tailLine - (headAtStart ? headLine : headLine + 1)),
+    cut: !headAtStart || !tailAtStart,
+    hint: options.hint(head.end, headLine),
+  });
+  return {
+    text: joined + marker + tail.text,
+    start: head.start,
+    end: tail.end,
+    dropped: head.dropped,
+    omitted: { start: head.end, end: tail.start },
+  };
+}
+
+/** Whether [offset, end of buffer) is nothing but an unfinished sequence held back. */
+function onlyHeldBack(buffer: OutputBuffer, offset: number, options: RangeOptions): boolean {
+  const rest = buffer.end - offset;
+  if (options.raw || options.final || rest > HOLD_BACK) return false;
+  return readForward(buffer, offset, rest, { ...options, budget: 6 * rest + 16 }).end === offset;
+}
+
+/** A forward read shortened to its whole lines, if it ends inside a line and holds a line break. */
+function wholeLines(buffer: OutputBuffer, read: RangeRead, to: number): RangeRead {
+  const line = buffer.lineAt(read.end);
+  const lineEnd = read.text.lastIndexOf("\n");
+  if (buffer.lineStart(line) === read.end || lineEnd < 0 || read.end >= to) return read;
+  const text = read.text.slice(0, lineEnd + 1);
+  return {
+    ...read,
+    text,
+    end: buffer.lineStart(buffer.lineAt(read.start) + countLines(text, text.length)),
+  };
 }

@@ -80,14 +80,26 @@ export function cutTail(text: string, budget: number): number {
 }
 
 /**
+ * What one answer shows of output unless the caller asks for more: about 16 KiB (as JSON),
+ * a few thousand tokens. Larger output is shown as its head and its tail with a marker between
+ * (see ranges.ts `readShaped` and lines.ts `head-tail`).
+ */
+export const DEFAULT_ANSWER_BYTES = 16 * 1024;
+
+/** Room a budget keeps for the markers an answer adds. */
+export const MARKER_ROOM = 200;
+
+/**
  * Something an answer left out, exactly: how many bytes of output (and lines, where the read
  * counts lines) lie between what it shows, and how to read them.
  */
 export interface Omission {
-  /** Bytes of raw output left out. */
+  /** Bytes of raw output left out (as the program wrote them). */
   bytes: number;
   /** Whole lines left out, when the read counts lines. */
   lines?: number;
+  /** A line is cut at the marker: the text next to it is part of a line, not all of it. */
+  cut?: boolean;
   /** How to read what was left out, e.g. "read them with since=120". */
   hint?: string;
 }
@@ -96,7 +108,9 @@ export interface Omission {
 export function omissionMarker(omission: Omission): string {
   const lines = omission.lines === undefined
     ? ""
-    : `${omission.lines} line${omission.lines === 1 ? "" : "s"}, `;
+    : `${omission.lines} line${omission.lines === 1 ? "" : "s"}${
+      omission.cut ? " and part of a line" : ""
+    }, `;
   const hint = omission.hint ? `; ${omission.hint}` : "";
   return `... [${lines}${omission.bytes} bytes omitted${hint}] ...\n`;
 }

@@ -7,9 +7,12 @@
  * {@link OutputBuffer} (numbered lines, arrival times, the server-wide budget), and read as:
  * - a forward range from an offset or a time ({@link StreamOutput.readFrom}, `readAfter`);
  * - the newest part of a range ({@link StreamOutput.readNewest});
+ * - a range whole or as its head and tail with a marker ({@link StreamOutput.readShaped}): what
+ *   every answer shows by default;
  * - lines ({@link StreamOutput.readLines}: full, head, tail, head-tail);
  * - a screen ({@link StreamOutput.screen});
- * - pattern matches as output arrives ({@link StreamOutput.scan}).
+ * - pattern matches as output arrives ({@link StreamOutput.scan}), after the echo of what was
+ *   typed ({@link StreamOutput.echo}).
  * Each read is cleaned of escape sequences unless raw, and fits the byte budget it is given.
  *
  * @example
@@ -26,10 +29,19 @@ import { concatBytes } from "../../bytes.ts";
 import type { OutputBudget } from "./budget.ts";
 import type { StreamDecoder } from "./decode.ts";
 import { OutputBuffer } from "./buffer.ts";
+import { EchoSkip } from "./echo.ts";
 import { type LineRead, type LineReadOptions, readLines, settledLines } from "./lines.ts";
 import type { MarkFilter, ShellMark } from "./marks.ts";
 import { type Pattern, PatternScanner } from "./patterns.ts";
-import { type RangeOptions, type RangeRead, readBackward, readForward } from "./ranges.ts";
+import {
+  type RangeOptions,
+  type RangeRead,
+  readBackward,
+  readForward,
+  readShaped,
+  type ShapedRead,
+  type ShapeOptions,
+} from "./ranges.ts";
 import { Screen } from "./screen.ts";
 
 /** Limits and conversion of a {@link StreamOutput}. */
@@ -164,6 +176,11 @@ export class StreamOutput {
     return readBackward(this.#buffer, offset, { columns: this.columns, ...options }, to);
   }
 
+  /** The range from `offset` on, whole if it fits, else head + marker + tail (see ranges.ts). */
+  readShaped(offset: number, options: ShapeOptions, to?: number): ShapedRead {
+    return readShaped(this.#buffer, offset, { columns: this.columns, ...options }, to);
+  }
+
   /** Reads by lines (see lines.ts). */
   readLines(options: LineReadOptions): LineRead {
     return readLines(this.#buffer, { columns: this.columns, ...options });
@@ -184,6 +201,11 @@ export class StreamOutput {
   /** A scanner matching `pattern` against the output from `offset` on, as it arrives. */
   scan(pattern: Pattern, offset: number): PatternScanner {
     return new PatternScanner(pattern, this.#buffer, offset, this.columns);
+  }
+
+  /** Looks for the echo of `typed` in the output from `offset` on (see echo.ts). */
+  echo(offset: number, typed: string): EchoSkip {
+    return new EchoSkip(this.#buffer, offset, typed, this.columns);
   }
 
   /** Frees the screen and gives the kept bytes back to the budget. */

@@ -18,7 +18,7 @@ import type { ChildProcess, ExitStatus, StreamName } from "../../pty/mod.ts";
 import { HOST_FLAVOR, WRITE_TIMEOUT_MS } from "../../pty/mod.ts";
 import type { FrontEnd } from "../launching/audit.ts";
 import { EngineError } from "../errors.ts";
-import { childEnvironment } from "../launching/environment.ts";
+import { childEnvironment, pagerEnvironment } from "../launching/environment.ts";
 import { Listeners } from "../events.ts";
 import {
   inputFailure,
@@ -31,7 +31,7 @@ import { DEFAULT_MAX_BYTES } from "../output/buffer.ts";
 import { OutputBudget } from "../output/budget.ts";
 import { TextFollower } from "../output/follow.ts";
 import type { RangeRead } from "../output/ranges.ts";
-import { jsonSize } from "../output/shape.ts";
+import { DEFAULT_ANSWER_BYTES, jsonSize } from "../output/shape.ts";
 import { StreamOutput } from "../output/stream.ts";
 import { buildInvocation, type Invocation, type InvocationRequest } from "../launching/shells.ts";
 import { checkTerminalEncoding, ChildCodec, requestedEncoding } from "./encoding.ts";
@@ -67,23 +67,41 @@ export type CommandEvent =
   | { type: "output"; stream: StreamName; data: Uint8Array }
   | { type: "exit" };
 
-/** What {@link Command.read} reads. */
+/**
+ * What {@link Command.read} reads. A stream with an offset (or `after`) is read forward from
+ * there, as far as the budget allows (a page: go on from its `end`); one without is shown
+ * whole if it fits, else as its head and its tail with a marker between saying what was left
+ * out and how to read it; `headLines`/`tailLines` show lines instead.
+ */
 export interface CommandReadRequest {
-  /** Byte offset to read each stream from (default 0). */
+  /** Byte offsets (raw bytes, as the program wrote them) to page each stream from. */
   offsets?: Partial<Record<StreamName, number>>;
-  /** Instead of offsets: only output that arrived after this time (ms since the epoch). */
+  /** Instead of offsets: page from the output that arrived after this time (ms since the epoch). */
   after?: number;
-  /** Most raw bytes per stream; at most the answer limit. Default 1 MiB (or the answer limit). */
+  /**
+   * Most bytes of output text in the answer (as JSON, both streams together). Default
+   * {@link DEFAULT_ANSWER_BYTES}; at most the answer limit (a larger value is lowered and
+   * `maxBytesClamped` says so).
+   */
   maxBytes?: number;
+  /** The first this many lines of each stream (from its offset, if given). */
+  headLines?: number;
+  /** The last this many lines of each stream. With `headLines`: both, a marker between. */
+  tailLines?: number;
   /** Keep escape sequences and carriage returns. */
   raw?: boolean;
+  /**
+   * The marker's advice for reading what an answer left out of `stream`, from byte `offset`.
+   * Default: "read them from offset N".
+   */
+  hint?: (stream: StreamName, offset: number) => string;
 }
 
 /** One stream's part of a {@link CommandRead}. */
 export interface CommandStreamRead extends RangeRead {
   /** Bytes the stream has had in all. */
   length: number;
-  /** Some of the requested output is not in `text`: dropped, or past the limits. */
+  /** Some of the requested output is not in `text`: dropped, left out, or past the budget. */
   truncated: boolean;
 }
 
@@ -126,11 +144,7 @@ export interface CommandServiceOptions {
 
 /** Terminal size for commands: wide, so that tools do not wrap or truncate their lines. */
 const COMMAND_COLS = 160, COMMAND_ROWS = 40;
-/** Pagers would wait for a key no one presses. */
-const COMMAND_ENV = { PAGER: "cat", GIT_PAGER: "cat" };
 const TERMINAL_ENV = { TERM: "xterm-256color" };
-/** What a read returns per stream unless asked otherwise. */
-const DEFAULT_READ_BYTES = 1024 * 1024;
 /** Streaming: text pushed at most this often, at most this much at a time. */
 const FOLLOW_INTERVAL_MS = 200, FOLLOW_MAX_CHARS = 64 * 1024;
 
@@ -227,40 +241,29 @@ export class Command {
   }
 
   /**
-   * Reads both streams: from offsets or after a time, cleaned unless raw, within one answer's
-   * size limit (the smaller stream first, with half of it; the other gets the rest).
+   * Reads both streams (see {@link CommandReadRequest}) within one answer's budget: the stream
+   * with less to show first, with half of it; the other gets the rest.
    */
   read(request: CommandReadRequest): CommandRead {
-    const final = !this.running;
     const limit = this.#answerBytes;
     // Only a size the client asked for is reported as lowered; the default just fits.
     const maxBytes = request.maxBytes === undefined
-      ? { value: Math.min(DEFAULT_READ_BYTES, limit), clamped: undefined }
+      ? { value: Math.min(DEFAULT_ANSWER_BYTES, limit), clamped: undefined }
       : clampSize(request.maxBytes, limit);
     const from = (stream: StreamName) =>
       request.after === undefined
-        ? request.offsets?.[stream] ?? 0
+        ? request.offsets?.[stream]
         : this.#output[stream].offsetAfter(request.after);
-    const pending = (stream: StreamName) => this.#output[stream].end - from(stream);
+    const pending = (stream: StreamName) => this.#output[stream].end - (from(stream) ?? 0);
     const [small, large]: StreamName[] = pending("stderr") <= pending("stdout")
       ? ["stderr", "stdout"]
       : ["stdout", "stderr"];
     const reads = {} as Record<StreamName, CommandStreamRead>;
     let used = 0;
     for (const stream of [small, large]) {
-      const output = this.#output[stream];
-      const budget = stream === small ? Math.floor(limit / 2) : limit - used;
-      const read = output.readFrom(from(stream), maxBytes.value, {
-        raw: request.raw,
-        final,
-        budget,
-      });
-      used += jsonSize(read.text);
-      reads[stream] = {
-        ...read,
-        length: output.end,
-        truncated: read.dropped > 0 || read.end < output.end,
-      };
+      const budget = stream === small ? Math.floor(maxBytes.value / 2) : maxBytes.value - used;
+      reads[stream] = this.#readStream(stream, from(stream), budget, request);
+      used += jsonSize(reads[stream].text);
     }
     return {
       stdout: reads.stdout,
@@ -268,6 +271,46 @@ export class Command {
       lastOutputTime: this.#reportTime(reads),
       ...(maxBytes.clamped ? { maxBytesClamped: maxBytes.clamped } : {}),
     };
+  }
+
+  /** One stream's part of {@link read}. */
+  #readStream(
+    stream: StreamName,
+    offset: number | undefined,
+    budget: number,
+    request: CommandReadRequest,
+  ): CommandStreamRead {
+    const output = this.#output[stream];
+    const options = { raw: request.raw, final: !this.running, budget };
+    const hint = (at: number) =>
+      request.hint ? request.hint(stream, at) : `read them from offset ${at}`;
+    const done = (read: RangeRead, omitted: boolean): CommandStreamRead => ({
+      ...read,
+      length: output.end,
+      truncated: omitted || read.dropped > 0 || read.end < output.end,
+    });
+    if (request.headLines !== undefined || request.tailLines !== undefined) {
+      const first = Math.max(offset ?? 0, output.start);
+      const since = output.lineAt(first);
+      const lines = output.readLines({
+        ...options,
+        since,
+        mode: request.tailLines === undefined
+          ? "head"
+          : request.headLines === undefined
+          ? "tail"
+          : "head-tail",
+        headLines: request.headLines,
+        tailLines: request.tailLines,
+        hint: (_line, at) => hint(at),
+      });
+      const start = output.lineStart(since);
+      const dropped = Math.max(0, Math.min(output.start, output.end) - (offset ?? 0));
+      return done({ text: lines.output, start, end: lines.end, dropped }, lines.truncated);
+    }
+    if (offset !== undefined) return done(output.readFrom(offset, Infinity, options), false);
+    const shaped = output.readShaped(0, { ...options, hint: (at) => hint(at) });
+    return done(shaped, shaped.omitted !== undefined);
   }
 
   /** The time a read reports (see {@link CommandRead.lastOutputTime}), reserved on both streams. */
@@ -440,7 +483,7 @@ export class CommandService {
     const usePty = request.usePty ?? true;
     const env = childEnvironment(
       request.env,
-      usePty ? { ...COMMAND_ENV, ...TERMINAL_ENV } : COMMAND_ENV,
+      usePty ? { ...pagerEnvironment(), ...TERMINAL_ENV } : pagerEnvironment(),
     );
     const encoding = requestedEncoding(request.encoding);
     const invocation = buildInvocation({ ...request, codePage: encoding?.codePage }, { cwd, env });

@@ -34,15 +34,16 @@ import {
   Launcher,
   resolveDirectory,
 } from "../launching/launcher.ts";
-import { childEnvironment } from "../launching/environment.ts";
+import { childEnvironment, pagerEnvironment } from "../launching/environment.ts";
 import { EngineError } from "../errors.ts";
 import { Listeners } from "../events.ts";
 import { stopProcess } from "../launching/lifecycle.ts";
 import { OutputBudget } from "../output/budget.ts";
 import type { LineReadOptions } from "../output/lines.ts";
+import type { EchoLocation, EchoSkip } from "../output/echo.ts";
 import type { Pattern, PatternMatch } from "../output/patterns.ts";
 import type { ScreenView } from "../output/screen.ts";
-import { cutHead, omissionMarker } from "../output/shape.ts";
+import { cutHead, DEFAULT_ANSWER_BYTES, omissionMarker } from "../output/shape.ts";
 import { StreamOutput } from "../output/stream.ts";
 import { boundaryAtOrAfter, utf8Length } from "../output/utf8.ts";
 import { buildTerminalInvocation, type TerminalInvocationRequest } from "../launching/shells.ts";
@@ -141,6 +142,8 @@ export interface RunOutcome {
   /** The shell's cwd after the command; null when not back at the prompt. */
   cwd: string | null;
   durationMs: number;
+  /** A limit the server applied to the request (`maxBytes` lowered to the answer limit). */
+  notice?: string;
 }
 
 /**
@@ -158,9 +161,10 @@ export interface WaitRequest {
   idleMs?: number;
   timeoutMs: number;
   /**
-   * Match from this line on. Default: the output since the last write (the answer to what was
-   * typed), or since the start if nothing was written: output that arrived before the wait
-   * began still counts, so a write followed by a wait cannot miss a fast answer.
+   * Match from this line on. Default: the answer to the last write, from the line after the
+   * terminal's echo of what was typed (see output/echo.ts), or since the start if nothing was
+   * written: output that arrived before the wait began still counts, so a write followed by a
+   * wait cannot miss a fast answer, and never matches the echo.
    */
   since?: number;
   signal?: AbortSignal;
@@ -169,7 +173,7 @@ export interface WaitRequest {
 /** How a wait ended. */
 export interface WaitOutcome {
   condition: "pattern" | "prompt" | "input" | "idle" | "exit" | "timeout" | "cancelled";
-  /** Offset the matched output starts from (see {@link Terminal.outputSince}). */
+  /** Offset the matched output starts from (see {@link Terminal.waitOutput}). */
   from: number;
   match?: PatternMatch;
   /** Output skipped unmatched because it came faster than the pattern could be matched. */
@@ -179,8 +183,14 @@ export interface WaitOutcome {
 /** The output since a wait's start, as a wait answers it. */
 export interface WaitOutput {
   output: string;
-  /** Older output was left out (a marker at the start says how much and how to read it). */
+  /** Some of it was left out (a marker says how much and how to read it). */
   truncated: boolean;
+}
+
+/** What {@link Terminal.read} reads (see lines.ts), and how much of it an answer shows. */
+export interface TerminalReadRequest extends Omit<LineReadOptions, "final" | "budget" | "hint"> {
+  /** Most bytes of output text in the answer (as JSON). Default 16 KiB; at most the answer limit. */
+  maxBytes?: number;
 }
 
 /** A screen as an answer shows it. */
@@ -192,8 +202,6 @@ export interface ScreenRead extends ScreenView {
 const ENV_FOR_TERMINALS = { TERM: "xterm-256color" };
 /** Pattern checks run at most this often while output streams in. */
 const CHECK_INTERVAL_MS = 25;
-/** A wait's output: at most this many bytes (JSON), the newest. */
-const WAIT_OUTPUT_BYTES = 64 * 1024;
 const INPUT_HISTORY = 100;
 /** Looks at whether the program reads the terminal, while a wait for input runs, this often. */
 const INPUT_POLL_MS = 50;
@@ -233,8 +241,8 @@ export class Terminal {
   #answerBytes: number;
   #codec: ChildCodec;
   #stopping: Promise<ExitStatus> | undefined;
-  /** Where the output stood when input was last written. */
-  #inputOffset = 0;
+  /** The last input written, and where the output stood then: a wait answers it. */
+  #lastInput: { offset: number; text: string } | undefined;
   /** The shell's state from its integration marks (shells started with it). */
   readonly #shell: ShellTracker | undefined;
   /** cmd: what `run` types around a command (to mark its output and learn its exit code). */
@@ -320,7 +328,7 @@ export class Terminal {
     this.#assertRunning();
     const bytes = this.#codec.encode(text, "input");
     this.launcher.input({ ...this.context, via }, text);
-    this.#inputOffset = this.#output.end;
+    this.#lastInput = { offset: this.#output.end, text };
     this.#lastWrite = { time: Date.now(), reader: this.#child.terminalReader() };
     if (this.#shell?.noteInput(text, this.#output.end)) this.events.emit({ type: "state" });
     this.touch();
@@ -357,14 +365,25 @@ export class Terminal {
     return this.#stopping;
   }
 
-  /** Reads output by line (see lines.ts), within the answer size limit; counts as activity. */
-  read(options: Omit<LineReadOptions, "final" | "budget">): TerminalRead {
+  /**
+   * Reads output by line (see lines.ts) within the answer's budget; counts as activity. `full`
+   * without `since` is the summary of what is kept: all of it if it fits, else its first and
+   * last lines with a marker between (`head-tail`); with `since` it pages (`hasMore`).
+   */
+  read(request: TerminalReadRequest): TerminalRead {
     this.touch();
-    const read = this.#output.readLines({
-      ...options,
-      final: !this.running,
-      budget: this.#answerBytes,
-    });
+    const budget = this.#budget(request.maxBytes);
+    const options = { ...request, final: !this.running, budget: budget.value };
+    let read = this.#output.readLines(options);
+    if ((request.mode ?? "full") === "full" && request.since === undefined && read.hasMore) {
+      const half = Math.ceil((request.maxLines ?? 1000) / 2);
+      read = this.#output.readLines({
+        ...options,
+        mode: "head-tail",
+        headLines: half,
+        tailLines: half,
+      });
+    }
     return {
       output: read.output,
       totalLines: read.totalLines,
@@ -377,8 +396,16 @@ export class Terminal {
         linesShown: read.linesShown,
         linesOmitted: read.linesOmitted,
       },
+      ...(budget.clamped ? { notice: maxBytesNotice(budget.clamped) } : {}),
       ...(this.exitStatus ? { exitStatus: this.exitStatus } : {}),
     };
+  }
+
+  /** An answer's budget: `maxBytes`, or the default, at most the answer limit. */
+  #budget(maxBytes: number | undefined): { value: number; clamped?: Clamped } {
+    return maxBytes === undefined
+      ? { value: Math.min(DEFAULT_ANSWER_BYTES, this.#answerBytes) }
+      : clampSize(maxBytes, this.#answerBytes);
   }
 
   /**
@@ -409,22 +436,36 @@ export class Terminal {
   }
 
   /**
-   * The output since a wait began (offset `from`), cleaned, as a wait answers it: the newest
-   * 64 KiB, a marker in front saying what was left out.
+   * The output since a wait began (offset `from`), cleaned, as a wait answers it: whole if it
+   * fits `maxBytes` (default 16 KiB), else its head and tail with a marker between saying how
+   * much was left out and from which line to read it.
    */
-  outputSince(from: number): WaitOutput {
+  waitOutput(from: number, maxBytes?: number, to?: number): WaitOutput & { notice?: string } {
     const output = this.#output;
-    const read = output.readNewest(from, {
-      final: !this.running,
-      budget: Math.min(this.#answerBytes, WAIT_OUTPUT_BYTES) - 200,
-    });
-    const first = Math.max(from, output.start);
-    if (read.start <= first) return { output: read.text, truncated: read.dropped > 0 };
-    const marker = omissionMarker({
-      bytes: read.start - first,
-      hint: `read them with since=${output.lineAt(first)}`,
-    });
-    return { output: marker + read.text, truncated: true };
+    const budget = this.#budget(maxBytes);
+    const notice = budget.clamped ? { notice: maxBytesNotice(budget.clamped) } : {};
+    const end = Math.min(to ?? output.end, output.end);
+    const gone = Math.max(0, Math.min(end, output.start) - from);
+    const dropped = gone > 0
+      ? omissionMarker({
+        bytes: gone,
+        hint: `no longer kept; the oldest line kept is ${output.firstLine}`,
+      })
+      : "";
+    // An empty range (a command that printed nothing) reads nothing.
+    if (to !== undefined && end <= Math.max(from, output.start)) {
+      return { output: dropped, truncated: gone > 0, ...notice };
+    }
+    const read = output.readShaped(from, {
+      final: !this.running || end < output.end,
+      budget: budget.value,
+      hint: (_offset, line) => `read them with since=${line}`,
+    }, to);
+    return {
+      output: dropped + read.text,
+      truncated: gone > 0 || read.omitted !== undefined,
+      ...notice,
+    };
   }
 
   /** What the terminal is: id, process, command, directory, times, state, size. */
@@ -545,23 +586,45 @@ export class Terminal {
     }
   }
 
+  /**
+   * Where a wait looks: from line `since`, or the answer to the last write (after its echo),
+   * or the start. The one place this rule lives.
+   */
+  #waitOrigin(since: number | undefined): { from: number; echo?: EchoSkip } {
+    if (since !== undefined) return { from: this.#output.lineStart(since) };
+    const input = this.#lastInput;
+    if (!input) return { from: 0 };
+    return { from: input.offset, echo: this.#output.echo(input.offset, input.text) };
+  }
+
   /** Waits for the first of the request's conditions. */
   wait(request: WaitRequest): Promise<WaitOutcome> {
     this.touch();
     this.checkWaitConditions(request);
-    const from = request.since === undefined
-      ? this.#inputOffset
-      : this.#output.lineStart(request.since);
+    const origin = this.#waitOrigin(request.since);
+    let from = origin.from;
+    const pattern = request.pattern;
+    let scanner = pattern ? this.#output.scan(pattern, from) : undefined;
+    /** The echo's end once known: matching (and the answer) start there. */
+    const afterEcho = (): EchoLocation | undefined => {
+      const where = origin.echo?.locate();
+      if (where?.state === "found" && where.start !== from) {
+        from = where.start;
+        scanner?.cancel();
+        scanner = pattern ? this.#output.scan(pattern, from) : undefined;
+      }
+      return where;
+    };
     const shell = this.#shell;
     /** The condition about the shell or the program that holds now, if one asked for does. */
     const stateCondition = (): "prompt" | "input" | undefined => {
-      if (request.prompt && shell?.atPrompt && shell.promptEnd > from) return "prompt";
+      // A prompt shown after the write (or `since`): never the one a command was typed at.
+      if (request.prompt && shell?.atPrompt && shell.promptEnd > origin.from) return "prompt";
       if (request.input && this.running && !shell?.atPrompt && this.#readingInput()) {
         return "input";
       }
       return undefined;
     };
-    const scanner = request.pattern ? this.#output.scan(request.pattern, from) : undefined;
     return new Promise((resolve) => {
       let done = false;
       let checkTimer: ReturnType<typeof setTimeout> | undefined;
@@ -573,6 +636,7 @@ export class Terminal {
         if (done) return;
         done = true;
         for (const timer of [...timers, checkTimer, idleTimer, inputTimer]) clearTimeout(timer);
+        if (!match) afterEcho();
         scanner?.cancel();
         stopListening();
         request.signal?.removeEventListener("abort", onAbort);
@@ -582,7 +646,12 @@ export class Terminal {
       /** Matches the new output; true when it matched (and the wait is over). */
       const check = async (final: boolean): Promise<boolean> => {
         if (!scanner || done) return false;
-        const match = await scanner.scan(final);
+        const echo = afterEcho();
+        // The echo is arriving: match once it has (the output that completes it will come).
+        if (echo?.state === "pending" && !final) return false;
+        // Not echoed yet: match what is here, never the echo arriving while matching yields.
+        const until = echo?.state === "unseen" ? this.#output.end : Infinity;
+        const match = await scanner.scan(final, until);
         if (match) finish("pattern", match);
         return match !== undefined;
       };
@@ -649,7 +718,7 @@ export class Terminal {
   async run(
     command: string,
     timeoutMs: number,
-    options: { signal?: AbortSignal; via?: FrontEnd } = {},
+    options: { signal?: AbortSignal; via?: FrontEnd; maxBytes?: number } = {},
   ): Promise<RunOutcome> {
     const started = Date.now();
     const shell = this.#shell;
@@ -677,7 +746,7 @@ export class Terminal {
       const first = await this.wait({ prompt: true, since: 0, timeoutMs, signal: options.signal });
       if (first.condition !== "prompt") {
         if (first.condition === "exit" || first.condition === "cancelled") {
-          return this.#runOutcome(first.condition, this.#output.end, started);
+          return this.#runOutcome(first.condition, this.#output.end, started, options.maxBytes);
         }
         throw new EngineError(
           "failed",
@@ -715,21 +784,31 @@ export class Terminal {
       : outcome.condition === "exit" || outcome.condition === "cancelled"
       ? outcome.condition
       : "timeout";
-    return this.#runOutcome(condition, from, started);
+    return this.#runOutcome(condition, from, started, options.maxBytes);
   }
 
   /** The answer of a run that typed its command at output offset `from`. */
-  #runOutcome(condition: RunOutcome["condition"], from: number, started: number): RunOutcome {
+  #runOutcome(
+    condition: RunOutcome["condition"],
+    from: number,
+    started: number,
+    maxBytes: number | undefined,
+  ): RunOutcome {
     const shell = this.#shell!;
     const finished: FinishedCommand | undefined = condition === "done"
       ? shell.finishedAfter(from)
       : undefined;
     const start = finished?.start ?? shell.outputStart() ?? this.#afterEcho(from);
-    const { output, truncated } = this.#outputBetween(start, finished?.end ?? this.#output.end);
+    const { output, truncated, notice } = this.waitOutput(
+      start,
+      maxBytes,
+      finished?.end ?? this.#output.end,
+    );
     return {
       condition,
       output,
       truncated,
+      ...(notice ? { notice } : {}),
       exitCode: condition === "exit"
         ? this.exitStatus?.exitCode ?? null
         : finished?.exitCode ?? null,
@@ -742,34 +821,6 @@ export class Terminal {
   #afterEcho(offset: number): number {
     const next = this.#output.lineStart(this.#output.lineAt(offset) + 1);
     return next > offset && next <= this.#output.end ? next : offset;
-  }
-
-  /**
-   * The output in [from, to), cleaned, as an answer shows it: whole if it fits 64 KiB, else
-   * its head and its tail with a marker between saying how much was left out and from which
-   * line to read it.
-   */
-  #outputBetween(from: number, to: number): WaitOutput {
-    const output = this.#output;
-    // What the terminal no longer keeps (its line and byte limits) is said, not shown.
-    const gone = Math.max(0, Math.min(to, output.start) - from);
-    const lost = gone > 0
-      ? omissionMarker({ bytes: gone, hint: "no longer kept by the terminal" })
-      : "";
-    from = Math.max(from, output.start);
-    if (to <= from) return { output: lost, truncated: gone > 0 };
-    const budget = Math.min(this.#answerBytes, WAIT_OUTPUT_BYTES) - 200;
-    const final = !this.running || to < output.end;
-    const head = output.readFrom(from, to - from, { final, budget });
-    if (head.end >= to) return { output: lost + head.text, truncated: gone > 0 };
-    const half = Math.floor(budget / 2);
-    const first = output.readFrom(from, to - from, { final, budget: half });
-    const tail = output.readNewest(first.end, { final, budget: half }, to);
-    const marker = omissionMarker({
-      bytes: Math.max(0, tail.start - first.end),
-      hint: `read them with since=${output.lineAt(first.end)}`,
-    });
-    return { output: lost + first.text + marker + tail.text, truncated: true };
   }
 
   /** Frees the screen and the kept output; the program must have ended. */
@@ -807,6 +858,8 @@ export interface TerminalRead {
   hasMore: boolean;
   truncated: boolean;
   stats: { totalBytes: number; estimatedTokens: number; linesShown: number; linesOmitted: number };
+  /** A limit the server applied to the request (`maxBytes` lowered to the answer limit). */
+  notice?: string;
   exitStatus?: ExitStatus;
 }
 
@@ -824,6 +877,12 @@ export interface TerminalStats extends TerminalActivity {
 }
 
 export { describeExit };
+
+/** What an answer says when a `maxBytes` was over the answer limit. */
+function maxBytesNotice(clamped: Clamped): string {
+  return `maxBytes ${clamped.requested} lowered to the server's ${clamped.limit} ` +
+    "(WINTERM_MAX_ANSWER_BYTES)";
+}
 
 /** About four characters of English per token. */
 export function estimateTokens(characters: number): number {
@@ -868,7 +927,7 @@ export class TerminalService {
       );
     }
     const cwd = resolveDirectory(request.cwd, "cwd");
-    const env = childEnvironment(request.env, ENV_FOR_TERMINALS);
+    const env = childEnvironment(request.env, { ...pagerEnvironment(), ...ENV_FOR_TERMINALS });
     const encoding = requestedEncoding(request.encoding);
     const nonce = newNonce();
     const invocation = buildTerminalInvocation({

@@ -538,8 +538,9 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       name: "terminal_wait",
       title: "Wait for a terminal",
       description:
-        "Wait until the output matches a pattern, goes idle for idleMs, or the program exits (the first " +
-        "wins), at most timeoutMs (default 30 s). Returns which happened, the output meanwhile (after the " +
+        "Wait until the output matches a pattern, the shell is back at its prompt (prompt), the program " +
+        "is blocked reading the terminal (input: a question, a password prompt; Linux), the output goes " +
+        "idle for idleMs, or the program exits (the first wins), at most timeoutMs (default 30 s). Returns which happened, the output meanwhile (after the " +
         "echo of the last write; at most maxBytes, first and last lines if more) and the match. Use instead " +
         "of sleeping and polling; terminal_write takes the same arguments to type and wait in one call. " +
         "Sends progress every 2 s; cancellable.",

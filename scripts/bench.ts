@@ -7,6 +7,8 @@
  * - `get_version` latency while 64 terminals each print 100 lines a second;
  * - server memory after 1,000 commands of 1 MB each (bounded by the output budget);
  * - `run_command` of `echo` until completed, through the real server and the SDK client;
+ * - `terminal_run` of `echo` in bash (shell integration), and how soon after a program's prompt
+ *   a wait for input answers;
  * - server start until `initialize` is answered;
  * - server memory with 50 live terminals, and the time to shut down with them;
  * - `terminal_read` latency on a 100,000-line buffer, and memory with 50 idle shells;
@@ -22,9 +24,9 @@
  * ratio rather than as a guess about a noisy machine. Medians of repeated runs. Linux/macOS
  * only (ConPTY's figures: scripts/bench_windows.ts in the Windows test bed).
  *
- * `--only NAME,...` runs some of them (throughput, echo, startup, memory, terminals, http,
- * idle-crowd, loaded, commands, trees, conpty, agent) and `--quick` shortens each; either prints the
- * table without writing docs/benchmarks.md (a smoke run).
+ * `--only NAME,...` runs some of them (throughput, echo, shell, startup, memory, terminals, http,
+ * idle-crowd, loaded, commands, trees, conpty, agent) and `--quick` shortens each; either prints
+ * the table without writing docs/benchmarks.md (a smoke run).
  *
  * @module
  */
@@ -472,6 +474,50 @@ function childrenOf(pid: number): number[] {
   }
 }
 
+/**
+ * Shell integration: `terminal_run` of `echo hi` in bash (write to the shell's own end mark,
+ * output read), and how long after a program's prompt shows `terminal_wait` with `input`
+ * answers (bash's `read -p`; the server looks every 50 ms and soon after output).
+ */
+async function shellIntegration(rows: Row[]): Promise<void> {
+  const home = tempDir("winterm-bench-home-");
+  const mcp = await connect();
+  try {
+    const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+      shell: "bash",
+      env: { HOME: home },
+    });
+    const run = () => mcp.callOk("terminal_run", { terminalId, command: "echo hi" });
+    await repeat(5, run);
+    const times = await repeat(QUICK ? 10 : 50, run);
+    rows.push({
+      what: "`terminal_run` `echo hi` in bash with shell integration (SDK client over stdio)",
+      figure: `median ${median(times).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`,
+    });
+    const delays: number[] = [];
+    for (let i = 0; i < (QUICK ? 3 : 20); i++) {
+      await mcp.callOk("terminal_write", { terminalId, input: "read -p 'name? ' answer" });
+      await mcp.callOk("terminal_wait", { terminalId, pattern: "name\\? $", timeoutMs: 10_000 });
+      const waited = await mcp.callOk<{ elapsedMs: number }>("terminal_wait", {
+        terminalId,
+        input: true,
+        timeoutMs: 10_000,
+      });
+      delays.push(waited.elapsedMs);
+      await mcp.callOk("terminal_write", { terminalId, input: "x" });
+      await mcp.callOk("terminal_wait", { terminalId, prompt: true, timeoutMs: 10_000 });
+    }
+    rows.push({
+      what: "`terminal_wait` with `input`: answered after the prompt of `read -p` showed",
+      figure: `median ${median(delays).toFixed(0)} ms, max ${Math.max(...delays)} ms`,
+      note: "goal: within 300 ms",
+    });
+  } finally {
+    await mcp.close();
+    Deno.removeSync(home, { recursive: true });
+  }
+}
+
 async function startup(rows: Row[]): Promise<void> {
   const runs = QUICK ? 5 : 21;
   const floor = await Deno.makeTempFile({ suffix: ".ts" });
@@ -832,6 +878,7 @@ async function agentTasks(): Promise<void> {
 const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["throughput", "PTY throughput", throughput],
   ["echo", "echo latency", echoLatency],
+  ["shell", "shell integration", shellIntegration],
   ["startup", "startup", startup],
   ["memory", "memory and shutdown", memoryAndShutdown],
   ["terminals", "terminals", terminals],

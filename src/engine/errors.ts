@@ -22,6 +22,7 @@ export type EngineErrorKind =
   | "inactive"
   | "limit"
   | "forbidden"
+  | "busy"
   | "failed";
 
 /** See the module documentation. */

@@ -13,9 +13,11 @@
  * ```
  * @module
  */
+import { join } from "node:path";
 import type { Config } from "../config.ts";
 import { endAllChildren, superviseChildren, type Supervision } from "../pty/mod.ts";
 import { AuditLog } from "./launching/audit.ts";
+import { ShellScripts } from "./launching/integration/mod.ts";
 import { OutputBudget } from "./output/budget.ts";
 import { CommandService } from "./services/commands.ts";
 import { Launcher } from "./launching/launcher.ts";
@@ -68,6 +70,10 @@ export class Engine {
       answerBytes: options.maxAnswerBytes,
       budget,
       writeTimeoutMs: options.writeTimeoutMs,
+      // Shell integration files: beside the ledger, else a temporary directory.
+      shellScripts: new ShellScripts(
+        options.stateDir === undefined ? undefined : join(options.stateDir, "shell-integration"),
+      ),
     });
     this.supervision = superviseChildren(options.stateDir);
   }

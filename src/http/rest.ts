@@ -6,6 +6,7 @@
  * |---|---|
  * | `POST /api/terminals` | create `{shell?, cwd?, env?, cols?, rows?}` (also `command`, `args`, `outputByteLimit`, `encoding`) |
  * | `POST /api/terminals/:id/input` | type `{input}`; Enter is added unless it ends with a newline |
+ * | `POST /api/terminals/:id/run` | run `{command, timeoutMs?, maxBytes?}` in the shell: output, exit code, cwd |
  * | `GET /api/terminals/:id/output` | read: `since`, `mode`, `headLines`, `tailLines`, `maxLines`, `maxBytes`, `raw` |
  * | `GET /api/terminals/:id/stats` | statistics |
  * | `GET /api/terminals` | list |
@@ -41,6 +42,7 @@ import { VERSION } from "../version.ts";
 export type ErrorCode =
   | "TERMINAL_NOT_FOUND"
   | "TERMINAL_INACTIVE"
+  | "TERMINAL_BUSY"
   | "INVALID_INPUT"
   | "WRITE_FAILED"
   | "READ_FAILED"
@@ -79,6 +81,13 @@ const CreateBody = Type.Object({
   rows: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
   outputByteLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 * 1024 * 1024 })),
   encoding: Type.Optional(Encoding),
+  shellIntegration: Type.Optional(Type.Boolean()),
+}, { additionalProperties: false });
+
+const RunBody = Type.Object({
+  command: Type.String({ minLength: 1, maxLength: 32768 }),
+  timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
+  maxBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 16 * 1024 * 1024 })),
 }, { additionalProperties: false });
 
 const InputBody = Type.Object({
@@ -108,7 +117,12 @@ export class InvalidInput extends Error {
 }
 
 function validate<
-  T extends typeof CreateBody | typeof InputBody | typeof DeleteBody | typeof OutputQuery,
+  T extends
+    | typeof CreateBody
+    | typeof InputBody
+    | typeof RunBody
+    | typeof DeleteBody
+    | typeof OutputQuery,
 >(
   schema: T,
   value: unknown,
@@ -134,8 +148,22 @@ function queryObject(url: URL): Record<string, unknown> {
 
 /** A terminal as the API lists it: `id` and `shell` are the API's names. */
 function describe(terminal: Terminal) {
-  const { terminalId, pid, command, cwd, created, lastActivity, status } = terminal.info();
-  return { id: terminalId, pid, shell: command, cwd, created, lastActivity, status };
+  const { terminalId, pid, command, cwd, created, lastActivity, status, ...activity } = terminal
+    .info();
+  const { state, running, lastExitCode, shellIntegration } = activity;
+  return {
+    id: terminalId,
+    pid,
+    shell: command,
+    cwd,
+    created,
+    lastActivity,
+    status,
+    state,
+    running,
+    lastExitCode,
+    shellIntegration,
+  };
 }
 
 /** Maps an engine failure to an answer; `failure` is the route's code for "it did not work". */
@@ -146,6 +174,8 @@ function engineError(error: EngineError, failure: ErrorCode): Response {
       return restError(404, "TERMINAL_NOT_FOUND", error.message, details);
     case "inactive":
       return restError(409, "TERMINAL_INACTIVE", error.message, details);
+    case "busy":
+      return restError(409, "TERMINAL_BUSY", error.message, details);
     case "invalid_input":
       return restError(400, "INVALID_INPUT", error.message, details);
     case "forbidden":
@@ -207,6 +237,10 @@ export class RestApi {
       "/terminals/:id/input",
       async (c) => await this.#input(c.req.param("id"), validate(InputBody, c.get("body"))),
     );
+    api.post(
+      "/terminals/:id/run",
+      async (c) => await this.#run(c.req.param("id"), validate(RunBody, c.get("body"))),
+    );
     api.get("/terminals/:id/output", (c) =>
       this.#output(
         c.req.param("id"),
@@ -237,7 +271,7 @@ export class RestApi {
     const method = c.req.method;
     const failure: ErrorCode = method === "DELETE"
       ? "KILL_FAILED"
-      : c.req.path.endsWith("/input")
+      : c.req.path.endsWith("/input") || c.req.path.endsWith("/run")
       ? "WRITE_FAILED"
       : method === "GET"
       ? "READ_FAILED"
@@ -273,6 +307,16 @@ export class RestApi {
     const enter = (body.appendNewline ?? true) && !ended ? keySequence("enter") : "";
     await this.engine.terminals.get(id).write(body.input + enter, this.via);
     return done("Input sent successfully");
+  }
+
+  async #run(id: string, body: Static<typeof RunBody>): Promise<Response> {
+    const terminal = this.engine.terminals.get(id);
+    return ok(
+      await terminal.run(body.command, body.timeoutMs ?? 30_000, {
+        via: this.via,
+        maxBytes: body.maxBytes,
+      }),
+    );
   }
 
   #output(id: string, query: Static<typeof OutputQuery>): Response {

@@ -1,7 +1,8 @@
 /**
- * Persistent terminals as MCP tools: create, write (text and named keys), read (by line, head,
- * tail, head-tail, or the rendered screen), wait (pattern, idle, exit), resize, list, stats,
- * and the ACP terminal methods (output with outputByteLimit, wait_for_exit, kill, release).
+ * Persistent terminals as MCP tools: create, write (text and named keys), run a command in the
+ * shell (shell integration), read (by line, head, tail, head-tail, or the rendered screen),
+ * wait (pattern, prompt, input, idle, exit), resize, list, stats, and the ACP terminal methods
+ * (output with outputByteLimit, wait_for_exit, kill, release).
  *
  * @module
  */
@@ -91,7 +92,13 @@ const CreateInput = Type.Object({
     minLength: 1,
     maxLength: 4096,
     description:
-      "default (PowerShell on Windows, $SHELL or sh elsewhere), powershell, cmd, bash, sh, or a shell's path.",
+      "default (PowerShell on Windows, $SHELL or sh elsewhere), powershell, cmd, bash, sh, zsh, fish, or a shell's path.",
+  })),
+  shellIntegration: Type.Optional(Type.Boolean({
+    default: true,
+    description:
+      "A shell opened without command reports its prompt, commands, exit codes and cwd (no file " +
+      "of the user's is changed): terminal_run, wait with prompt, state. false: a plain shell.",
   })),
   cwd: nullable(
     Type.String({ minLength: 1, maxLength: 4096, description: "Working directory." }),
@@ -111,11 +118,33 @@ const CreateInput = Type.Object({
   ...AcpFields,
 }, { additionalProperties: false });
 
+const ActivityFields = {
+  state: literals(["prompt", "running", "input", "exited"] as const, {
+    description: "prompt: the shell waits for a command; running; input: the program in the " +
+      "foreground is blocked reading the terminal (Linux); exited.",
+  }),
+  running: Type.Union([
+    Type.Object({
+      command: Type.Union([Type.String(), Type.Null()]),
+      startedAt: Type.String({ description: "ISO 8601" }),
+      durationMs: Type.Integer(),
+    }),
+    Type.Null(),
+  ], { description: "The command the shell runs (while running or input), else null." }),
+  cwd: Type.String({
+    description: "The shell's working directory as it last reported it, else the starting one.",
+  }),
+  lastExitCode: Type.Union([Type.Integer(), Type.Null()], {
+    description: "Exit code of the shell's last finished command (null: none, or not reported).",
+  }),
+  shellIntegration: literals(["active", "starting", "none"] as const),
+};
+
 const TerminalInfo = Type.Object({
   terminalId: Type.String(),
   pid: Type.Integer(),
   command: Type.String(),
-  cwd: Type.String(),
+  ...ActivityFields,
   created: Type.String({ description: "ISO 8601" }),
   lastActivity: Type.String({ description: "ISO 8601" }),
   status: literals(["active", "exited"] as const),
@@ -152,8 +181,12 @@ const WaitFields = {
     }),
   ),
   exit: Type.Optional(Type.Boolean({
-    description: "Wait for the program to exit. An exit always ends a wait; with no pattern or " +
-      "idleMs this is what a wait waits for.",
+    description: "Wait for the program to exit. An exit always ends a wait; with no other " +
+      "condition this is what a wait waits for.",
+  })),
+  prompt: Type.Optional(Type.Boolean({
+    description: "Wait until the shell is back at its prompt (a prompt shown after the last " +
+      "write, or after since): shell integration. Ends a terminal_run that timed out.",
   })),
   timeoutMs: Type.Optional(Type.Integer({
     minimum: 1,
@@ -229,6 +262,10 @@ const ReadOutput = Type.Object({
 const WaitInput = Type.Object({
   terminalId: TerminalId,
   ...WaitFields,
+  input: Type.Optional(Type.Boolean({
+    description: "Wait until the program in the foreground is blocked reading the terminal (a " +
+      "question, a password prompt, a REPL), not at the shell's own prompt. Linux only.",
+  })),
   since: Type.Optional(Type.Integer({
     minimum: 0,
     description: "Match (and return) output from this line on. Default: the answer to the last " +
@@ -238,7 +275,9 @@ const WaitInput = Type.Object({
 }, { additionalProperties: false });
 
 const WaitFieldsOutput = {
-  condition: literals(["pattern", "idle", "exit", "timeout", "cancelled"] as const),
+  condition: literals(
+    ["pattern", "prompt", "input", "idle", "exit", "timeout", "cancelled"] as const,
+  ),
   output: Type.String({
     description: "Cleaned output the wait looked at (the answer to the last write, or from " +
       "`since`): whole if it fits maxBytes, else its first and last lines with a marker between.",
@@ -259,6 +298,10 @@ const WaitFieldsOutput = {
   })),
   notice: Type.Optional(Type.String({ description: "A limit the server applied to the request." })),
   exitStatus: Type.Optional(ExitStatusSchema),
+  lastExitCode: Type.Optional(Type.Union([Type.Integer(), Type.Null()], {
+    description: "With prompt: the exit code of the shell's last finished command.",
+  })),
+  cwd: Type.Optional(Type.String({ description: "With prompt: the shell's working directory." })),
 };
 const WaitOutput = Type.Object(WaitFieldsOutput);
 
@@ -271,18 +314,60 @@ const WriteOutput = Type.Object({
   ),
 });
 
+const RunInput = Type.Object({
+  terminalId: TerminalId,
+  command: Type.String({
+    minLength: 1,
+    maxLength: 32768,
+    description:
+      "One command line (no line breaks or other control characters; chain with ; or &&).",
+  }),
+  timeoutMs: Type.Optional(Type.Integer({
+    minimum: 1,
+    maximum: 600_000,
+    default: 30_000,
+    description: "Answer after this long with what arrived; the command keeps running.",
+  })),
+  maxBytes: Type.Optional(MaxBytes),
+}, { additionalProperties: false });
+
+const RunOutput = Type.Object({
+  condition: literals(["done", "timeout", "exit", "cancelled"] as const, {
+    description: "done: back at the prompt; timeout: still running (terminal_wait with prompt " +
+      "finishes it); exit: the shell exited.",
+  }),
+  output: Type.String({
+    description: "The command's output, cleaned: not the echo, not the prompt. Whole if it fits " +
+      "maxBytes, else its first and last lines with a marker saying how to read the rest.",
+  }),
+  truncated: Type.Boolean(),
+  notice: Type.Optional(Type.String({ description: "A limit the server applied to the request." })),
+  exitCode: Type.Union([Type.Integer(), Type.Null()], {
+    description: "Null on timeout, and where the shell does not tell.",
+  }),
+  cwd: Type.Union([Type.String(), Type.Null()], {
+    description: "The shell's working directory after the command (null unless done).",
+  }),
+  durationMs: Type.Integer(),
+});
+
 type WaitArgs = Pick<
   Static<typeof WaitInput>,
-  "pattern" | "flags" | "idleMs" | "timeoutMs" | "since" | "maxBytes"
+  "pattern" | "flags" | "idleMs" | "prompt" | "timeoutMs" | "since" | "maxBytes"
 >;
 
-/** A wait's condition, compiled first: a bad pattern is refused before anything is typed. */
-function waitCondition(args: WaitArgs) {
+/**
+ * A wait's condition, compiled first: a bad pattern is refused before anything is typed.
+ * `input`: terminal_wait's wait for a read of the terminal (terminal_write's `input` is text).
+ */
+function waitCondition(args: WaitArgs, input?: boolean) {
   return {
     pattern: args.pattern === undefined
       ? undefined
       : compilePattern(args.pattern, args.flags ?? "", "pattern"),
     idleMs: args.idleMs,
+    prompt: args.prompt,
+    input,
     timeoutMs: args.timeoutMs ?? DEFAULT_WAIT_MS,
     since: args.since,
   };
@@ -299,9 +384,18 @@ async function waitAnswer(
   const outcome = await withProgress(
     terminal.wait({ ...condition, signal: context.signal }),
     context,
-    args.pattern ? `/${args.pattern}/` : args.idleMs ? "quiet output" : "the exit",
+    args.pattern
+      ? `/${args.pattern}/`
+      : args.prompt
+      ? "the prompt"
+      : condition.input
+      ? "a read of the terminal"
+      : args.idleMs
+      ? "quiet output"
+      : "the exit",
   );
   const { output, truncated, notice } = terminal.waitOutput(outcome.from, args.maxBytes);
+  const activity = outcome.condition === "prompt" ? terminal.activity() : undefined;
   return {
     condition: outcome.condition,
     output,
@@ -312,6 +406,7 @@ async function waitAnswer(
     ...(outcome.skippedBytes ? { skippedBytes: outcome.skippedBytes } : {}),
     ...(notice ? { notice } : {}),
     ...exitField(terminal),
+    ...(activity ? { lastExitCode: activity.lastExitCode, cwd: activity.cwd } : {}),
   };
 }
 
@@ -368,7 +463,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         "Type text and/or press named keys (enter, tab, escape, backspace, up, down, left, right, home, " +
         "end, pageup, pagedown, delete, f1-f12, ctrl_a-ctrl_z such as ctrl_c, ...). Enter follows the text " +
         "unless appendNewline is false or keys are given. Type and see the answer in one call: add a wait " +
-        "(pattern, idleMs, exit or timeoutMs, as terminal_wait) and the answer has terminal_wait's fields " +
+        "(pattern, prompt, idleMs, exit or timeoutMs, as terminal_wait) and the answer has terminal_wait's fields " +
         "too, the output starting after the echo of what was typed. bytesWritten is what the terminal " +
         "took: input it does not take within WINTERM_WRITE_TIMEOUT_MS (10 s) fails, saying how much it " +
         "took, and in line mode a line over 4095 bytes (1024 on macOS) is refused whole.",
@@ -385,7 +480,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
           throw new EngineError("invalid_input", "give input, keys, or both", "input");
         }
         const waits = args.pattern !== undefined || args.idleMs !== undefined || !!args.exit ||
-          args.timeoutMs !== undefined;
+          !!args.prompt || args.timeoutMs !== undefined;
         const condition = waits ? waitCondition(args) : undefined;
         const enter = args.input !== undefined && !args.keys?.length &&
           (args.appendNewline ?? true);
@@ -443,8 +538,9 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       name: "terminal_wait",
       title: "Wait for a terminal",
       description:
-        "Wait until the output matches a pattern, goes idle for idleMs, or the program exits (the first " +
-        "wins), at most timeoutMs (default 30 s). Returns which happened, the output meanwhile (after the " +
+        "Wait until the output matches a pattern, the shell is back at its prompt (prompt), the program " +
+        "is blocked reading the terminal (input: a question, a password prompt; Linux), the output goes " +
+        "idle for idleMs, or the program exits (the first wins), at most timeoutMs (default 30 s). Returns which happened, the output meanwhile (after the " +
         "echo of the last write; at most maxBytes, first and last lines if more) and the match. Use instead " +
         "of sleeping and polling; terminal_write takes the same arguments to type and wait in one call. " +
         "Sends progress every 2 s; cancellable.",
@@ -453,7 +549,37 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       annotations: READ_ONLY,
       handler: (args, context) => {
         const terminal = terminals.get(args.terminalId);
-        return waitAnswer(terminal, waitCondition(args), args, context);
+        return waitAnswer(terminal, waitCondition(args, args.input), args, context);
+      },
+    }),
+    defineTool({
+      name: "terminal_run",
+      title: "Run a command in a terminal's shell",
+      description:
+        "Type one command line into a terminal's shell and wait until the shell is back at its " +
+        "prompt: answers only that command's output (not the echo, not the prompt), its exit " +
+        "code and the shell's cwd after it, known from the shell's own marks (no guessing). On " +
+        "timeout, what arrived; the command keeps running (terminal_wait with prompt finishes " +
+        "it). Needs a shell opened by terminal_create without command (shell integration).",
+      input: RunInput,
+      output: RunOutput,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: true,
+      },
+      handler: async (args, context) => {
+        const terminal = terminals.get(args.terminalId);
+        return await withProgress(
+          terminal.run(args.command, args.timeoutMs ?? 30_000, {
+            signal: context.signal,
+            via,
+            maxBytes: args.maxBytes,
+          }),
+          context,
+          "the command",
+        );
       },
     }),
     defineTool({
@@ -597,8 +723,8 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
     defineTool({
       name: "terminal_list",
       title: "List terminals",
-      description:
-        "Every open terminal: id, pid, command, cwd, created, lastActivity, status, size.",
+      description: "Every open terminal: id, pid, command, state (prompt, running with the " +
+        "command and how long, input, exited), cwd, lastExitCode, created, lastActivity, status, size.",
       input: Type.Object({}, { additionalProperties: false }),
       output: Type.Object({ terminals: Type.Array(TerminalInfo), count: Type.Integer() }),
       annotations: READ_ONLY,
@@ -611,7 +737,8 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       name: "terminal_stats",
       title: "Terminal statistics",
       description:
-        "Size of a terminal's output: lines and bytes ever written, lines kept, estimated tokens.",
+        "Size of a terminal's output (lines and bytes ever written, lines kept, estimated tokens), " +
+        "and its state, cwd and lastExitCode.",
       input: IdOnly,
       output: Type.Object({
         terminalId: Type.String(),
@@ -622,6 +749,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         oldestLine: Type.Integer(),
         newestLine: Type.Integer(),
         isActive: Type.Boolean(),
+        ...ActivityFields,
       }),
       annotations: READ_ONLY,
       handler: (args) => Promise.resolve(terminals.get(args.terminalId).stats()),

@@ -15,6 +15,7 @@ import {
   type SignalName,
   type StdioMode,
   type StreamName,
+  type TerminalReader,
   WRITE_TIMEOUT_MS,
 } from "./types.ts";
 
@@ -129,6 +130,11 @@ export abstract class ChildBase implements ChildProcess {
   }
 
   abstract resize(cols: number, rows: number): void;
+
+  /** Where the platform cannot tell (see {@link ChildProcess.terminalReader}). */
+  terminalReader(): TerminalReader | null | undefined {
+    return undefined;
+  }
 
   kill(signal: SignalName = "SIGTERM"): void {
     if (!this.hasExited) this.signalTree(signal);

@@ -128,6 +128,14 @@ export const SIGNAL_NAMES: readonly SignalName[] = [
 /** How long a write may wait for the child to take its input, by default. */
 export const WRITE_TIMEOUT_MS = 10_000;
 
+/** A thread of a terminal's foreground program, blocked reading the terminal. */
+export interface TerminalReader {
+  pid: number;
+  tid: number;
+  /** The thread's context switches so far: a change means it has run in between. */
+  switches: number;
+}
+
 /** Called with each chunk of output. The chunk is the listener's to keep. */
 export type DataListener = (data: Uint8Array, stream: StreamName) => void;
 
@@ -162,6 +170,13 @@ export interface ChildProcess {
   write(data: Uint8Array, timeoutMs?: number): Promise<void>;
   /** Signals end of input: closes the stdin pipe, or sends the terminal's EOF character. */
   closeInput(): Promise<void>;
+  /**
+   * The thread of the terminal's foreground program that is blocked reading the terminal (PTY
+   * mode), or null if none is (it computes, sleeps, waits for something else). Undefined where
+   * the platform cannot tell: pipe mode, after the exit, macOS and Windows (see
+   * posix/terminal_reader.ts for what counts as reading).
+   */
+  terminalReader(): TerminalReader | null | undefined;
   /** Changes the terminal size (PTY mode). Throws with the reason when the OS refuses. */
   resize(cols: number, rows: number): void;
   /**

@@ -69,6 +69,10 @@ withHttp("REST: every endpoint, in the documented shapes", async (server) => {
     "created",
     "lastActivity",
     "status",
+    "state",
+    "running",
+    "lastExitCode",
+    "shellIntegration",
   ]);
   assertEquals([created.json.success, terminal.status], [true, "active"]);
   const id = terminal.terminalId;
@@ -110,6 +114,11 @@ withHttp("REST: every endpoint, in the documented shapes", async (server) => {
     "oldestLine",
     "newestLine",
     "isActive",
+    "state",
+    "running",
+    "cwd",
+    "lastExitCode",
+    "shellIntegration",
   ]);
   assertEquals([stats.json.data.terminalId, stats.json.data.isActive], [id, true]);
 
@@ -123,6 +132,10 @@ withHttp("REST: every endpoint, in the documented shapes", async (server) => {
     "created",
     "lastActivity",
     "status",
+    "state",
+    "running",
+    "lastExitCode",
+    "shellIntegration",
   ]);
 
   const deleted = await request(server, "DELETE", `/api/terminals/${id}`, {

@@ -263,6 +263,11 @@ withServer("head-tail and since arithmetic against known line counts", async (mc
     oldestLine: 0,
     newestLine: 999,
     isActive: false,
+    state: "exited",
+    running: null,
+    cwd: Deno.cwd(),
+    lastExitCode: null,
+    shellIntegration: "none",
   });
 });
 

@@ -81,20 +81,6 @@ export function commandLineToArgv(commandLine: string): string[] {
   return args;
 }
 
-/**
- * The handle values this process holds now. GetProcessHandleCount is a stub under Wine (it
- * says 0), so the handle table is probed instead: every multiple of 4 up to `limit`.
- */
-export function openHandles(limit = 1 << 16): Set<bigint> {
-  kernel ??= openKernel();
-  const flags = new Uint8Array(4);
-  const open = new Set<bigint>();
-  for (let value = 4n; value < BigInt(limit); value += 4n) {
-    if (kernel.GetHandleInformation(Deno.UnsafePointer.create(value), flags)) open.add(value);
-  }
-  return open;
-}
-
 /** A new handle of our own (an event), to see whether someone else's close takes it. */
 export function canaryHandle(): { value: bigint; valid(): boolean; close(): void } {
   kernel ??= openKernel();

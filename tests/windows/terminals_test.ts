@@ -1,11 +1,9 @@
 /**
  * Persistent terminals on Windows through the real server: waits, reads, the screen, keys,
  * kill and release. Under Wine a console program only reaches the pseudoconsole by writing to
- * CON, and an interactive cmd finds no console input and exits at once: the interactive test
- * runs on Windows itself.
+ * CON; the server starts an interactive cmd there with its input and output on CON.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import { runningUnderWine } from "../../src/pty/mod.ts";
 import { type Connection, serverTest } from "../helpers/mcp.ts";
 import { eventually } from "../helpers/process.ts";
 import { listProcesses } from "../helpers/windows.ts";
@@ -121,4 +119,4 @@ withServer("an interactive cmd keeps its state across writes", async (mcp) => {
   });
   assertEquals(seen.condition, "pattern");
   await mcp.callOk("terminal_release", { terminalId });
-}, !windows || runningUnderWine() !== null);
+}, !windows);

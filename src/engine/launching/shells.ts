@@ -34,6 +34,7 @@ import {
 } from "../../pty/mod.ts";
 import { CommandLineError, quotePosix, splitPosix, splitWindows } from "./argv.ts";
 import { EngineError } from "../errors.ts";
+import type { ShellIntegration } from "./integration/mod.ts";
 
 /** The ways a command can be run. `default` is PowerShell on Windows, $SHELL or sh elsewhere. */
 export const SHELL_TYPES = ["default", "powershell", "cmd", "bash", "sh", "executable"] as const;
@@ -50,9 +51,13 @@ export interface Invocation {
   /** The code page the shell was told to write and read in (PowerShell: 65001 by default). */
   codePage?: number;
   /** What actually runs it, `default` resolved. */
-  shell: Exclude<ShellType, "default">;
+  shell: Exclude<ShellType, "default"> | "zsh" | "fish";
   /** The command as a person would type it. */
   display: string;
+  /** Variables the shell needs besides the environment asked for (shell integration). */
+  env?: Record<string, string>;
+  /** The shell was started with its integration (see integration/mod.ts). */
+  integration?: ShellIntegration;
 }
 
 /** What to run. */
@@ -206,7 +211,7 @@ function defaultShell(ctx: ShellContext, field: string): ChosenShell {
   }
   const shell = firstFound([...(ctx.env.SHELL ? [ctx.env.SHELL] : []), "/bin/sh", "sh"], ctx);
   if (!shell.path) throw notFound("default", shell.searched, field);
-  return { type: "sh", path: shell.path };
+  return { type: kindOf(shell.path), path: shell.path };
 }
 
 function notFound(shell: string, searched: string[], field: string): EngineError {
@@ -231,7 +236,7 @@ export function encodePowerShell(script: string): string {
 }
 
 /** The shells a command can be given to. */
-type ShellKind = "powershell" | "cmd" | "bash" | "sh";
+export type ShellKind = "powershell" | "cmd" | "bash" | "sh" | "zsh" | "fish";
 
 /** A shell found: what kind it is and where. */
 interface ChosenShell {
@@ -297,15 +302,36 @@ function shellArgs(
   }
 }
 
-/** The arguments that start a shell for a person (or agent) to type into. */
-function interactiveArgs(type: ShellKind, setup: ShellSetup): ShellArguments {
+/**
+ * The arguments that start a shell for a person (or agent) to type into; `startup` is what
+ * PowerShell or cmd runs first (a script, a command line).
+ */
+function interactiveArgs(
+  type: ShellKind,
+  setup: ShellSetup,
+  path: string,
+  startup?: string,
+): ShellArguments {
   switch (type) {
     case "powershell":
-      return powershellArgs("", ["-NoExit"], setup);
-    case "cmd":
-      return setup.codePage === undefined
-        ? { args: ["/d"] }
-        : { args: ["/d", "/k", `chcp ${setup.codePage}>nul`], codePage: setup.codePage };
+      return powershellArgs(startup ?? "", ["-NoExit"], setup);
+    case "cmd": {
+      const first = [
+        ...(setup.codePage === undefined ? [] : [`chcp ${setup.codePage}>nul`]),
+        ...(startup === undefined ? [] : [startup]),
+      ].join(" & ");
+      const codePage = setup.codePage;
+      if (runningUnderWine()) {
+        // Wine gives a pseudoconsole's child no console handles: an interactive cmd would read
+        // end of input at once and exit. Started with its input and output on the console
+        // (CON), it works; the cmd in front passes its exit code on.
+        const inner = `${path} /d${first ? ` /k "${first}"` : ""} <CON >CON 2>&1`;
+        return { args: ["/d", "/s", "/c", `"${inner}"`], verbatimArguments: true, codePage };
+      }
+      return first
+        ? { args: ["/d", "/s", "/k", `"${first}"`], verbatimArguments: true, codePage }
+        : { args: ["/d"] };
+    }
     default:
       return { args: [] }; // on a terminal, every POSIX shell is interactive by itself
   }
@@ -316,6 +342,7 @@ function kindOf(path: string): ShellKind {
   const name = path.split(/[\\/]/).pop()!.toLowerCase().replace(/\.exe$/, "");
   if (name === "pwsh" || name === "powershell") return "powershell";
   if (name === "cmd") return "cmd";
+  if (name === "zsh" || name === "fish") return name;
   return name === "bash" ? "bash" : "sh";
 }
 
@@ -436,9 +463,22 @@ export interface TerminalInvocationRequest {
   shell?: string;
   /** The code page the shell should run in (the request's `encoding`), if it names one. */
   codePage?: number;
+  /**
+   * For an interactive shell (no `command`): how to start this kind of shell with its
+   * integration (see integration/mod.ts), or undefined to start it plain.
+   */
+  integration?: (shell: ShellKind) => ShellIntegration | undefined;
 }
 
-const SHELL_NAMES: readonly string[] = ["default", "powershell", "cmd", "bash", "sh"];
+const SHELL_NAMES: readonly string[] = [
+  "default",
+  "powershell",
+  "cmd",
+  "bash",
+  "sh",
+  "zsh",
+  "fish",
+];
 
 /**
  * Decides what a terminal runs: with `command` and arguments, that program with them (no shell:
@@ -473,11 +513,15 @@ export function buildTerminalInvocation(
     : chooseShell("default", request.shell, fields, ctx);
   const setup = { pipe: false, codePage: request.codePage };
   if (request.command === undefined) {
+    const integration = request.integration?.(shell.type);
+    const started = interactiveArgs(shell.type, setup, shell.path, integration?.startup);
     return {
       file: shell.path,
-      ...interactiveArgs(shell.type, setup),
+      ...started,
+      args: [...(integration?.args ?? []), ...started.args],
       shell: shell.type,
       display: shell.path,
+      ...(integration ? { integration, env: integration.env } : {}),
     };
   }
   return {

@@ -169,25 +169,27 @@ export function readForward(
   }
 }
 
-/** Reads the newest part of [from, end of buffer) that fits the budget. */
+/** Reads the newest part of [from, to) (default: the end of the buffer) that fits the budget. */
 export function readBackward(
   buffer: OutputBuffer,
   from: number,
   options: RangeOptions,
+  to: number = buffer.end,
 ): RangeRead {
+  const end = Math.min(to, buffer.end);
   const final = options.final ?? false;
   const budget = options.budget;
   const hold = (options.holdBack ?? false) && !final;
-  const dropped = Math.max(0, Math.min(buffer.start, buffer.end) - from);
+  const dropped = Math.max(0, Math.min(buffer.start, end) - from);
   const first = Math.max(from, buffer.start);
-  let start = Math.max(first, buffer.end - budget);
+  let start = Math.max(first, end - budget);
   if (start > first && buffer.lineStart(buffer.lineAt(start)) !== start) {
     // Whole lines: from the next line start, if a line starts before the end.
     const next = buffer.lineStart(buffer.lineAt(start) + 1);
-    if (next < buffer.end) start = next;
+    if (next < end) start = next;
   }
   for (;;) {
-    const range = buffer.readText(start, undefined, final);
+    const range = buffer.readText(start, end, final);
     const read = { text: range.text, start: range.start, end: range.end, dropped };
     if (options.raw) {
       const cut = cutTail(range.text, budget);
@@ -213,8 +215,8 @@ export function readBackward(
       }
     }
     // The newest line alone is too big (or cleans to too much): its newer half.
-    if (buffer.end - range.start <= 1) return read;
-    start = range.start + Math.ceil((buffer.end - range.start) / 2);
+    if (end - range.start <= 1) return read;
+    start = range.start + Math.ceil((end - range.start) / 2);
   }
 }
 
@@ -231,28 +233,38 @@ export interface ShapeOptions extends RangeOptions {
 }
 
 /**
- * The range from `from` to the end, whole if it fits the budget; otherwise its first lines and
- * its last lines, each about half the budget, and between them a marker saying exactly how
- * many lines and bytes were left out and how to read them ({@link ShapeOptions.hint}). The
- * head ends and the tail starts at line breaks; only a line too big for half the budget is
- * cut, and the marker then says so. `end` is where a forward read goes on (after the tail).
- * A budget too small for head, marker and tail gives the first page (`end` is where it stops).
+ * The range from `from` to `to` (default: the end), whole if it fits the budget; otherwise its
+ * first lines and its last lines, each about half the budget, and between them a marker saying
+ * exactly how many lines and bytes were left out and how to read them
+ * ({@link ShapeOptions.hint}). The head ends and the tail starts at line breaks; only a line too
+ * big for half the budget is cut, and the marker then says so. `end` is where a forward read
+ * goes on (after the tail). A budget too small for head, marker and tail gives the first page
+ * (`end` is where it stops).
  */
-export function readShaped(buffer: OutputBuffer, from: number, options: ShapeOptions): ShapedRead {
-  const whole = readForward(buffer, from, Infinity, options);
-  if (whole.end >= buffer.end || onlyHeldBack(buffer, whole.end, options)) return whole;
+export function readShaped(
+  buffer: OutputBuffer,
+  from: number,
+  options: ShapeOptions,
+  to: number = buffer.end,
+): ShapedRead {
+  const length = to >= buffer.end ? Infinity : Math.max(0, to - Math.max(from, buffer.start));
+  const whole = readForward(buffer, from, length, options);
+  if (whole.end >= to || (to >= buffer.end && onlyHeldBack(buffer, whole.end, options))) {
+    return whole;
+  }
   // Too small a budget for a head, a marker and a tail: a page, going on from its end.
   if (options.budget < 4 * MARKER_ROOM) return whole;
   const half = Math.max(1, Math.floor((options.budget - MARKER_ROOM) / 2));
   const head = wholeLines(
     buffer,
-    readForward(buffer, from, Infinity, { ...options, budget: half }),
+    readForward(buffer, from, length, { ...options, budget: half }),
+    to,
   );
   const tail = readBackward(buffer, head.end, {
     ...options,
     budget: Math.max(1, options.budget - MARKER_ROOM - jsonSize(head.text)),
     holdBack: options.holdBack ?? true,
-  });
+  }, to);
   const joined = head.text + (head.text && !head.text.endsWith("\n") ? "\n" : "");
   if (tail.start <= head.end) {
     return { ...tail, text: head.text + tail.text, start: head.start, dropped: head.dropped };
@@ -283,10 +295,10 @@ function onlyHeldBack(buffer: OutputBuffer, offset: number, options: RangeOption
 }
 
 /** A forward read shortened to its whole lines, if it ends inside a line and holds a line break. */
-function wholeLines(buffer: OutputBuffer, read: RangeRead): RangeRead {
+function wholeLines(buffer: OutputBuffer, read: RangeRead, to: number): RangeRead {
   const line = buffer.lineAt(read.end);
   const lineEnd = read.text.lastIndexOf("\n");
-  if (buffer.lineStart(line) === read.end || lineEnd < 0 || read.end >= buffer.end) return read;
+  if (buffer.lineStart(line) === read.end || lineEnd < 0 || read.end >= to) return read;
   const text = read.text.slice(0, lineEnd + 1);
   return {
     ...read,

@@ -25,11 +25,13 @@
  * ```
  * @module
  */
+import { concatBytes } from "../../bytes.ts";
 import type { OutputBudget } from "./budget.ts";
 import type { StreamDecoder } from "./decode.ts";
 import { OutputBuffer } from "./buffer.ts";
 import { EchoSkip } from "./echo.ts";
 import { type LineRead, type LineReadOptions, readLines, settledLines } from "./lines.ts";
+import type { MarkFilter, ShellMark } from "./marks.ts";
 import { type Pattern, PatternScanner } from "./patterns.ts";
 import {
   type RangeOptions,
@@ -54,12 +56,18 @@ export interface StreamOutputOptions {
   decoder?: StreamDecoder;
   /** The terminal's width (cleaning edits lines as rows this wide); none: no terminal. */
   columns?: number;
+  /**
+   * Shell integration marks (see marks.ts): taken out of the output before it is kept, and
+   * handed to `onMark` with the offset they stood at, once the output before them is kept.
+   */
+  marks?: { filter: MarkFilter; onMark(mark: ShellMark, offset: number): void };
 }
 
 /** See the module documentation. */
 export class StreamOutput {
   readonly #buffer: OutputBuffer;
   readonly #decoder: StreamDecoder | undefined;
+  readonly #marks: StreamOutputOptions["marks"];
   #screen: Promise<Screen> | undefined;
   /** The terminal's width, for cleaning; it follows resizes. */
   columns: number | undefined;
@@ -71,6 +79,7 @@ export class StreamOutput {
       budget: options.budget,
     });
     this.#decoder = options.decoder;
+    this.#marks = options.marks;
     this.columns = options.columns;
   }
 
@@ -79,15 +88,26 @@ export class StreamOutput {
    * the decoder holds an incomplete character).
    */
   append(bytes: Uint8Array, time: number = Date.now()): Uint8Array {
-    const data = this.#decoder?.push(bytes) ?? bytes;
-    this.#buffer.append(data, time);
-    return data;
+    return this.#keep(this.#decoder?.push(bytes) ?? bytes, time);
   }
 
-  /** The stream has ended: what the decoder still held is kept too, and returned. */
+  /** The stream has ended: what the decoder (and the mark filter) still held is kept too, and returned. */
   finish(time: number = Date.now()): Uint8Array {
-    const data = this.#decoder?.end() ?? new Uint8Array(0);
+    const data = this.#keep(this.#decoder?.end() ?? new Uint8Array(0), time);
+    const held = this.#marks?.filter.end() ?? new Uint8Array(0);
+    this.#buffer.append(held, time);
+    return held.length === 0 ? data : concatBytes([data, held]);
+  }
+
+  #keep(decoded: Uint8Array, time: number): Uint8Array {
+    if (!this.#marks) {
+      this.#buffer.append(decoded, time);
+      return decoded;
+    }
+    const start = this.#buffer.end;
+    const { data, marks } = this.#marks.filter.push(decoded);
     this.#buffer.append(data, time);
+    for (const { at, mark } of marks) this.#marks.onMark(mark, start + at);
     return data;
   }
 
@@ -151,14 +171,14 @@ export class StreamOutput {
     return readForward(this.#buffer, offset, maxBytes, { columns: this.columns, ...options });
   }
 
-  /** The newest part of the output from `offset` on that fits the budget. */
-  readNewest(offset: number, options: RangeOptions): RangeRead {
-    return readBackward(this.#buffer, offset, { columns: this.columns, ...options });
+  /** The newest part of the output from `offset` on (up to `to`) that fits the budget. */
+  readNewest(offset: number, options: RangeOptions, to?: number): RangeRead {
+    return readBackward(this.#buffer, offset, { columns: this.columns, ...options }, to);
   }
 
   /** The range from `offset` on, whole if it fits, else head + marker + tail (see ranges.ts). */
-  readShaped(offset: number, options: ShapeOptions): ShapedRead {
-    return readShaped(this.#buffer, offset, { columns: this.columns, ...options });
+  readShaped(offset: number, options: ShapeOptions, to?: number): ShapedRead {
+    return readShaped(this.#buffer, offset, { columns: this.columns, ...options }, to);
   }
 
   /** Reads by lines (see lines.ts). */

@@ -24,6 +24,7 @@ import {
   describeExit,
   type ExitStatus,
   type SignalName,
+  type TerminalReader,
   WRITE_TIMEOUT_MS,
 } from "../../pty/mod.ts";
 import type { FrontEnd } from "../launching/audit.ts";
@@ -46,6 +47,9 @@ import { cutHead, DEFAULT_ANSWER_BYTES, omissionMarker } from "../output/shape.t
 import { StreamOutput } from "../output/stream.ts";
 import { boundaryAtOrAfter, utf8Length } from "../output/utf8.ts";
 import { buildTerminalInvocation, type TerminalInvocationRequest } from "../launching/shells.ts";
+import { shellIntegration, ShellScripts } from "../launching/integration/mod.ts";
+import { MarkFilter, newNonce } from "../output/marks.ts";
+import { type FinishedCommand, ShellTracker } from "./shell_state.ts";
 import { checkTerminalEncoding, ChildCodec, requestedEncoding } from "./encoding.ts";
 import { type Clamped, clampSize, shortDisplay } from "./limits.ts";
 
@@ -72,10 +76,17 @@ export interface TerminalServiceOptions {
   writeTimeoutMs?: number;
   /** Starts processes (policy, audit). Default: no policy, no audit. */
   launcher?: Launcher;
+  /** Where shell integration files are kept. Default: a temporary directory. */
+  shellScripts?: ShellScripts;
 }
 
 /** What {@link TerminalService.create} needs. */
-export interface CreateTerminalRequest extends TerminalInvocationRequest {
+export interface CreateTerminalRequest extends Omit<TerminalInvocationRequest, "integration"> {
+  /**
+   * Start a shell (no `command`) with shell integration (see launching/integration/), so that
+   * its prompt, commands, exit codes and cwd are known. Default true.
+   */
+  shellIntegration?: boolean;
   cwd?: string;
   env?: Record<string, string>;
   cols?: number;
@@ -95,7 +106,45 @@ export interface CreateTerminalRequest extends TerminalInvocationRequest {
 /** Something that happened to a terminal. */
 export type TerminalEvent =
   | { type: "output"; data: Uint8Array }
+  | { type: "state" }
   | { type: "exit"; status: ExitStatus };
+
+/**
+ * What a terminal is doing: `prompt` (its shell waits for a command), `running` (a command or
+ * program runs), `input` (the program in the foreground is blocked reading the terminal), or
+ * `exited`. Without shell integration a shell at its prompt reads the terminal: `input`.
+ */
+export type TerminalState = "prompt" | "running" | "input" | "exited";
+
+/** A terminal's state, its shell's working directory and last exit code. */
+export interface TerminalActivity {
+  state: TerminalState;
+  /** While `running` or `input` in a shell: the command, when it started, how long it runs. */
+  running: { command: string | null; startedAt: string; durationMs: number } | null;
+  /** The shell's working directory as it last reported it, else the one the terminal began in. */
+  cwd: string;
+  /** The exit code of the shell's last finished command; null when none or unknown. */
+  lastExitCode: number | null;
+  /** `active` once the shell's marks arrive, `starting` until then, `none` without. */
+  shellIntegration: "active" | "starting" | "none";
+}
+
+/** How {@link Terminal.run} ended, and what it found. */
+export interface RunOutcome {
+  /** `done`: back at the prompt; `timeout`: still running; `exit`: the shell exited. */
+  condition: "done" | "timeout" | "exit" | "cancelled";
+  /** The command's output, cleaned: not the echo, not the prompt. */
+  output: string;
+  /** Some of it was left out (a marker says how much and how to read it). */
+  truncated: boolean;
+  /** Null on timeout, and when the shell did not say. */
+  exitCode: number | null;
+  /** The shell's cwd after the command; null when not back at the prompt. */
+  cwd: string | null;
+  durationMs: number;
+  /** A limit the server applied to the request (`maxBytes` lowered to the answer limit). */
+  notice?: string;
+}
 
 /**
  * Conditions a wait ends on; the first to happen wins. The program's exit always ends a wait
@@ -104,6 +153,10 @@ export type TerminalEvent =
 export interface WaitRequest {
   /** Output (cleaned, from `since` or the start of the wait) matches this (see patterns.ts). */
   pattern?: Pattern;
+  /** The shell is at a prompt that showed after `since` (or the last write): shell integration. */
+  prompt?: boolean;
+  /** The program in the foreground is blocked reading the terminal (Linux). */
+  input?: boolean;
   /** No output for this many ms. */
   idleMs?: number;
   timeoutMs: number;
@@ -119,7 +172,7 @@ export interface WaitRequest {
 
 /** How a wait ended. */
 export interface WaitOutcome {
-  condition: "pattern" | "idle" | "exit" | "timeout" | "cancelled";
+  condition: "pattern" | "prompt" | "input" | "idle" | "exit" | "timeout" | "cancelled";
   /** Offset the matched output starts from (see {@link Terminal.waitOutput}). */
   from: number;
   match?: PatternMatch;
@@ -150,6 +203,10 @@ const ENV_FOR_TERMINALS = { TERM: "xterm-256color" };
 /** Pattern checks run at most this often while output streams in. */
 const CHECK_INTERVAL_MS = 25;
 const INPUT_HISTORY = 100;
+/** Looks at whether the program reads the terminal, while a wait for input runs, this often. */
+const INPUT_POLL_MS = 50;
+/** Right after a write, a reader that has not run since is taken to be waiting still after this. */
+const INPUT_SETTLE_MS = 250;
 const encoder = new TextEncoder();
 
 /** How a terminal keeps and shows its output. */
@@ -186,6 +243,12 @@ export class Terminal {
   #stopping: Promise<ExitStatus> | undefined;
   /** The last input written, and where the output stood then: a wait answers it. */
   #lastInput: { offset: number; text: string } | undefined;
+  /** The shell's state from its integration marks (shells started with it). */
+  readonly #shell: ShellTracker | undefined;
+  /** cmd: what `run` types around a command (to mark its output and learn its exit code). */
+  readonly #runWrapping: { prefix: string; suffix: string } | undefined;
+  /** The last write: when, and who was reading the terminal just before it. */
+  #lastWrite: { time: number; reader: TerminalReader | null | undefined } | undefined;
 
   constructor(
     private readonly context: LaunchContext,
@@ -199,6 +262,7 @@ export class Terminal {
     limits: OutputLimits,
     codec: ChildCodec,
     private readonly writeTimeoutMs: number,
+    integration?: { nonce: string; runWrapping?: { prefix: string; suffix: string } },
   ) {
     this.id = context.id;
     this.#child = child;
@@ -210,12 +274,26 @@ export class Terminal {
     this.outputByteLimit = applied?.value;
     this.outputByteLimitClamped = applied?.clamped;
     this.#answerBytes = limits.answerBytes;
+    this.#runWrapping = integration?.runWrapping;
+    const shell = integration
+      ? new ShellTracker((offset) => {
+        const next = this.#output.lineStart(this.#output.lineAt(offset) + 1);
+        return next > offset && next <= this.#output.end ? next : undefined;
+      })
+      : undefined;
+    this.#shell = shell;
     this.#output = new StreamOutput({
       maxLines: limits.maxLines,
       maxBytes: limits.maxBytes,
       budget: limits.budget,
       decoder: codec.decoder(),
       columns: cols,
+      marks: shell && {
+        filter: new MarkFilter(integration!.nonce),
+        onMark: (mark, offset) => {
+          if (shell.onMark(mark, offset)) this.events.emit({ type: "state" });
+        },
+      },
     });
     child.onData((raw) => {
       this.lastActivity = Date.now();
@@ -251,6 +329,8 @@ export class Terminal {
     const bytes = this.#codec.encode(text, "input");
     this.launcher.input({ ...this.context, via }, text);
     this.#lastInput = { offset: this.#output.end, text };
+    this.#lastWrite = { time: Date.now(), reader: this.#child.terminalReader() };
+    if (this.#shell?.noteInput(text, this.#output.end)) this.events.emit({ type: "state" });
     this.touch();
     this.inputs.push({ time: this.lastActivity, bytes: bytes.length });
     if (this.inputs.length > INPUT_HISTORY) this.inputs.shift();
@@ -360,40 +440,89 @@ export class Terminal {
    * fits `maxBytes` (default 16 KiB), else its head and tail with a marker between saying how
    * much was left out and from which line to read it.
    */
-  waitOutput(from: number, maxBytes?: number): WaitOutput & { notice?: string } {
+  waitOutput(from: number, maxBytes?: number, to?: number): WaitOutput & { notice?: string } {
     const output = this.#output;
     const budget = this.#budget(maxBytes);
-    const read = output.readShaped(from, {
-      final: !this.running,
-      budget: budget.value,
-      hint: (_offset, line) => `read them with since=${line}`,
-    });
-    const dropped = read.dropped > 0
+    const notice = budget.clamped ? { notice: maxBytesNotice(budget.clamped) } : {};
+    const end = Math.min(to ?? output.end, output.end);
+    const gone = Math.max(0, Math.min(end, output.start) - from);
+    const dropped = gone > 0
       ? omissionMarker({
-        bytes: read.dropped,
+        bytes: gone,
         hint: `no longer kept; the oldest line kept is ${output.firstLine}`,
       })
       : "";
+    // An empty range (a command that printed nothing) reads nothing.
+    if (to !== undefined && end <= Math.max(from, output.start)) {
+      return { output: dropped, truncated: gone > 0, ...notice };
+    }
+    const read = output.readShaped(from, {
+      final: !this.running || end < output.end,
+      budget: budget.value,
+      hint: (_offset, line) => `read them with since=${line}`,
+    }, to);
     return {
       output: dropped + read.text,
-      truncated: read.dropped > 0 || read.omitted !== undefined,
-      ...(budget.clamped ? { notice: maxBytesNotice(budget.clamped) } : {}),
+      truncated: gone > 0 || read.omitted !== undefined,
+      ...notice,
     };
   }
 
   /** What the terminal is: id, process, command, directory, times, state, size. */
   info(): TerminalInfo {
+    const activity = this.activity();
     return {
       terminalId: this.id,
       pid: this.pid,
       command: this.command,
-      cwd: this.cwd,
+      ...activity,
       created: new Date(this.created).toISOString(),
       lastActivity: new Date(this.lastActivity).toISOString(),
       status: this.running ? "active" : "exited",
       size: { cols: this.cols, rows: this.rows },
       ...(this.exitStatus ? { exitStatus: this.exitStatus } : {}),
     };
+  }
+
+  /** What the terminal is doing now (see {@link TerminalActivity}). */
+  activity(): TerminalActivity {
+    const shell = this.#shell;
+    const state = this.#state();
+    const command = shell?.command;
+    return {
+      state,
+      running: (state === "running" || state === "input") && command
+        ? {
+          command: command.text,
+          startedAt: new Date(command.since).toISOString(),
+          durationMs: Math.max(0, Date.now() - command.since),
+        }
+        : null,
+      cwd: shell?.cwd ?? this.cwd,
+      lastExitCode: shell?.lastExitCode ?? null,
+      shellIntegration: !shell ? "none" : shell.promptEnd >= 0 ? "active" : "starting",
+    };
+  }
+
+  #state(): TerminalState {
+    if (!this.running) return "exited";
+    if (this.#shell?.atPrompt) return "prompt";
+    return this.#readingInput() ? "input" : "running";
+  }
+
+  /**
+   * Whether the foreground program is blocked reading the terminal, and not merely still
+   * blocked in the read that the last write is about to wake (the thread has run since, or the
+   * write is long enough ago).
+   */
+  #readingInput(): boolean {
+    const reader = this.#child.terminalReader();
+    if (!reader) return false;
+    const before = this.#lastWrite;
+    return !(
+      before?.reader && before.reader.tid === reader.tid &&
+      before.reader.switches === reader.switches && Date.now() - before.time < INPUT_SETTLE_MS
+    );
   }
 
   /** The line an incremental read goes on from (a growing last line is read again). */
@@ -413,6 +542,7 @@ export class Terminal {
       oldestLine: output.firstLine,
       newestLine: Math.max(0, output.lineCount - 1),
       isActive: this.running,
+      ...this.activity(),
     };
   }
 
@@ -434,6 +564,29 @@ export class Terminal {
   }
 
   /**
+   * Checks that this terminal can answer a wait's `prompt` and `input` conditions: a prompt
+   * needs shell integration, input a platform that can tell (Linux). Throws naming the field.
+   */
+  checkWaitConditions(request: { prompt?: boolean; input?: boolean }): void {
+    if (request.prompt && !this.#shell) {
+      throw new EngineError(
+        "invalid_input",
+        `terminal ${this.id} runs ${this.command} without shell integration, so its prompt ` +
+          "cannot be told from other output: wait for a pattern or idleMs instead",
+        "prompt",
+      );
+    }
+    if (request.input && this.running && this.#child.terminalReader() === undefined) {
+      throw new EngineError(
+        "invalid_input",
+        `whether a program waits for input can be told on Linux only (this is ${Deno.build.os}): ` +
+          "wait for a pattern or idleMs instead",
+        "input",
+      );
+    }
+  }
+
+  /**
    * Where a wait looks: from line `since`, or the answer to the last write (after its echo),
    * or the start. The one place this rule lives.
    */
@@ -447,6 +600,7 @@ export class Terminal {
   /** Waits for the first of the request's conditions. */
   wait(request: WaitRequest): Promise<WaitOutcome> {
     this.touch();
+    this.checkWaitConditions(request);
     const origin = this.#waitOrigin(request.since);
     let from = origin.from;
     const pattern = request.pattern;
@@ -461,16 +615,27 @@ export class Terminal {
       }
       return where;
     };
+    const shell = this.#shell;
+    /** The condition about the shell or the program that holds now, if one asked for does. */
+    const stateCondition = (): "prompt" | "input" | undefined => {
+      // A prompt shown after the write (or `since`): never the one a command was typed at.
+      if (request.prompt && shell?.atPrompt && shell.promptEnd > origin.from) return "prompt";
+      if (request.input && this.running && !shell?.atPrompt && this.#readingInput()) {
+        return "input";
+      }
+      return undefined;
+    };
     return new Promise((resolve) => {
       let done = false;
       let checkTimer: ReturnType<typeof setTimeout> | undefined;
       let idleTimer: ReturnType<typeof setTimeout> | undefined;
+      let inputTimer: ReturnType<typeof setTimeout> | undefined;
       const timers: ReturnType<typeof setTimeout>[] = [];
       let stopListening = () => {};
       const finish = (condition: WaitOutcome["condition"], match?: PatternMatch) => {
         if (done) return;
         done = true;
-        for (const timer of [...timers, checkTimer, idleTimer]) clearTimeout(timer);
+        for (const timer of [...timers, checkTimer, idleTimer, inputTimer]) clearTimeout(timer);
         if (!match) afterEcho();
         scanner?.cancel();
         stopListening();
@@ -497,14 +662,31 @@ export class Terminal {
       };
       const onExit = () => check(true).then((matched) => matched || finish("exit"));
       const onAbort = () => finish("cancelled");
+      const checkState = () => {
+        const condition = stateCondition();
+        if (condition) finish(condition);
+      };
       if (request.signal?.aborted) return finish("cancelled");
       request.signal?.addEventListener("abort", onAbort, { once: true });
       timers.push(setTimeout(() => finish("timeout"), request.timeoutMs));
+      // A program blocks to read without a word: it is looked at every so often, and soon after
+      // each output (a prompt is printed, then read).
+      const poll = request.input ? setInterval(checkState, INPUT_POLL_MS) : undefined;
       armIdle();
-      stopListening = this.events.add((event) => {
+      const stopEvents = this.events.add((event) => {
         if (event.type === "exit") {
           onExit();
           return;
+        }
+        if (event.type === "state") {
+          checkState();
+          return;
+        }
+        if (request.input) {
+          inputTimer ??= setTimeout(() => {
+            inputTimer = undefined;
+            checkState();
+          }, 10);
         }
         armIdle();
         checkTimer ??= setTimeout(() => {
@@ -512,10 +694,133 @@ export class Terminal {
           check(false);
         }, CHECK_INTERVAL_MS);
       });
+      stopListening = () => {
+        clearInterval(poll);
+        stopEvents();
+      };
       // What arrived before the wait counts too; an exit before it ends it at once.
       if (!this.running) onExit();
-      else check(false);
+      else {
+        checkState();
+        check(false);
+      }
     });
+  }
+
+  /**
+   * Runs a command line in the shell and waits (at most `timeoutMs`) until the shell is back at
+   * its prompt: the command's output (from its output-start mark, or the end of its echo, to
+   * its end mark: not the echo, not the prompt), its exit code and the cwd after it. On timeout
+   * it answers what arrived, and the command keeps running (a wait with `prompt` finishes it).
+   * Needs shell integration, the shell at its prompt with nothing typed, and a command of one
+   * line. Throws {@link EngineError} naming what is wrong.
+   */
+  async run(
+    command: string,
+    timeoutMs: number,
+    options: { signal?: AbortSignal; via?: FrontEnd; maxBytes?: number } = {},
+  ): Promise<RunOutcome> {
+    const started = Date.now();
+    const shell = this.#shell;
+    if (!shell) {
+      throw new EngineError(
+        "invalid_input",
+        `terminal ${this.id} runs ${this.command} without shell integration (it is started for ` +
+          "bash, zsh, fish, sh, PowerShell and cmd shells opened without a command): use " +
+          "terminal_write and terminal_wait",
+        "terminalId",
+      );
+    }
+    // deno-lint-ignore no-control-regex -- a command line holds no control characters
+    if (/[\x00-\x1f\x7f]/.test(command) || command.trim() === "") {
+      throw new EngineError(
+        "invalid_input",
+        "must be one line that is not blank, without control characters (line breaks, tabs, " +
+          "escapes): chain commands with ; or &&, or type anything else with terminal_write",
+        "command",
+      );
+    }
+    this.#assertRunning();
+    if (shell.promptEnd < 0) {
+      // Just opened: its first prompt is on its way.
+      const first = await this.wait({ prompt: true, since: 0, timeoutMs, signal: options.signal });
+      if (first.condition !== "prompt") {
+        if (first.condition === "exit" || first.condition === "cancelled") {
+          return this.#runOutcome(first.condition, this.#output.end, started, options.maxBytes);
+        }
+        throw new EngineError(
+          "failed",
+          `the shell of terminal ${this.id} showed no prompt within ${timeoutMs} ms (its ` +
+            "integration did not start, or its startup files are still running): see terminal_read",
+        );
+      }
+    }
+    if (!shell.atPrompt) {
+      const running = shell.command;
+      throw new EngineError(
+        "busy",
+        `terminal ${this.id} is running ${running?.text ?? "a command"} (for ` +
+          `${Math.round((Date.now() - (running?.since ?? started)) / 1000)} s): wait for it ` +
+          "(terminal_wait with prompt), answer it (terminal_write), or interrupt it (ctrl_c)",
+      );
+    }
+    if (shell.typed !== "") {
+      throw new EngineError(
+        "busy",
+        `terminal ${this.id} has text typed at its prompt and not entered ` +
+          `(${JSON.stringify(shell.typed.slice(0, 100))}): finish it or clear it (ctrl_u)`,
+      );
+    }
+    const from = this.#output.end;
+    const wrap = this.#runWrapping;
+    await this.write((wrap ? wrap.prefix + command + wrap.suffix : command) + "\r", options.via);
+    const outcome = await this.wait({
+      prompt: true,
+      timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)),
+      signal: options.signal,
+    });
+    const condition = outcome.condition === "prompt"
+      ? "done"
+      : outcome.condition === "exit" || outcome.condition === "cancelled"
+      ? outcome.condition
+      : "timeout";
+    return this.#runOutcome(condition, from, started, options.maxBytes);
+  }
+
+  /** The answer of a run that typed its command at output offset `from`. */
+  #runOutcome(
+    condition: RunOutcome["condition"],
+    from: number,
+    started: number,
+    maxBytes: number | undefined,
+  ): RunOutcome {
+    const shell = this.#shell!;
+    const finished: FinishedCommand | undefined = condition === "done"
+      ? shell.finishedAfter(from)
+      : undefined;
+    const start = finished?.start ?? shell.outputStart() ?? this.#afterEcho(from);
+    const { output, truncated, notice } = this.waitOutput(
+      start,
+      maxBytes,
+      finished?.end ?? this.#output.end,
+    );
+    return {
+      condition,
+      output,
+      truncated,
+      ...(notice ? { notice } : {}),
+      exitCode: condition === "exit"
+        ? this.exitStatus?.exitCode ?? null
+        : finished?.exitCode ?? null,
+      cwd: finished ? finished.cwd ?? shell.cwd ?? null : null,
+      durationMs: finished?.durationMs ?? Date.now() - started,
+    };
+  }
+
+  /** After the first line feed from `offset` on (the echo of a typed line), if one came. */
+  #afterEcho(offset: number): number {
+    const next = this.#output.lineStart(this.#output.lineAt(offset) + 1);
+    return next > offset && next <= this.#output.end ? next : offset;
   }
 
   /** Frees the screen and the kept output; the program must have ended. */
@@ -534,11 +839,10 @@ export class Terminal {
 }
 
 /** A terminal's description; times in ISO 8601. */
-export interface TerminalInfo {
+export interface TerminalInfo extends TerminalActivity {
   terminalId: string;
   pid: number;
   command: string;
-  cwd: string;
   created: string;
   lastActivity: string;
   status: "active" | "exited";
@@ -559,8 +863,8 @@ export interface TerminalRead {
   exitStatus?: ExitStatus;
 }
 
-/** A terminal's output statistics. */
-export interface TerminalStats {
+/** A terminal's output statistics, and what it is doing. */
+export interface TerminalStats extends TerminalActivity {
   terminalId: string;
   totalLines: number;
   totalBytes: number;
@@ -598,6 +902,7 @@ export class TerminalService {
   readonly launcher: Launcher;
   readonly answerBytes: number;
   readonly #budget: OutputBudget;
+  readonly #scripts: ShellScripts;
 
   constructor(options: TerminalServiceOptions = {}) {
     this.maxTerminals = options.maxTerminals ?? 64;
@@ -609,6 +914,7 @@ export class TerminalService {
     this.launcher = options.launcher ?? new Launcher();
     this.answerBytes = options.answerBytes ?? 2 * 1024 * 1024;
     this.#budget = options.budget ?? new OutputBudget(256 * 1024 * 1024);
+    this.#scripts = options.shellScripts ?? new ShellScripts();
   }
 
   /** Starts a terminal. Throws {@link EngineError} naming the input at fault. */
@@ -623,10 +929,21 @@ export class TerminalService {
     const cwd = resolveDirectory(request.cwd, "cwd");
     const env = childEnvironment(request.env, { ...pagerEnvironment(), ...ENV_FOR_TERMINALS });
     const encoding = requestedEncoding(request.encoding);
-    const invocation = buildTerminalInvocation({ ...request, codePage: encoding?.codePage }, {
-      cwd,
-      env,
-    });
+    const nonce = newNonce();
+    const invocation = buildTerminalInvocation({
+      ...request,
+      codePage: encoding?.codePage,
+      integration: request.shellIntegration === false ? undefined : (shell) => {
+        try {
+          return shellIntegration(shell, nonce, env, this.#scripts);
+        } catch (error) {
+          // No place to write its files: the shell starts plain (and says so: `none`).
+          log.warn("shell integration unavailable", { shell, error });
+          return undefined;
+        }
+      },
+    }, { cwd, env });
+    Object.assign(env, invocation.env);
     checkTerminalEncoding(encoding, true, invocation.codePage);
     const cols = request.cols ?? 80, rows = request.rows ?? 24;
     let id: string;
@@ -655,6 +972,9 @@ export class TerminalService {
       },
       new ChildCodec(child, encoding, invocation.codePage),
       this.writeTimeoutMs,
+      invocation.integration
+        ? { nonce, runWrapping: invocation.integration.runWrapping }
+        : undefined,
     );
     this.#terminals.set(id, terminal);
     this.#startSweeper();
@@ -696,6 +1016,7 @@ export class TerminalService {
     const all = [...this.#terminals.values()];
     this.#terminals.clear();
     await Promise.all(all.map((terminal) => terminal.stop(graceMs).then(() => terminal.dispose())));
+    this.#scripts.remove();
   }
 
   #startSweeper(): void {

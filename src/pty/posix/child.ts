@@ -5,12 +5,13 @@
  * @module
  */
 import { ChildBase } from "../child.ts";
-import { type SignalName, type StdioMode, UNKNOWN_EXIT } from "../types.ts";
+import { type SignalName, type StdioMode, type TerminalReader, UNKNOWN_EXIT } from "../types.ts";
 import { lineModeLimit, setWindowSize } from "./pty.ts";
 import type { PosixReactor } from "./reactor.ts";
 import { decodeWaitStatus, signalNumber } from "./signals.ts";
 import { FdReader, FdWriter, SharedFd } from "./streams.ts";
 import { forgetRoot } from "./supervisor.ts";
+import { terminalReader } from "./terminal_reader.ts";
 import { signalTree, type TreeSelector } from "./tree.ts";
 
 /** How long output may keep arriving after the child was reaped before we stop waiting. */
@@ -23,6 +24,8 @@ const EOF_CHAR = new Uint8Array([0x04]);
  */
 const LINE_ENDS = new Set([0x0a, 0x0d, 0x03, 0x04, 0x15, 0x1a, 0x1c]);
 
+const IS_LINUX = Deno.build.os === "linux";
+
 /** See the module documentation. */
 export class PosixChild extends ChildBase {
   readonly codePage = null;
@@ -33,13 +36,17 @@ export class PosixChild extends ChildBase {
   /** Bytes written since the last line end: the start of the line a terminal is collecting. */
   #openLine = 0;
 
-  /** `fds`: [master] in PTY mode; [stdin, stdout, stderr] in pipe mode. */
+  /**
+   * `fds`: [master] in PTY mode; [stdin, stdout, stderr] in pipe mode. `terminal`: the path of
+   * the terminal's device (PTY mode).
+   */
   constructor(
     pid: number,
     mode: StdioMode,
     private readonly loop: PosixReactor,
     fds: number[],
     private readonly tree: TreeSelector,
+    private readonly terminal?: string,
   ) {
     super(pid, mode, DRAIN_GRACE_MS);
     const ended = () => this.readerEnded();
@@ -88,6 +95,13 @@ export class PosixChild extends ChildBase {
     }
     this.#openLine = line;
     return super.write(data, timeoutMs);
+  }
+
+  /** Linux only (see terminal_reader.ts); the master must still be open (the reader's). */
+  override terminalReader(): TerminalReader | null | undefined {
+    if (!IS_LINUX || this.#master === undefined || this.terminal === undefined) return undefined;
+    if (this.hasExited || this.readers[0].ended) return undefined;
+    return terminalReader(this.#master, this.terminal);
   }
 
   resize(cols: number, rows: number): void {

@@ -112,6 +112,8 @@ const SYMBOLS = {
   flock: { parameters: ["i32", "i32"], result: "i32" },
   ftruncate: { parameters: ["i32", "i64"], result: "i32" },
   pwrite: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
+  pread: { parameters: ["i32", "buffer", "usize", "u64"], result: "isize" },
+  tcgetpgrp: { parameters: ["i32"], result: "i32" },
   // Linux: prctl is variadic, but its arguments are plain integers in registers there.
   prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32", optional: true },
   // macOS: the process table (libproc).

@@ -69,7 +69,7 @@ export function spawnPosix({ options, realProgram }: PreparedSpawn): ChildProces
     roots: [root],
     since: root.start,
     sessionsOfGoneRoots: true,
-  });
+  }, stdio.slavePath);
 }
 
 function openPipes(): Stdio {

@@ -121,7 +121,7 @@ const smallBuffer = new Uint8Array(4096);
  * A small /proc file (under 4 KiB) as text, without allocations on the way: read once per
  * process for every look at the process table, so it is worth keeping cheap.
  */
-function smallProcText(pid: number | "self", name: string): string | undefined {
+function smallProcText(pid: number | string, name: string): string | undefined {
   const { written } = encoder.encodeInto(`/proc/${pid}/${name}`, pathBuffer);
   pathBuffer[written] = 0;
   const lib = libc();
@@ -193,11 +193,58 @@ export function bootId(): string | undefined {
   return bytes && decoder.decode(bytes).trim();
 }
 
-/** The path the kernel has for one of our open fds (`/proc/self/fd/<fd>`). */
-export function fdPath(fd: number): string | undefined {
+/** The path the kernel has for an open fd of ours (or of process `pid`): `/proc/<pid>/fd/<fd>`. */
+export function fdPath(fd: number, pid: number | "self" = "self"): string | undefined {
   const buffer = new Uint8Array(4097);
   const n = Number(
-    libc().readlink(cString(`/proc/self/fd/${fd}`), buffer, BigInt(buffer.length - 1)),
+    libc().readlink(cString(`/proc/${pid}/fd/${fd}`), buffer, BigInt(buffer.length - 1)),
   );
   return n > 0 ? decoder.decode(buffer.subarray(0, n)) : undefined;
+}
+
+/** A small /proc file of one thread of a process (`/proc/<pid>/task/<tid>/<name>`), as text. */
+export function threadText(pid: number, tid: number, name: string): string | undefined {
+  return smallProcText(`${pid}/task/${tid}`, name);
+}
+
+/** The thread ids of a process (its /proc/<pid>/task entries), at most `limit` of them. */
+export function threadIds(pid: number, limit = 64): number[] {
+  const lib = libc();
+  const dir = lib.opendir(cString(`/proc/${pid}/task`));
+  if (dir === null) return [];
+  const tids: number[] = [];
+  try {
+    for (
+      let entry = lib.readdir(dir);
+      entry !== null && tids.length < limit;
+      entry = lib.readdir(dir)
+    ) {
+      const name = Deno.UnsafePointerView.getCString(entry, DIRENT_NAME);
+      if (/^\d+$/.test(name)) tids.push(Number(name));
+    }
+  } finally {
+    lib.closedir(dir);
+  }
+  return tids;
+}
+
+/**
+ * `length` bytes of a process's memory at `address` (`/proc/<pid>/mem`), as the kernel allows
+ * a tracer: our own descendants, same user (Yama's ptrace_scope 1 allows descendants too).
+ */
+export function processMemory(
+  pid: number,
+  address: bigint,
+  length: number,
+): Uint8Array | undefined {
+  const lib = libc();
+  const fd = lib.open(cString(`/proc/${pid}/mem`), C.O_CLOEXEC);
+  if (fd < 0) return undefined;
+  try {
+    const bytes = new Uint8Array(length);
+    const n = Number(lib.pread(fd, bytes, BigInt(length), address));
+    return n === length ? bytes : undefined;
+  } finally {
+    lib.close(fd);
+  }
 }

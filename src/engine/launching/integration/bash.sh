@@ -1,0 +1,54 @@
+# winterm-mcp shell integration for bash, read instead of ~/.bashrc (bash --init-file).
+#
+# It reads the nonce (and unsets it, so no child inherits it), runs what an interactive bash
+# runs by itself (/etc/bash.bashrc where it exists, ~/.bashrc), then adds the marks (see
+# src/engine/output/marks.ts):
+# - D (with $?) and P (the cwd) first thing in PROMPT_COMMAND, whose earlier entries (a string
+#   or, in bash 5.1+, an array) then run as before, with $? as they expect it; with
+#   bash-preexec, which owns PROMPT_COMMAND and the DEBUG trap, through its precmd_functions;
+# - A and B around PS1, wrapped again whenever something (a prompt framework) rewrites it;
+# - C at the end of PS0, which bash 4.4+ prints after reading a command and before running it,
+#   never for an empty line or a comment. No DEBUG trap is set: the user's keeps working as it
+#   was, and loops pay nothing per command. Older bash (macOS's 3.2) has no PS0: no C there.
+__winterm_nonce=${WINTERM_SHELL_NONCE-}
+builtin unset WINTERM_SHELL_NONCE
+if [ -r /etc/bash.bashrc ]; then builtin . /etc/bash.bashrc; fi
+if [ -r ~/.bashrc ]; then builtin . ~/.bashrc; fi
+if [ -n "$__winterm_nonce" ] && [ -z "${__winterm_ps0-}" ]; then
+  __winterm_ps0="\e]133;C;$__winterm_nonce\a"
+  __winterm_set_status() { builtin return "$1"; }
+  __winterm_report() {
+    builtin printf '\e]133;D;%s;%s\a' "$1" "$__winterm_nonce"
+    case $PWD in
+      *[$'\a\e\n']*) ;;
+      *) builtin printf '\e]133;P;%s;%s\a' "$PWD" "$__winterm_nonce" ;;
+    esac
+  }
+  __winterm_wrap() {
+    if [ "$PS1" != "${__winterm_ps1-}" ]; then
+      __winterm_ps1="\[\e]133;A;$__winterm_nonce\a\]$PS1\[\e]133;B;$__winterm_nonce\a\]"
+      PS1=$__winterm_ps1
+    fi
+    case ${PS0-} in
+      *"$__winterm_ps0"*) ;;
+      *) PS0=${PS0-}$__winterm_ps0 ;;
+    esac
+  }
+  if [ -n "${bash_preexec_imported-}${__bp_imported-}" ]; then
+    __winterm_precmd() { __winterm_report "$?"; }
+    precmd_functions=(__winterm_precmd ${precmd_functions[@]+"${precmd_functions[@]}"} __winterm_wrap)
+  else
+    __winterm_prompt_commands=(${PROMPT_COMMAND[@]+"${PROMPT_COMMAND[@]}"})
+    __winterm_prompt_command() {
+      builtin local __winterm_status=$? __winterm_entry
+      __winterm_report "$__winterm_status"
+      for __winterm_entry in ${__winterm_prompt_commands[@]+"${__winterm_prompt_commands[@]}"}; do
+        __winterm_set_status "$__winterm_status"
+        builtin eval "$__winterm_entry"
+      done
+      __winterm_wrap
+    }
+    builtin unset PROMPT_COMMAND
+    PROMPT_COMMAND=__winterm_prompt_command
+  fi
+fi

@@ -1,0 +1,184 @@
+/**
+ * What the shell in a terminal is doing, from its integration marks (see output/marks.ts) and
+ * from what was typed into it: at its prompt or running a command (which one, since when,
+ * where its output starts), the exit codes and working directory it reported, and the
+ * commands it finished, with where their output lies in the terminal's output.
+ *
+ * Marks are authoritative where a shell sends them. A shell without `C` (sh, cmd, bash before
+ * 4.4, PowerShell without PSReadLine) is taken to run a command once a line that is not blank
+ * is entered at its prompt, and the command's output to start after the terminal's echo of that
+ * line (its first line feed): marks before that line feed are the prompt redrawn with the echo
+ * (some consoles redraw the whole line), not news.
+ *
+ * @example
+ * ```ts
+ * import { ShellTracker } from "./shell_state.ts";
+ * const shell = new ShellTracker(() => undefined);
+ * shell.onMark({ kind: "prompt-end" }, 10);
+ * shell.noteInput("false\r", 10);
+ * shell.onMark({ kind: "output-start" }, 17);
+ * shell.onMark({ kind: "command-end", exitCode: 1 }, 17);
+ * shell.lastExitCode; // 1
+ * ```
+ * @module
+ */
+import type { ShellMark } from "../output/marks.ts";
+
+/** A command the shell runs. */
+export interface RunningCommand {
+  /** The command line, as the shell reported it or as it was typed; null if unknown. */
+  text: string | null;
+  /** When it started, ms since the epoch. */
+  since: number;
+  /** Where its output starts (an output offset), once known. */
+  start?: number;
+  /** Where the line that started it was typed (shells without `C`). */
+  typedAt?: number;
+}
+
+/** A command the shell finished. */
+export interface FinishedCommand {
+  text: string | null;
+  /** Its output: the offsets [start, end). */
+  start: number;
+  end: number;
+  /** Null when the shell did not say (cmd's own prompt, a shell that does not expand `$?`). */
+  exitCode: number | null;
+  /** The working directory the shell reported after it. */
+  cwd?: string;
+  /** How long it ran, ms. */
+  durationMs: number;
+}
+
+/** Commands remembered after they finished. */
+const FINISHED_KEPT = 16;
+/** Characters of a typed command line kept for display. */
+const TEXT_LIMIT = 1000;
+
+/** See the module documentation. */
+export class ShellTracker {
+  /** A mark with the terminal's nonce has arrived: the integration works. */
+  active = false;
+  /** The working directory the shell last reported. */
+  cwd: string | undefined;
+  /** The exit code of the last finished command (null: the shell did not say). */
+  lastExitCode: number | null | undefined;
+  /** The command running, if any. */
+  command: RunningCommand | undefined;
+  /** Where the newest prompt ended (an output offset; -1: none yet). */
+  promptEnd = -1;
+  /** The newest finished commands, oldest first. */
+  readonly finished: FinishedCommand[] = [];
+  /** Text typed at the prompt and not entered yet. */
+  typed = "";
+  /** The shell sends `C` (learnt from the first one). */
+  #sendsOutputStart = false;
+  /** The command line the shell announced (`E`) or the line entered, for the next `C`. */
+  #nextText: string | undefined;
+  readonly #lineEnd: (offset: number) => number | undefined;
+
+  /** `lineEnd(offset)`: the offset after the first line feed at or after `offset`, if one came. */
+  constructor(lineEnd: (offset: number) => number | undefined) {
+    this.#lineEnd = lineEnd;
+  }
+
+  /** Whether the shell is at its prompt (it showed one and runs nothing). */
+  get atPrompt(): boolean {
+    return this.active && this.command === undefined && this.promptEnd >= 0;
+  }
+
+  /** A mark arrived, at output offset `offset`; returns whether the state changed. */
+  onMark(mark: ShellMark, offset: number): boolean {
+    this.active = true;
+    if (mark.kind === "cwd") {
+      this.cwd = mark.path;
+      const last = this.finished.at(-1);
+      if (!this.command && last && last.end <= offset) last.cwd = mark.path;
+      return true;
+    }
+    if (mark.kind === "command") {
+      this.#nextText = clip(mark.text);
+      return false;
+    }
+    if (mark.kind === "output-start") {
+      this.#sendsOutputStart = !mark.lineBreak;
+      this.command = {
+        text: this.#nextText ?? this.command?.text ?? null,
+        since: this.command?.since ?? Date.now(),
+        // After its line break (once it came), or right here.
+        ...(mark.lineBreak ? { typedAt: offset } : { start: offset }),
+      };
+      this.#nextText = undefined;
+      this.typed = "";
+      return true;
+    }
+    const command = this.command;
+    if (command && command.start === undefined && command.typedAt !== undefined) {
+      // No `C`: the output starts after the echo; marks before its end are a redrawn prompt.
+      const echoed = this.#lineEnd(command.typedAt);
+      if (echoed === undefined || offset < echoed) return false;
+      command.start = echoed;
+    }
+    if (mark.kind === "command-end") {
+      if (command) this.#finish(mark.exitCode, offset);
+      return command !== undefined;
+    }
+    // A prompt: whatever ran has ended (cmd says no more than that).
+    if (command) this.#finish(null, offset);
+    if (mark.kind === "prompt-end") {
+      this.promptEnd = offset;
+      this.typed = "";
+    }
+    return true;
+  }
+
+  /** Input is about to be written at output offset `offset`; returns whether the state changed. */
+  noteInput(text: string, offset: number): boolean {
+    if (this.command || !this.active) return false;
+    // Ctrl+U and Ctrl+C discard the line typed so far.
+    // deno-lint-ignore no-control-regex -- those keys are control characters
+    const kept = (this.typed + text).split(/[\x03\x15]/).at(-1)!;
+    const lines = kept.split(/\r\n|\r|\n/);
+    this.typed = lines.pop()!;
+    // deno-lint-ignore no-control-regex -- what was typed, without its keys
+    const entered = lines.map((line) => line.replace(/[\x00-\x1f\x7f]/g, "").trim())
+      .filter(Boolean).at(-1);
+    if (entered === undefined) return false;
+    this.#nextText = clip(entered);
+    if (this.#sendsOutputStart) return false;
+    this.command = { text: this.#nextText, since: Date.now(), typedAt: offset };
+    this.#nextText = undefined;
+    return true;
+  }
+
+  /** The first command that finished at or after output offset `offset`. */
+  finishedAfter(offset: number): FinishedCommand | undefined {
+    return this.finished.find((command) => command.end >= offset);
+  }
+
+  /** Where the running command's output starts, as far as is known now. */
+  outputStart(): number | undefined {
+    const command = this.command;
+    if (!command) return undefined;
+    return command.start ??
+      (command.typedAt === undefined ? undefined : this.#lineEnd(command.typedAt));
+  }
+
+  #finish(exitCode: number | null, offset: number): void {
+    const command = this.command!;
+    this.finished.push({
+      text: command.text,
+      start: Math.min(command.start ?? offset, offset),
+      end: offset,
+      exitCode,
+      durationMs: Math.max(0, Date.now() - command.since),
+    });
+    if (this.finished.length > FINISHED_KEPT) this.finished.shift();
+    this.lastExitCode = exitCode;
+    this.command = undefined;
+  }
+}
+
+function clip(text: string): string {
+  return text.length > TEXT_LIMIT ? text.slice(0, TEXT_LIMIT) + "…" : text;
+}

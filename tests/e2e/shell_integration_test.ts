@@ -1,0 +1,427 @@
+/**
+ * Shell integration through the real server (stdio, the shipped flags): bash, sh, zsh and fish
+ * started with their marks, terminal_run's output, exit codes and cwd, terminal_wait's prompt
+ * and input conditions, the state in terminal_list and terminal_stats, a python REPL, a real
+ * rc file, forged marks, REST. Shells start with HOME in a fresh directory (no rc files of this
+ * machine: its ~/.bashrc runs pyenv), where some tests write their own.
+ */
+import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
+import { connect, type Connection } from "../helpers/mcp.ts";
+import { request, startHttpServer } from "../helpers/http.ts";
+import { tempDir } from "../helpers/process.ts";
+
+const linux = Deno.build.os === "linux";
+const has = (program: string) =>
+  ["/usr/bin", "/bin", "/usr/local/bin"].some((dir) => {
+    try {
+      return Deno.statSync(`${dir}/${program}`).isFile;
+    } catch {
+      return false;
+    }
+  });
+const PYTHON = has("python3") ? "/usr/bin/python3" : "python3";
+
+interface Run {
+  condition: string;
+  output: string;
+  truncated: boolean;
+  exitCode: number | null;
+  cwd: string | null;
+  durationMs: number;
+}
+
+interface Listed {
+  terminalId: string;
+  state: string;
+  cwd: string;
+  lastExitCode: number | null;
+  shellIntegration: string;
+  running?: { command: string | null; durationMs: number };
+}
+
+interface Waited {
+  condition: string;
+  output: string;
+  elapsedMs: number;
+  lastExitCode?: number | null;
+  cwd?: string;
+}
+
+/** The HOME the tests' shells get: an empty directory, or one a test filled. */
+let home = "";
+
+/** A server run, then closed; its shells find in HOME only what `files` writes there. */
+function shellTest(
+  name: string,
+  fn: (mcp: Connection, home: string) => Promise<void>,
+  options: { ignore?: boolean; files?: Record<string, string> } = {},
+): void {
+  Deno.test({
+    name,
+    ignore: options.ignore ?? !linux,
+    async fn() {
+      home = tempDir("winterm-home-");
+      for (const [file, text] of Object.entries(options.files ?? {})) {
+        Deno.writeTextFileSync(`${home}/${file}`, text);
+      }
+      const mcp = await connect();
+      try {
+        await fn(mcp, home);
+      } finally {
+        await mcp.close();
+        Deno.removeSync(home, { recursive: true });
+      }
+    },
+  });
+}
+
+async function open(mcp: Connection, shell: string, cwd = "/"): Promise<string> {
+  const created = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+    shell,
+    cwd,
+    env: { HOME: home },
+  });
+  return created.terminalId;
+}
+
+const run = (mcp: Connection, terminalId: string, command: string, timeoutMs = 15_000) =>
+  mcp.callOk<Run>("terminal_run", { terminalId, command, timeoutMs });
+const runFor = run;
+
+const listed = async (mcp: Connection, terminalId: string) =>
+  (await mcp.callOk<{ terminals: Listed[] }>("terminal_list")).terminals.find((terminal) =>
+    terminal.terminalId === terminalId
+  )!;
+
+/** The issue's cases, for one shell. */
+async function provesCommands(mcp: Connection, terminalId: string): Promise<void> {
+  /** A run that finishes; terminal_list then shows the prompt, its cwd and exit code. */
+  const run = async (mcp: Connection, terminalId: string, command: string, maxBytes?: number) => {
+    const done = await mcp.callOk<Run>("terminal_run", {
+      terminalId,
+      command,
+      timeoutMs: 15_000,
+      maxBytes,
+    });
+    const state = await listed(mcp, terminalId);
+    assertEquals(
+      [done.condition, state.state, state.cwd, state.lastExitCode],
+      ["done", "prompt", done.cwd, done.exitCode],
+    );
+    return done;
+  };
+  const failed = await run(mcp, terminalId, "false");
+  assertEquals([failed.condition, failed.exitCode, failed.output], ["done", 1, ""]);
+  assertEquals(failed.cwd, "/");
+
+  const moved = await run(mcp, terminalId, "cd /tmp && echo in-42");
+  assertEquals([moved.output, moved.exitCode, moved.cwd], ["in-42\n", 0, "/tmp"]);
+  const after = await listed(mcp, terminalId);
+  assertEquals([after.state, after.cwd, after.lastExitCode], ["prompt", "/tmp", 0]);
+
+  // 13,893 bytes (16,893 as JSON): over the default 16 KiB answer, whole within 64 KiB.
+  const all = Array.from({ length: 3000 }, (_, i) => `${i + 1}\n`).join("");
+  const lines = await run(mcp, terminalId, "seq 1 3000", 65536);
+  assertEquals(lines.output, all);
+  assertEquals([lines.exitCode, lines.truncated], [0, false]);
+  const shaped = await run(mcp, terminalId, "seq 1 3000");
+  const [head, tail] = shaped.output.split(/\.\.\. \[.*\] \.\.\.\n/);
+  const omitted = shaped.output.match(
+    /\[(\d+) lines, (\d+) bytes omitted; read them with since=\d+\]/,
+  )!;
+  assertEquals(head + all.slice(head.length, all.length - tail.length) + tail, all);
+  // The marker counts the lines left out, and their raw bytes (a terminal's "\r\n").
+  const missing = all.slice(head.length, all.length - tail.length);
+  assertEquals(Number(omitted[1]), missing.split("\n").length - 1);
+  assertEquals(Number(omitted[2]), missing.length + Number(omitted[1]));
+  assertEquals(shaped.truncated, true);
+
+  // Output that looks like a prompt, and marks printed by the command itself (without the
+  // terminal's nonce), do not end the command early.
+  const prompt = (await listed(mcp, terminalId)).cwd;
+  const forged = await run(
+    mcp,
+    terminalId,
+    `printf '%s\\n' 'root@host:${prompt}# ' '$ '; ` +
+      `printf '\\033]133;D;0;0123456789abcdef0123456789abcdef\\007\\033]133;A\\007\\033]133;B\\007'; ` +
+      "sleep 0.3; echo still-running; (exit 4)",
+  );
+  assertEquals(forged.output, `root@host:${prompt}# \n$ \nstill-running\n`);
+  assertEquals(forged.exitCode, 4);
+  assertEquals((await listed(mcp, terminalId)).lastExitCode, 4);
+
+  // A command that reads input, answered through terminal_write, still ends with its code.
+  const asking = await runFor(
+    mcp,
+    terminalId,
+    "printf 'name? '; read answer; echo \"hello $answer\"; (exit 7)",
+    1000,
+  );
+  assertEquals([asking.condition, asking.exitCode, asking.cwd], ["timeout", null, null]);
+  const waiting = await mcp.callOk<Waited>("terminal_wait", {
+    terminalId,
+    input: true,
+    timeoutMs: 10_000,
+  });
+  assertEquals(waiting.condition, "input");
+  const state = await listed(mcp, terminalId);
+  assertEquals(state.state, "input");
+  ok(state.running?.command?.includes("read answer"), JSON.stringify(state));
+  await mcp.callOk("terminal_write", { terminalId, input: "Ada" });
+  const back = await mcp.callOk<Waited>("terminal_wait", {
+    terminalId,
+    prompt: true,
+    timeoutMs: 10_000,
+  });
+  assertEquals([back.condition, back.lastExitCode, back.cwd], ["prompt", 7, "/tmp"]);
+  match(back.output, /hello Ada/);
+
+  // A nested shell: the command runs until it exits; its exit code is the command's.
+  const nested = await runFor(mcp, terminalId, "sh", 500);
+  assertEquals(nested.condition, "timeout");
+  await mcp.callOk("terminal_write", { terminalId, input: "echo inner-$((6 * 7)); exit 5" });
+  const done = await mcp.callOk<Waited>("terminal_wait", {
+    terminalId,
+    prompt: true,
+    timeoutMs: 10_000,
+  });
+  assertEquals([done.condition, done.lastExitCode], ["prompt", 5]);
+  match(done.output, /inner-42/);
+
+  // The marks never show: not in raw output, not on the screen.
+  const raw = await mcp.callOk<{ output: string }>("terminal_read", {
+    terminalId,
+    raw: true,
+    mode: "tail",
+    tailLines: 200,
+  });
+  // Only the three marks the command printed itself are output (the nonce's never are).
+  assertEquals(raw.output.split("\x1b]133;").length - 1, 3, raw.output);
+  const screen = await mcp.callOk<{ output: string }>("terminal_read", {
+    terminalId,
+    mode: "screen",
+  });
+  ok(!screen.output.includes("133;P;") && !screen.output.includes("\x1b"), screen.output);
+}
+
+for (const shell of ["bash", "sh", "zsh", "fish"]) {
+  shellTest(
+    `${shell}: exit codes, output, cwd, forged marks, input, a nested shell`,
+    async (mcp) => {
+      const terminalId = await open(mcp, shell);
+      if (shell === "fish") {
+        // fish has its own syntax: the cases it shares.
+        const failed = await run(mcp, terminalId, "false");
+        assertEquals([failed.exitCode, failed.output, failed.cwd], [1, "", "/"]);
+        const moved = await run(mcp, terminalId, "cd /tmp; and echo in-42");
+        assertEquals([moved.output, moved.exitCode, moved.cwd], ["in-42\n", 0, "/tmp"]);
+        const lines = await mcp.callOk<Run>("terminal_run", {
+          terminalId,
+          command: "seq 1 3000",
+          maxBytes: 65536,
+        });
+        assertEquals(lines.output.split("\n").length, 3001);
+        assertEquals((await listed(mcp, terminalId)).state, "prompt");
+        return;
+      }
+      await provesCommands(mcp, terminalId);
+    },
+    { ignore: !linux || !has(shell) },
+  );
+}
+
+shellTest("input is reported within 300 ms of the prompt, and never for sleep", async (mcp) => {
+  const terminalId = await open(mcp, "bash");
+  const cases = [
+    [`${PYTHON} -c "input('name? ')"`, "name\\? $"],
+    ["read -p 'name? ' answer", "name\\? $"],
+    ["read -s -p 'secret? ' answer", "secret\\? $"],
+  ];
+  for (const [command, prompt] of cases) {
+    await mcp.callOk("terminal_write", { terminalId, input: command });
+    const shown = await mcp.callOk<Waited>("terminal_wait", {
+      terminalId,
+      pattern: prompt,
+      timeoutMs: 15_000,
+    });
+    assertEquals(shown.condition, "pattern", command);
+    const reading = await mcp.callOk<Waited>("terminal_wait", {
+      terminalId,
+      input: true,
+      timeoutMs: 5000,
+    });
+    assertEquals(reading.condition, "input", command);
+    ok(reading.elapsedMs < 300, `${command}: input after ${reading.elapsedMs} ms`);
+    await mcp.callOk("terminal_write", { terminalId, input: "x" });
+    assertEquals(
+      (await mcp.callOk<Waited>("terminal_wait", { terminalId, prompt: true, timeoutMs: 10_000 }))
+        .condition,
+      "prompt",
+    );
+  }
+  await mcp.callOk("terminal_write", { terminalId, input: "sleep 2" });
+  const sleeping = await mcp.callOk<Waited>("terminal_wait", {
+    terminalId,
+    input: true,
+    timeoutMs: 1500,
+  });
+  assertEquals(sleeping.condition, "timeout");
+  assertEquals((await listed(mcp, terminalId)).state, "running");
+});
+
+shellTest(
+  "a python REPL: input at its prompt, no shell integration, a clear error",
+  async (mcp) => {
+    const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+      command: PYTHON,
+      args: ["-q"],
+    });
+    const reading = await mcp.callOk<Waited>("terminal_wait", {
+      terminalId,
+      input: true,
+      timeoutMs: 15_000,
+    });
+    assertEquals(reading.condition, "input");
+    const state = await listed(mcp, terminalId);
+    assertEquals([state.state, state.shellIntegration], ["input", "none"]);
+    await mcp.callOk("terminal_write", { terminalId, input: "import time; time.sleep(1.5)" });
+    const busy = await mcp.callOk<Waited>("terminal_wait", {
+      terminalId,
+      input: true,
+      timeoutMs: 800,
+    });
+    assertEquals(busy.condition, "timeout");
+    assertEquals((await listed(mcp, terminalId)).state, "running");
+    assertEquals(
+      (await mcp.callOk<Waited>("terminal_wait", { terminalId, input: true, timeoutMs: 10_000 }))
+        .condition,
+      "input",
+    );
+    const refused = await mcp.call("terminal_run", { terminalId, command: "print(1)" });
+    ok(refused.isError);
+    match(JSON.stringify(refused.content), /without shell integration/);
+    const prompt = await mcp.call("terminal_wait", { terminalId, prompt: true, timeoutMs: 100 });
+    ok(prompt.isError);
+    match(JSON.stringify(prompt.content), /prompt/);
+  },
+);
+
+const USER_BASHRC = `
+alias greet='echo hello-from-alias'
+PS1='custom> '
+PROMPT_COMMAND='__user_status=$?; __user_prompts=$((__user_prompts + 1))'
+trap '__user_debug=$((__user_debug + 1))' DEBUG
+export FROM_BASHRC=yes
+`;
+
+shellTest(
+  "bash with a real ~/.bashrc: its alias, prompt, PROMPT_COMMAND and DEBUG trap keep working",
+  async (mcp, home) => {
+    const before = Deno.readTextFileSync(`${home}/.bashrc`);
+    const terminalId = await open(mcp, "bash");
+    assertEquals((await run(mcp, terminalId, "greet")).output, "hello-from-alias\n");
+    assertEquals((await run(mcp, terminalId, "echo $FROM_BASHRC")).output, "yes\n");
+    const failed = await run(mcp, terminalId, "(exit 9)");
+    assertEquals(failed.exitCode, 9);
+    // The user's PROMPT_COMMAND saw the same $? and ran at every prompt; the DEBUG trap runs.
+    const seen = await run(mcp, terminalId, 'echo "$__user_status $__user_prompts $__user_debug"');
+    const [status, prompts, debug] = seen.output.trim().split(" ").map(Number);
+    assertEquals(status, 9);
+    ok(prompts >= 4 && debug >= 4, seen.output);
+    const screen = await mcp.callOk<{ output: string }>("terminal_read", {
+      terminalId,
+      mode: "screen",
+    });
+    match(screen.output, /custom> $/m);
+    // Nothing of the user's was changed, and no child inherits the nonce.
+    assertEquals(Deno.readTextFileSync(`${home}/.bashrc`), before);
+    assertEquals((await run(mcp, terminalId, "env | grep -c WINTERM_SHELL_NONCE")).output, "0\n");
+  },
+  { files: { ".bashrc": USER_BASHRC } },
+);
+
+shellTest("zsh with a real ~/.zshrc and ZDOTDIR given back", async (mcp) => {
+  const terminalId = await open(mcp, "zsh");
+  assertEquals((await run(mcp, terminalId, "greet")).output, "zsh-alias\n");
+  assertEquals((await run(mcp, terminalId, 'echo "[${ZDOTDIR-unset}]"')).output, "[unset]\n");
+  assertEquals((await run(mcp, terminalId, "(exit 3)")).exitCode, 3);
+}, {
+  ignore: !linux || !has("zsh"),
+  files: { ".zshrc": "alias greet='echo zsh-alias'\n" },
+});
+
+shellTest(
+  "terminal_run refuses what it cannot do: busy, typed text, several lines, no integration",
+  async (mcp) => {
+    const terminalId = await open(mcp, "bash");
+    const slow = await run(mcp, terminalId, "sleep 5", 200);
+    assertEquals(slow.condition, "timeout");
+    const busy = await mcp.call("terminal_run", { terminalId, command: "echo x" });
+    ok(busy.isError);
+    match(JSON.stringify(busy.content), /is running sleep 5/);
+    await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
+    assertEquals(
+      (await mcp.callOk<Waited>("terminal_wait", { terminalId, prompt: true, timeoutMs: 10_000 }))
+        .condition,
+      "prompt",
+    );
+    await mcp.callOk("terminal_write", { terminalId, input: "echo half", appendNewline: false });
+    const typed = await mcp.call("terminal_run", { terminalId, command: "echo x" });
+    match(JSON.stringify(typed.content), /typed at its prompt/);
+    await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_u"] });
+    assertEquals((await run(mcp, terminalId, "echo cleared")).output, "cleared\n");
+    const lines = await mcp.call("terminal_run", { terminalId, command: "echo a\necho b" });
+    match(JSON.stringify(lines.content), /'command'|command/);
+    ok(lines.isError);
+    const plain = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+      shell: "bash",
+      shellIntegration: false,
+      env: { HOME: home },
+    });
+    const none = await mcp.call("terminal_run", { terminalId: plain.terminalId, command: "true" });
+    match(JSON.stringify(none.content), /without shell integration/);
+    assertEquals((await listed(mcp, plain.terminalId)).shellIntegration, "none");
+  },
+);
+
+Deno.test({
+  name: "REST: POST /api/terminals/:id/run, and state, cwd and last exit code in list and stats",
+  ignore: !linux,
+  async fn() {
+    const server = await startHttpServer();
+    try {
+      const created = await request(server, "POST", "/api/terminals", {
+        body: { shell: "sh", cwd: "/" },
+      });
+      const id = created.json.data.terminalId;
+      const ran = await request(server, "POST", `/api/terminals/${id}/run`, {
+        body: { command: "cd /tmp && echo rest-$((40 + 2)) && (exit 3)" },
+      });
+      assertEquals(ran.status, 200);
+      assertEquals(
+        [ran.json.data.output, ran.json.data.exitCode, ran.json.data.cwd],
+        ["rest-42\n", 3, "/tmp"],
+      );
+      const list = await request(server, "GET", "/api/terminals");
+      const entry = list.json.data.terminals.find((terminal: { id: string }) => terminal.id === id);
+      assertEquals([entry.state, entry.cwd, entry.lastExitCode], ["prompt", "/tmp", 3]);
+      const stats = await request(server, "GET", `/api/terminals/${id}/stats`);
+      assertEquals([stats.json.data.state, stats.json.data.lastExitCode], ["prompt", 3]);
+      const slow = await request(server, "POST", `/api/terminals/${id}/run`, {
+        body: { command: "sleep 3", timeoutMs: 100 },
+      });
+      assertEquals(slow.json.data.condition, "timeout");
+      const busy = await request(server, "POST", `/api/terminals/${id}/run`, {
+        body: { command: "true" },
+      });
+      assertEquals([busy.status, busy.json.error.code], [409, "TERMINAL_BUSY"]);
+      const bad = await request(server, "POST", `/api/terminals/${id}/run`, {
+        body: { command: "" },
+      });
+      assertEquals(bad.status, 400);
+      await request(server, "DELETE", `/api/terminals/${id}`);
+    } finally {
+      await server.stop();
+    }
+  },
+});

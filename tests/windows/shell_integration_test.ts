@@ -1,0 +1,84 @@
+/**
+ * Shell integration on Windows through the real server: cmd's prompt marks and terminal_run
+ * (output, exit code, cwd), under Wine too (where the server starts an interactive cmd with its
+ * input and output on CON, and where the marks take cells: a wide terminal keeps the prompt on
+ * one line); PowerShell's prompt wrapper where PowerShell exists (not under Wine).
+ */
+import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
+import { runningUnderWine } from "../../src/pty/mod.ts";
+import { type Connection, serverTest } from "../helpers/mcp.ts";
+
+const windows = Deno.build.os === "windows";
+
+interface Run {
+  condition: string;
+  output: string;
+  exitCode: number | null;
+  cwd: string | null;
+}
+
+const run = (mcp: Connection, terminalId: string, command: string, timeoutMs = 30_000) =>
+  mcp.callOk<Run>("terminal_run", { terminalId, command, timeoutMs }, 60_000);
+
+serverTest("cmd: terminal_run answers the output, the exit code and the cwd", async (mcp) => {
+  const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+    shell: "cmd",
+    cwd: "C:\\",
+    cols: 250,
+  });
+  const failed = await run(mcp, terminalId, "cmd /d /c exit 5");
+  assertEquals([failed.condition, failed.exitCode, failed.output], ["done", 5, ""]);
+  match(failed.cwd!, /^C:\\$/i);
+
+  const moved = await run(mcp, terminalId, "cd /d %SystemRoot% & echo in-42");
+  assertEquals([moved.output, moved.exitCode], ["in-42\n", 0]);
+  match(moved.cwd!, /^C:\\windows$/i);
+
+  // Output that looks like the prompt does not end the command early.
+  const lookalike = await run(
+    mcp,
+    terminalId,
+    "echo C:\\Windows^>& ping -n 2 127.0.0.1 >nul & echo after",
+  );
+  assertEquals(lookalike.output, "C:\\Windows>\nafter\n");
+
+  // A command that reads input, answered through terminal_write.
+  const asking = await run(
+    mcp,
+    terminalId,
+    "set /p ANSWER=name? & call echo hello %^ANSWER%",
+    2000,
+  );
+  assertEquals(asking.condition, "timeout");
+  await mcp.callOk("terminal_write", { terminalId, input: "Ada" });
+  const back = await mcp.callOk<{ condition: string; output: string; cwd?: string }>(
+    "terminal_wait",
+    { terminalId, prompt: true, timeoutMs: 30_000 },
+  );
+  assertEquals(back.condition, "prompt");
+  match(back.output, /hello Ada/);
+
+  const list = await mcp.callOk<{ terminals: { state: string; cwd: string }[] }>("terminal_list");
+  assertEquals(list.terminals[0].state, "prompt");
+  match(list.terminals[0].cwd, /^C:\\windows$/i);
+
+  // Whether a program reads the console cannot be told here: said, not guessed.
+  const input = await mcp.call("terminal_wait", { terminalId, input: true, timeoutMs: 100 });
+  ok(input.isError);
+  match(JSON.stringify(input.content), /Linux only/);
+  await mcp.callOk("terminal_release", { terminalId });
+}, { ignore: !windows });
+
+serverTest("PowerShell: the prompt wrapper reports exit codes and the cwd", async (mcp) => {
+  const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+    shell: "powershell",
+    cwd: "C:\\",
+  });
+  const native = await run(mcp, terminalId, "cmd /d /c exit 3");
+  assertEquals(native.exitCode, 3);
+  const moved = await run(mcp, terminalId, "Set-Location $env:SystemRoot; 'in-42'");
+  assertEquals([moved.output.trim(), moved.exitCode], ["in-42", 0]);
+  match(moved.cwd!, /^C:\\windows$/i);
+  assertEquals((await run(mcp, terminalId, "Get-Item C:\\no-such-file-here")).exitCode, 1);
+  await mcp.callOk("terminal_release", { terminalId });
+}, { ignore: !windows || runningUnderWine() !== null });

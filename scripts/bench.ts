@@ -332,9 +332,11 @@ async function commandMemory(rows: Row[]): Promise<void> {
     rows.push({
       what: `server memory (RSS) after ${commands} commands of 1 MB of output each ` +
         `(WINTERM_OUTPUT_BUDGET_BYTES ${budgetMiB} MiB)`,
-      figure: `${after.toFixed(1)} MiB (idle ${idle.toFixed(1)} MiB); ${kept} commands still ` +
-        "queryable",
-      note: "bounded by the output budget, not by the number of commands",
+      figure: `${after.toFixed(1)} MiB; ${kept} commands still queryable`,
+      reference: `the same server idle (${idle.toFixed(1)} MiB) + the budget (${budgetMiB} MiB)`,
+      ratio: ratio(after, idle + budgetMiB),
+      note: "bounded by the output budget, not by the number of commands (at most 1.00x " +
+        "plus garbage not yet collected)",
     });
   } finally {
     await mcp.close();

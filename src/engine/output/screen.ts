@@ -2,7 +2,9 @@
  * What a person would see on a terminal right now: a headless terminal emulator
  * (@xterm/headless) fed the same output and kept at the same size. The only sane view of a
  * full-screen program (vim, htop, a progress display). Loaded on first use, so terminals whose
- * screen is never asked for cost nothing.
+ * screen is never asked for cost nothing. A {@link Screen.snapshot} is the screen as escape
+ * sequences (@xterm/addon-serialize): written into a fresh terminal of the same size, it draws
+ * the same screen, so a viewer that joins late sees vim as it is.
  *
  * @example
  * ```ts
@@ -17,6 +19,12 @@
 // The package's "module" field names a file it does not ship, which bundlers follow: the
 // import map points at its ESM build, and the types come from its typings.
 type XtermTerminal = import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").Terminal;
+type Serializer = import("npm:@xterm/addon-serialize@0.14.0").SerializeAddon;
+
+/** The emulator's cursor visibility (DECTCEM), which the public API and the serializer leave out. */
+interface CursorState {
+  _core?: { coreService?: { isCursorHidden?: boolean } };
+}
 
 /** A rendered screen. */
 export interface ScreenView {
@@ -34,18 +42,27 @@ export interface ScreenView {
 /** See the module documentation. */
 export class Screen {
   #terminal: XtermTerminal;
+  #serializer: Serializer;
   #settled: Promise<void> = Promise.resolve();
 
-  private constructor(terminal: XtermTerminal) {
+  private constructor(terminal: XtermTerminal, serializer: Serializer) {
     this.#terminal = terminal;
+    this.#serializer = serializer;
   }
 
   /** A blank screen of the given size. */
   static async create(cols: number, rows: number): Promise<Screen> {
-    const { Terminal } = await import("@xterm/headless") as unknown as {
-      Terminal: typeof import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").Terminal;
-    };
-    return new Screen(new Terminal({ cols, rows, scrollback: 0, allowProposedApi: true }));
+    const [{ Terminal }, { SerializeAddon }] = await Promise.all([
+      import("@xterm/headless") as unknown as Promise<{
+        Terminal: typeof import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").Terminal;
+      }>,
+      import("@xterm/addon-serialize"),
+    ]);
+    const terminal = new Terminal({ cols, rows, scrollback: 0, allowProposedApi: true });
+    const serializer = new SerializeAddon();
+    // The addon is typed against the browser package's Terminal; the headless one has what it uses.
+    terminal.loadAddon(serializer as unknown as Parameters<XtermTerminal["loadAddon"]>[0]);
+    return new Screen(terminal, serializer);
   }
 
   /** Feeds output to the emulator (parsed asynchronously, in order). */
@@ -53,8 +70,32 @@ export class Screen {
     this.#settled = new Promise((resolve) => this.#terminal.write(data, resolve));
   }
 
+  /** Resizes, in order with the writes: output written before is laid out at the old size. */
   resize(cols: number, rows: number): void {
-    this.#terminal.resize(cols, rows);
+    const terminal = this.#terminal;
+    this.#settled = new Promise((resolve) =>
+      terminal.write("", () => {
+        terminal.resize(cols, rows);
+        resolve();
+      })
+    );
+  }
+
+  /**
+   * The screen as escape sequences that redraw it (contents, colours, the alternate screen,
+   * modes, the cursor), taken after everything written before this call and before anything
+   * written after it, with the size it had then.
+   */
+  snapshot(): Promise<{ data: string; cols: number; rows: number }> {
+    return new Promise((resolve) => {
+      // A write's callback runs right after that chunk is parsed, before the next one.
+      this.#terminal.write("", () => {
+        const terminal = this.#terminal;
+        const hidden = (terminal as unknown as CursorState)._core?.coreService?.isCursorHidden;
+        const data = this.#serializer.serialize({ scrollback: 0 }) + (hidden ? "\x1b[?25l" : "");
+        resolve({ data, cols: terminal.cols, rows: terminal.rows });
+      });
+    });
   }
 
   /** The screen once everything written so far has been processed. */

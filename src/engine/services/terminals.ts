@@ -28,9 +28,11 @@ import { Listeners } from "../events.ts";
 import { stopProcess } from "../launching/lifecycle.ts";
 import { type LineReadOptions, readLines, settledLines } from "../output/lines.ts";
 import { OutputBuffer } from "../output/buffer.ts";
+import { Recording } from "../output/recording.ts";
 import { Screen, type ScreenView } from "../output/screen.ts";
 import { buildTerminalInvocation, type TerminalInvocationRequest } from "../launching/shells.ts";
 import { checkTerminalEncoding, ChildCodec, requestedEncoding } from "./encoding.ts";
+import { Takeover } from "./takeover.ts";
 
 /** Limits and timings of a {@link TerminalService}. */
 export interface TerminalServiceOptions {
@@ -44,9 +46,14 @@ export interface TerminalServiceOptions {
   maxBytes?: number;
   /** Time between SIGTERM and SIGKILL when stopping, in ms. Default 2000. */
   killGraceMs?: number;
+  /** Bytes of asciicast recording kept per terminal (0: none). Default 4 MiB. */
+  recordingMaxBytes?: number;
   /** Starts processes (policy, audit). Default: no policy, no audit. */
   launcher?: Launcher;
 }
+
+/** The default bound of a terminal's recording: 4 MiB. */
+export const DEFAULT_RECORDING_MAX_BYTES = 4 * 1024 * 1024;
 
 /** What {@link TerminalService.create} needs. */
 export interface CreateTerminalRequest extends TerminalInvocationRequest {
@@ -69,7 +76,21 @@ export interface CreateTerminalRequest extends TerminalInvocationRequest {
 /** Something that happened to a terminal. */
 export type TerminalEvent =
   | { type: "output"; data: Uint8Array }
+  | { type: "resize"; cols: number; rows: number }
   | { type: "exit"; status: ExitStatus };
+
+/**
+ * A viewer's start: the screen as escape sequences at one point of the output, and its size;
+ * {@link Watch.start} then delivers every event after that point, none missed, none twice.
+ */
+export interface Watch {
+  snapshot: string;
+  cols: number;
+  rows: number;
+  /** Delivers the events held since the snapshot, then each as it happens. */
+  start(): void;
+  stop(): void;
+}
 
 /**
  * Conditions a wait ends on; the first to happen wins. The program's exit always ends a wait
@@ -113,7 +134,11 @@ export class Terminal {
   /** Last input, output or read, ms since the epoch. */
   lastActivity: number = Date.now();
   readonly output: OutputBuffer;
+  /** Everything the program wrote and every resize, in asciicast v2 (bounded). */
+  readonly recording: Recording;
   readonly events: Listeners<TerminalEvent> = new Listeners();
+  /** A viewer typing alongside the agent (see takeover.ts). */
+  readonly takeover: Takeover;
   /** Settles when the program has exited and its output is complete. */
   readonly exited: Promise<ExitStatus>;
   exitStatus: ExitStatus | null = null;
@@ -121,6 +146,8 @@ export class Terminal {
   readonly inputs: { time: number; bytes: number }[] = [];
   #child: ChildProcess;
   #screen: Promise<Screen> | undefined;
+  /** The screen once loaded: fed synchronously with each output, so its order is the output's. */
+  #loadedScreen: Screen | undefined;
   #stopping: Promise<ExitStatus> | undefined;
   /** Where the output stood when input was last written. */
   #inputOffset = 0;
@@ -135,16 +162,29 @@ export class Terminal {
     public cols: number,
     public rows: number,
     readonly outputByteLimit: number | undefined,
-    limits: { maxLines: number; maxBytes: number },
+    limits: { maxLines: number; maxBytes: number; recordingMaxBytes: number },
     codec: ChildCodec,
   ) {
     this.id = context.id;
     this.#child = child;
     this.#codec = codec;
     this.output = new OutputBuffer({ maxLines: limits.maxLines, maxBytes: limits.maxBytes });
+    this.recording = new Recording({
+      cols,
+      rows,
+      maxBytes: limits.recordingMaxBytes,
+      command,
+      title: `${this.id}: ${command}`,
+      startedAt: this.created,
+    });
+    this.takeover = new Takeover(
+      this,
+      (event, via) => launcher.control({ ...context, via }, event),
+    );
     child.onData((raw, stream) => this.#output(codec.decode(raw, stream)));
     this.exited = child.exited.then((status) => {
       for (const [, rest] of codec.end()) this.#output(rest);
+      this.recording.end();
       this.exitStatus = status;
       this.events.emit({ type: "exit", status });
       log.info("terminal exited", { terminalId: this.id, ...status });
@@ -156,7 +196,8 @@ export class Terminal {
     if (data.length === 0) return;
     this.lastActivity = Date.now();
     this.output.append(data, this.lastActivity);
-    this.#screen?.then((screen) => screen.write(data));
+    this.recording.output(data);
+    this.#loadedScreen?.write(data);
     this.events.emit({ type: "output", data });
   }
 
@@ -195,7 +236,9 @@ export class Terminal {
     }
     this.cols = cols;
     this.rows = rows;
-    this.#screen?.then((screen) => screen.resize(cols, rows));
+    this.#loadedScreen?.resize(cols, rows);
+    this.recording.resize(cols, rows);
+    this.events.emit({ type: "resize", cols, rows });
   }
 
   /** Sends a signal to the program's whole process tree. */
@@ -271,14 +314,47 @@ export class Terminal {
   /** What a person would see now. */
   async screen(): Promise<ScreenView> {
     this.touch();
-    if (!this.#screen) {
-      // Built on first use from the output kept so far, then kept in step with new output.
-      this.#screen = Screen.create(this.cols, this.rows).then((screen) => {
-        screen.write(this.output.read().bytes);
-        return screen;
-      });
-    }
-    return (await this.#screen).render();
+    return (await this.#loadScreen()).render();
+  }
+
+  /**
+   * Starts watching: `listener` gets every event after the returned snapshot once
+   * {@link Watch.start} is called (events meanwhile are held, so the snapshot can be sent
+   * first).
+   */
+  async watch(listener: (event: TerminalEvent) => void): Promise<Watch> {
+    const screen = await this.#loadScreen();
+    // From here to the snapshot's request nothing else runs: the events held are exactly those
+    // after the point the snapshot is taken at.
+    let held: TerminalEvent[] | undefined = [];
+    const stop = this.events.add((event) => held ? held.push(event) : listener(event));
+    const { data, cols, rows } = await screen.snapshot();
+    return {
+      snapshot: data,
+      cols,
+      rows,
+      start() {
+        const events = held ?? [];
+        held = undefined;
+        for (const event of events) listener(event);
+      },
+      stop() {
+        stop();
+        held = undefined;
+      },
+    };
+  }
+
+  /** Builds the screen on first use from the output kept so far; then new output feeds it. */
+  #loadScreen(): Promise<Screen> {
+    this.#screen ??= Screen.create(this.cols, this.rows).then((screen) => {
+      // Output that arrived while the emulator loaded is in the buffer, so read it here (and
+      // feed the screen directly from now on): nothing twice, nothing missed.
+      screen.write(this.output.read().bytes);
+      this.#loadedScreen = screen;
+      return screen;
+    });
+    return this.#screen;
   }
 
   /** Waits for the first of the request's conditions. */
@@ -325,6 +401,7 @@ export class Terminal {
           if (!matchNow()) finish("exit");
           return;
         }
+        if (event.type !== "output") return;
         armIdle();
         checkTimer ??= setTimeout(() => {
           checkTimer = undefined;
@@ -338,6 +415,7 @@ export class Terminal {
   dispose(): void {
     this.#screen?.then((screen) => screen.dispose());
     this.#screen = undefined;
+    this.#loadedScreen = undefined;
   }
 
   #assertRunning(): void {
@@ -406,10 +484,12 @@ export class TerminalService {
   readonly maxLines: number;
   readonly maxBytes: number;
   readonly killGraceMs: number;
+  readonly recordingMaxBytes: number;
   readonly launcher: Launcher;
 
   constructor(options: TerminalServiceOptions = {}) {
     this.maxTerminals = options.maxTerminals ?? 64;
+    this.recordingMaxBytes = options.recordingMaxBytes ?? DEFAULT_RECORDING_MAX_BYTES;
     this.idleMs = options.idleMs ?? 24 * 60 * 60 * 1000;
     this.maxLines = options.maxLines ?? 10_000;
     this.maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
@@ -453,7 +533,11 @@ export class TerminalService {
       cols,
       rows,
       request.outputByteLimit,
-      { maxLines: this.maxLines, maxBytes: Math.max(this.maxBytes, request.outputByteLimit ?? 0) },
+      {
+        maxLines: this.maxLines,
+        maxBytes: Math.max(this.maxBytes, request.outputByteLimit ?? 0),
+        recordingMaxBytes: this.recordingMaxBytes,
+      },
       new ChildCodec(child, encoding, invocation.codePage),
     );
     this.#terminals.set(id, terminal);

@@ -39,11 +39,18 @@ export interface ScreenView {
   alternate: boolean;
 }
 
+/**
+ * Output waiting to be parsed at most (xterm.js throws away writes beyond 50 MB; a screen
+ * stops well before, and its owner rebuilds it when next asked).
+ */
+export const MAX_UNPARSED = 16 * 1024 * 1024;
+
 /** See the module documentation. */
 export class Screen {
   #terminal: XtermTerminal;
   #serializer: Serializer;
   #settled: Promise<void> = Promise.resolve();
+  #unparsed = 0;
 
   private constructor(terminal: XtermTerminal, serializer: Serializer) {
     this.#terminal = terminal;
@@ -65,9 +72,21 @@ export class Screen {
     return new Screen(terminal, serializer);
   }
 
-  /** Feeds output to the emulator (parsed asynchronously, in order). */
-  write(data: Uint8Array): void {
-    this.#settled = new Promise((resolve) => this.#terminal.write(data, resolve));
+  /**
+   * Feeds output to the emulator (parsed asynchronously, in order). False, and nothing
+   * written, when more than {@link MAX_UNPARSED} bytes wait to be parsed already (a flood
+   * faster than the emulator): the screen is then behind for good and must be rebuilt.
+   */
+  write(data: Uint8Array): boolean {
+    if (this.#unparsed > MAX_UNPARSED) return false;
+    this.#unparsed += data.length;
+    this.#settled = new Promise((resolve) =>
+      this.#terminal.write(data, () => {
+        this.#unparsed -= data.length;
+        resolve();
+      })
+    );
+    return true;
   }
 
   /** Resizes, in order with the writes: output written before is laid out at the old size. */
@@ -87,7 +106,7 @@ export class Screen {
    * written after it, with the size it had then.
    */
   snapshot(): Promise<{ data: string; cols: number; rows: number }> {
-    return new Promise((resolve) => {
+    const taken = new Promise<{ data: string; cols: number; rows: number }>((resolve) => {
       // A write's callback runs right after that chunk is parsed, before the next one.
       this.#terminal.write("", () => {
         const terminal = this.#terminal;
@@ -96,6 +115,8 @@ export class Screen {
         resolve({ data, cols: terminal.cols, rows: terminal.rows });
       });
     });
+    this.#settled = taken.then(() => {});
+    return taken;
   }
 
   /** The screen once everything written so far has been processed. */
@@ -118,7 +139,9 @@ export class Screen {
     };
   }
 
+  /** Frees the emulator once what was written (and any snapshot asked for) is done. */
   dispose(): void {
-    this.#terminal.dispose();
+    const terminal = this.#terminal;
+    this.#settled.then(() => terminal.dispose());
   }
 }

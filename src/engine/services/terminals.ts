@@ -197,7 +197,13 @@ export class Terminal {
     this.lastActivity = Date.now();
     this.output.append(data, this.lastActivity);
     this.recording.output(data);
-    this.#loadedScreen?.write(data);
+    if (this.#loadedScreen?.write(data) === false) {
+      // The emulator fell behind a flood: drop it; the next look rebuilds it from the buffer.
+      log.warn("the screen fell behind the output; it is rebuilt when next needed", {
+        terminalId: this.id,
+      });
+      this.dispose();
+    }
     this.events.emit({ type: "output", data });
   }
 

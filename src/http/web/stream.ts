@@ -22,11 +22,13 @@
  * stream may take over (they could type through REST anyway); a web session's input is audited
  * as `via: "web"`, a token client's as `via: "stream"`.
  *
- * Bounds: a client that reads slower than the output arrives is disconnected once more than
- * `maxBufferedBytes` wait for it (frames are never dropped: a gap would corrupt its screen; a
- * new connection starts from a fresh screen). Frames from clients are at most 64 KiB; typing
- * waits for the terminal to take the previous input. A client that answers no ping for
- * {@link PING_INTERVAL_MS} is dropped.
+ * Bounds: no more than `maxBufferedBytes` ever wait for one client. A terminal stream's client
+ * that falls further behind misses output until it has caught up (a quarter of the bound),
+ * then gets `{"type":"resync","cols","rows"}` and a frame that redraws the screen as it is
+ * then: its view is right again, and server memory never grows with a slow reader. (A
+ * command's stream has no screen to redraw: its client is disconnected instead.) Frames from
+ * clients are at most 64 KiB; typing waits for the terminal to take the previous input. A
+ * client that answers no ping within {@link PING_INTERVAL_MS} is dropped.
  *
  * @module
  */
@@ -48,6 +50,8 @@ export const MAX_CLIENT_FRAME = 64 * 1024;
 export const PING_INTERVAL_MS = 30_000;
 /** Input waiting for the terminal beyond this pauses reading from the client. */
 const INPUT_HIGH_WATER = 64 * 1024;
+/** How often a client that fell behind is looked at to see whether it has caught up. */
+const CATCH_UP_CHECK_MS = 50;
 
 /** Stream limits. */
 export interface StreamOptions {
@@ -165,23 +169,21 @@ export class StreamHub {
     }
   }
 
-  /** Sends, or cuts off a client that has fallen too far behind. */
-  #send(ws: WebSocket, data: string | Uint8Array): void {
-    if (ws.readyState !== WebSocket.OPEN) return;
-    if (ws.bufferedAmount > this.options.maxBufferedBytes) {
-      log.warn("disconnecting a stream client that reads too slowly", {
-        buffered: ws.bufferedAmount,
-        limit: this.options.maxBufferedBytes,
-      });
-      ws.terminate();
-      return;
-    }
-    ws.send(data);
+  /** Whether more than the bound waits for `ws` (then it is told so in the log). */
+  #behind(ws: WebSocket): boolean {
+    if (ws.bufferedAmount <= this.options.maxBufferedBytes) return false;
+    log.warn("a stream client reads too slowly: it misses output until it catches up", {
+      buffered: ws.bufferedAmount,
+      limit: this.options.maxBufferedBytes,
+    });
+    return true;
   }
 
   #serveTerminal(ws: WebSocket, terminal: Terminal, via: FrontEnd): void {
     const key = {};
-    const send = (data: string | Uint8Array) => this.#send(ws, data);
+    const send = (data: string | Uint8Array) => {
+      if (ws.readyState === WebSocket.OPEN) ws.send(data);
+    };
     const json = (message: Record<string, unknown>) => send(JSON.stringify(message));
     const holderName = () => {
       const holder = terminal.takeover.holder;
@@ -190,12 +192,15 @@ export class StreamHub {
     let watch: Watch | undefined;
     let closed = false;
     let exitSent = false;
+    /** Set while the client is too far behind: output is not sent until it catches up. */
+    let catchingUp: ReturnType<typeof setInterval> | undefined;
     const stopControl = terminal.takeover.changes.add(() =>
       json({ type: "control", holder: holderName() })
     );
     const input = new InputQueue(ws, terminal, via, (message) => json({ type: "error", message }));
     ws.once("close", () => {
       closed = true;
+      clearInterval(catchingUp);
       watch?.stop();
       stopControl();
       terminal.takeover.release(key, terminal.running);
@@ -206,11 +211,32 @@ export class StreamHub {
       json({ type: "exit", exitStatus: terminal.exitStatus });
       ws.close(1000, "the program exited");
     };
+    /** Starts (again) from a snapshot: the screen, then every event after it. */
+    const begin = (hello: Record<string, unknown>): Promise<void> =>
+      terminal.watch(onEvent).then((started) => {
+        watch = started;
+        if (closed) return started.stop();
+        json({ ...hello, cols: started.cols, rows: started.rows });
+        send(encoder.encode(started.snapshot));
+        started.start();
+        if (!terminal.running) exit();
+      }, (error) => {
+        log.error("cannot watch a terminal", { terminalId: terminal.id, error });
+        ws.close(1011, "the terminal cannot be watched");
+      });
     const onEvent = (event: TerminalEvent) => {
-      if (event.type === "output") send(event.data);
-      else if (event.type === "resize") {
-        json({ type: "resize", cols: event.cols, rows: event.rows });
-      } else exit();
+      if (event.type === "resize") json({ type: "resize", cols: event.cols, rows: event.rows });
+      else if (event.type === "exit") exit();
+      else if (catchingUp === undefined) {
+        if (!this.#behind(ws)) return send(event.data);
+        catchingUp = setInterval(() => {
+          if (closed || ws.bufferedAmount > this.options.maxBufferedBytes / 4) return;
+          clearInterval(catchingUp);
+          catchingUp = undefined;
+          watch?.stop();
+          begin({ type: "resync" });
+        }, CATCH_UP_CHECK_MS);
+      }
     };
     ws.on("message", (data: RawData, binary: boolean) => {
       if (binary) return input.push(key, rawBytes(data));
@@ -252,31 +278,24 @@ export class StreamHub {
           });
       }
     });
-    terminal.watch(onEvent).then((started) => {
-      watch = started;
-      if (closed) return started.stop();
-      json({
-        type: "hello",
-        kind: "terminal",
-        id: terminal.id,
-        command: terminal.command,
-        cols: started.cols,
-        rows: started.rows,
-        running: terminal.running,
-        holder: holderName(),
-      });
-      send(encoder.encode(started.snapshot));
-      started.start();
-      if (!terminal.running) exit();
-    }, (error) => {
-      log.error("cannot watch a terminal", { terminalId: terminal.id, error });
-      ws.close(1011, "the terminal cannot be watched");
+    begin({
+      type: "hello",
+      kind: "terminal",
+      id: terminal.id,
+      command: terminal.command,
+      running: terminal.running,
+      holder: holderName(),
     });
   }
 
   /** A one-shot command: its kept output, then what arrives (read-only). */
   #serveCommand(ws: WebSocket, command: Command): void {
-    const send = (data: string | Uint8Array) => this.#send(ws, data);
+    const send = (data: string | Uint8Array) => {
+      if (ws.readyState !== WebSocket.OPEN) return;
+      // No screen to redraw after a gap: a client that falls behind is let go.
+      if (this.#behind(ws)) return ws.terminate();
+      ws.send(data);
+    };
     const exit = () => {
       send(JSON.stringify({
         type: "exit",

@@ -35,7 +35,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 // @ts-types="npm:@types/ws@8.18.1"
-import { type RawData, WebSocket, WebSocketServer } from "ws";
+import type { RawData, WebSocket, WebSocketServer } from "ws";
 import { concatBytes } from "../../bytes.ts";
 import type { FrontEnd } from "../../engine/launching/audit.ts";
 import type { Command } from "../../engine/services/commands.ts";
@@ -69,24 +69,33 @@ export interface UpgradeTicket {
 export type AppFetch = (request: Request, env: { upgrade: UpgradeTicket }) => Promise<Response>;
 
 const encoder = new TextEncoder();
+/** WebSocket.OPEN. */
+const OPEN = 1;
 
 /** See the module documentation. */
 export class StreamHub {
-  #server: WebSocketServer;
+  #server: Promise<WebSocketServer> | undefined;
   #open = new Set<WebSocket>();
   #alive = new WeakSet<WebSocket>();
   #pinger: ReturnType<typeof setInterval>;
 
   constructor(private readonly options: StreamOptions) {
-    this.#server = new WebSocketServer({
-      noServer: true,
-      perMessageDeflate: false,
-      maxPayload: MAX_CLIENT_FRAME,
-      // The page offers "winterm" and its key; answer with the former (never echo the key).
-      handleProtocols: (protocols) => protocols.has(STREAM_PROTOCOL) ? STREAM_PROTOCOL : false,
-    });
     this.#pinger = setInterval(() => this.#ping(), PING_INTERVAL_MS);
     Deno.unrefTimer(this.#pinger);
+  }
+
+  /** The WebSocket server, loaded with the first stream (a server nobody watches never loads it). */
+  #load(): Promise<WebSocketServer> {
+    this.#server ??= import("ws").then(({ WebSocketServer }) =>
+      new WebSocketServer({
+        noServer: true,
+        perMessageDeflate: false,
+        maxPayload: MAX_CLIENT_FRAME,
+        // The page offers "winterm" and its key; answer with the former (never echo the key).
+        handleProtocols: (protocols) => protocols.has(STREAM_PROTOCOL) ? STREAM_PROTOCOL : false,
+      })
+    );
+    return this.#server;
   }
 
   /** Streams open now. */
@@ -139,7 +148,9 @@ export class StreamHub {
         { limit: this.options.maxStreams },
       ));
     }
-    this.#server.handleUpgrade(req, socket, asBuffer(head), (ws) => {
+    const server = await this.#load();
+    if (socket.destroyed) return;
+    server.handleUpgrade(req, socket, asBuffer(head), (ws) => {
       this.#open.add(ws);
       this.#alive.add(ws);
       ws.on("pong", () => this.#alive.add(ws));
@@ -182,7 +193,7 @@ export class StreamHub {
   #serveTerminal(ws: WebSocket, terminal: Terminal, via: FrontEnd): void {
     const key = {};
     const send = (data: string | Uint8Array) => {
-      if (ws.readyState === WebSocket.OPEN) ws.send(data);
+      if (ws.readyState === OPEN) ws.send(data);
     };
     const json = (message: Record<string, unknown>) => send(JSON.stringify(message));
     const holderName = () => {
@@ -291,7 +302,7 @@ export class StreamHub {
   /** A one-shot command: its kept output, then what arrives (read-only). */
   #serveCommand(ws: WebSocket, command: Command): void {
     const send = (data: string | Uint8Array) => {
-      if (ws.readyState !== WebSocket.OPEN) return;
+      if (ws.readyState !== OPEN) return;
       // No screen to redraw after a gap: a client that falls behind is let go.
       if (this.#behind(ws)) return ws.terminate();
       ws.send(data);

@@ -267,11 +267,17 @@ function connect(kind: Kind, id: string): void {
         term.reset();
         running = message.running;
         holder = message.holder;
+        // Pipes carry bare line feeds; a terminal's own output is drawn as it is.
+        term.options.convertEol = message.kind === "command" && message.mode === "pipe";
         if (message.kind === "terminal") term.resize(message.cols, message.rows);
-        else term.options.convertEol = message.mode === "pipe";
         updateControls();
         break;
       case "resize":
+        term.resize(message.cols, message.rows);
+        break;
+      case "resync":
+        // This view fell behind and missed output: the next frame redraws the screen.
+        term.reset();
         term.resize(message.cols, message.rows);
         break;
       case "control":
@@ -379,4 +385,6 @@ async function start(): Promise<void> {
   else showLogin();
 }
 
+// A login link opened in a tab that already shows the page changes only the fragment.
+addEventListener("hashchange", () => start());
 start();

@@ -229,7 +229,7 @@ function updateControls(): void {
   $("view-state").textContent = !running
     ? "ended"
     : holder === "you"
-    ? "you have taken over: typing goes to the terminal"
+    ? "you have taken over: you type into it"
     : holder === "other"
     ? "another viewer has taken over"
     : "watching (read-only)";
@@ -324,6 +324,7 @@ function stopPlayer(): void {
   $("player").hidden = true;
   $("player").replaceChildren();
   $("screen").hidden = false;
+  $("recording").textContent = "Replay recording";
 }
 
 async function replay(): Promise<void> {
@@ -337,6 +338,7 @@ async function replay(): Promise<void> {
   const cast = await response.text();
   $("screen").hidden = true;
   $("player").hidden = false;
+  $("recording").textContent = "Back to live";
   player = AsciinemaPlayer.create({ data: cast }, $("player"), {
     autoPlay: true,
     fit: "width",

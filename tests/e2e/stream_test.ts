@@ -266,7 +266,7 @@ withHttp(
     const n = await stalled.read(head);
     match(new TextDecoder().decode(head.subarray(0, n ?? 0)), /^HTTP\/1.1 101/);
     const reader = await openStream(server, path);
-    const FLOOD = 30_000_000;
+    const FLOOD = 24_000_000;
     try {
       await type(
         server,
@@ -296,7 +296,8 @@ withHttp(
         total += got;
         text = (text + new TextDecoder().decode(sink.subarray(0, got))).slice(-4096);
       }
-      ok(total < FLOOD / 3, `the stalled client got ${total} bytes`);
+      // Without the bound it would get all of it: the server would have queued it.
+      ok(total < FLOOD / 2, `the stalled client got ${total} bytes`);
       match(text, /"type":"resync"/);
       match(text, /flood-25-done/);
     } finally {

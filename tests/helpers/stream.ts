@@ -65,8 +65,13 @@ export function openStream(
     until(check, what, timeoutMs = 10_000) {
       return new Promise((resolve, reject) => {
         if (check()) return resolve();
-        const timer = setTimeout(() => {
+        const done = () => {
+          clearTimeout(timer);
           ws.off("message", onMessage);
+          ws.off("close", onClose);
+        };
+        const timer = setTimeout(() => {
+          done();
           reject(
             new Error(
               `timed out waiting for ${what}; output: ${
@@ -77,12 +82,13 @@ export function openStream(
         }, timeoutMs);
         const onMessage = () => {
           if (!check()) return;
-          clearTimeout(timer);
-          ws.off("message", onMessage);
+          done();
           resolve();
         };
+        // The last frames are handled before the close: look once more after it.
+        const onClose = () => setTimeout(onMessage, 0);
         ws.on("message", onMessage);
-        ws.once("close", () => setTimeout(onMessage, 0));
+        ws.once("close", onClose);
       });
     },
     send: (message) => ws.send(JSON.stringify(message)),

@@ -417,7 +417,7 @@ export class Terminal {
     });
   }
 
-  /** Frees the screen; the program must have ended. */
+  /** Frees the screen (rebuilt from the buffer if it is needed again). */
   dispose(): void {
     this.#screen?.then((screen) => screen.dispose());
     this.#screen = undefined;

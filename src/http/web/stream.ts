@@ -32,7 +32,7 @@
  *
  * @module
  */
-import type { IncomingMessage } from "node:http";
+import { type IncomingMessage, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 // @ts-types="npm:@types/ws@8.18.1"
 import type { RawData, WebSocket, WebSocketServer } from "ws";
@@ -399,7 +399,8 @@ function asBuffer(head: Uint8Array): Parameters<WebSocketServer["handleUpgrade"]
 /** An application answer, as the raw HTTP/1.1 bytes for a socket that will be closed after it. */
 async function rawAnswer(response: Response): Promise<Uint8Array> {
   const body = new Uint8Array(await response.arrayBuffer());
-  let head = `HTTP/1.1 ${response.status} ${response.statusText || "Error"}\r\n`;
+  const reason = response.statusText || STATUS_CODES[response.status] || "Error";
+  let head = `HTTP/1.1 ${response.status} ${reason}\r\n`;
   for (const [name, value] of response.headers) {
     if (name !== "content-length" && name !== "connection") head += `${name}: ${value}\r\n`;
   }

@@ -226,13 +226,15 @@ function updateControls(): void {
   $("recording").hidden = selected?.kind !== "terminal";
   term.options.disableStdin = holder !== "you";
   $("screen").classList.toggle("writable", holder === "you");
-  $("view-state").textContent = !running
+  const state = !running
     ? "ended"
     : holder === "you"
     ? "you have taken over: you type into it"
     : holder === "other"
     ? "another viewer has taken over"
     : "watching (read-only)";
+  $("view-state").textContent = state;
+  $("view-state").title = state;
 }
 
 function openView(kind: Kind, id: string, command: string): void {
@@ -305,7 +307,12 @@ function connect(kind: Kind, id: string): void {
     if (event.code === 1000) return;
     setNotice("connection lost; reconnecting…");
     setTimeout(() => {
-      if (selected?.kind === kind && selected.id === id && !socket) connect(kind, id);
+      if (selected?.kind !== kind || selected.id !== id || socket) return;
+      // Released meanwhile: it has left the list, and there is nothing to reconnect to.
+      if (!document.querySelector(`tr[data-id="${CSS.escape(id)}"]`)) {
+        return setNotice("it is gone (released)");
+      }
+      connect(kind, id);
     }, RECONNECT_MS);
   };
 }

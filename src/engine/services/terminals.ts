@@ -87,6 +87,8 @@ export interface Watch {
   snapshot: string;
   cols: number;
   rows: number;
+  /** The output offset the snapshot stands at: the events that follow start there. */
+  offset: number;
   /** Delivers the events held since the snapshot, then each as it happens. */
   start(): void;
   stop(): void;
@@ -334,11 +336,13 @@ export class Terminal {
     // after the point the snapshot is taken at.
     let held: TerminalEvent[] | undefined = [];
     const stop = this.events.add((event) => held ? held.push(event) : listener(event));
+    const offset = this.output.end;
     const { data, cols, rows } = await screen.snapshot();
     return {
       snapshot: data,
       cols,
       rows,
+      offset,
       start() {
         const events = held ?? [];
         held = undefined;

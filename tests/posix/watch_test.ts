@@ -14,8 +14,10 @@ Deno.test({
   ignore: Deno.build.os === "windows",
   async fn() {
     const terminals = new TerminalService();
+    // 8,000 coloured lines in bursts over about a second, then a full-screen switch.
     const script = "for i in $(seq 1 8000); do printf 'line %d \\033[3%dmcolour\\033[0m\\n' $i " +
-      "$((i % 8)); done; printf '\\033[?1049h\\033[5;5Hfull screen'; sleep 30";
+      "$((i % 8)); [ $((i % 500)) = 0 ] && sleep 0.06; done; " +
+      "printf '\\033[?1049h\\033[5;5Hfull screen'; sleep 30";
     const terminal = terminals.create({ command: "sh", args: ["-c", script], cols: 70, rows: 15 });
     const viewers: { screen: Screen; watch: Watch; received: Uint8Array[] }[] = [];
     try {
@@ -24,17 +26,17 @@ Deno.test({
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
       for (let joined = 0; joined < 6; joined++) {
-        await new Promise((resolve) => setTimeout(resolve, 8 * joined));
+        await new Promise((resolve) => setTimeout(resolve, 40 * joined));
         if (joined === 3) terminal.resize(60, 12);
-        let screen: Screen | undefined;
+        const screen = await Screen.create(1, 1);
         const received: Uint8Array[] = [];
         const watch = await terminal.watch((event) => {
           if (event.type === "output") {
             received.push(event.data.slice());
-            screen!.write(event.data);
-          } else if (event.type === "resize") screen!.resize(event.cols, event.rows);
+            screen.write(event.data);
+          } else if (event.type === "resize") screen.resize(event.cols, event.rows);
         });
-        screen = await Screen.create(watch.cols, watch.rows);
+        screen.resize(watch.cols, watch.rows);
         screen.write(new TextEncoder().encode(watch.snapshot));
         watch.start();
         viewers.push({ screen, watch, received });

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * Takes the README's screenshots of the web view from the real server (main.ts --http) and a
  * real browser (Debian's chromium, or WINTERM_CHROMIUM): a shell watched live, a full-screen
@@ -55,19 +54,13 @@ try {
   await page.goto(server.loginLink);
   await page.waitForSelector(`#terminals tr[data-id="${shell}"]`);
   await page.click(`#terminals tr[data-id="${shell}"]`);
-  await page.waitForFunction(() =>
-    document.querySelector("#screen .xterm-rows")?.textContent?.includes("ok")
-  );
+  await page.waitForSelector('#screen .xterm-rows:has-text("building ... ok")');
   await page.screenshot({ path: `${DOCS}web-view.png` });
 
   await page.click(`#terminals tr[data-id="${editor}"]`);
-  await page.waitForFunction(() =>
-    document.querySelector("#screen .xterm-rows")?.textContent?.includes("Release notes")
-  );
+  await page.waitForSelector('#screen .xterm-rows:has-text("Release notes")');
   await page.check("#takeover");
-  await page.waitForFunction(() =>
-    document.querySelector("#view-state")?.textContent?.includes("you have taken over")
-  );
+  await page.waitForSelector('#view-state:has-text("you have taken over")');
   await page.keyboard.type("Go- Typed by a person, beside the agent.");
   await page.keyboard.press("Escape");
   await page.waitForTimeout(500);

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The web view in a real browser: Debian's chromium driven by playwright-core (headless,
  * never downloading a browser), against the real server over HTTP. One server and one
@@ -18,6 +17,25 @@ import { request, startHttpServer } from "../helpers/http.ts";
 import { eventually, tempDir } from "../helpers/process.ts";
 import { openStream } from "../helpers/stream.ts";
 import { launchBrowser } from "../helpers/browser.ts";
+
+/**
+ * The page's globals, as the callbacks that run in the browser use them: declared for this
+ * file only, so that the DOM's types stay out of the server's type-check.
+ */
+interface PageNode {
+  textContent: string | null;
+}
+declare const document: {
+  cookie: string;
+  querySelector(selector: string): PageNode | null;
+  querySelectorAll(selector: string): Iterable<PageNode>;
+  getElementById(id: string): { submit(): void } | null;
+};
+declare const localStorage: { getItem(key: string): string | null };
+declare const MutationObserver: new (callback: () => void) => {
+  observe(target: PageNode, options: Record<string, boolean>): void;
+  disconnect(): void;
+};
 
 /** The rows of the live view, as text. */
 function viewRows(page: Page): Promise<string[]> {
@@ -144,7 +162,7 @@ Deno.test({
         // A plain form post (no script at all) to the input endpoint.
         await Promise.all([
           attacker.waitForNavigation().catch(() => {}),
-          attacker.evaluate(() => (document.getElementById("f") as HTMLFormElement).submit()),
+          attacker.evaluate(() => document.getElementById("f")!.submit()),
         ]);
         await attacker.close();
         const output = (await request(server, "GET", `/api/terminals/${id}/output?raw=true`)).json

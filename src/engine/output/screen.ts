@@ -19,7 +19,13 @@
 // The package's "module" field names a file it does not ship, which bundlers follow: the
 // import map points at its ESM build, and the types come from its typings.
 type XtermTerminal = import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").Terminal;
-type Serializer = import("npm:@xterm/addon-serialize@0.14.0").SerializeAddon;
+/**
+ * What is used of @xterm/addon-serialize. Its own typings are the browser terminal's, which
+ * pull the DOM's types into the server's type-check: the import map names its ESM build, untyped.
+ */
+interface Serializer {
+  serialize(options?: { scrollback?: number }): string;
+}
 
 /** The emulator's cursor visibility (DECTCEM), which the public API and the serializer leave out. */
 interface CursorState {
@@ -63,7 +69,7 @@ export class Screen {
       import("@xterm/headless") as unknown as Promise<{
         Terminal: typeof import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").Terminal;
       }>,
-      import("@xterm/addon-serialize"),
+      import("@xterm/addon-serialize") as Promise<{ SerializeAddon: new () => Serializer }>,
     ]);
     const terminal = new Terminal({ cols, rows, scrollback: 0, allowProposedApi: true });
     const serializer = new SerializeAddon();

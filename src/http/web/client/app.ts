@@ -1,7 +1,3 @@
-/// <reference no-default-lib="true" />
-/// <reference lib="dom" />
-/// <reference lib="dom.iterable" />
-/// <reference lib="esnext" />
 /**
  * The web view (runs in the browser; bundled by scripts/build_web.ts): logs in with the
  * one-time link or the token, lists terminals and commands, shows one live in xterm.js over

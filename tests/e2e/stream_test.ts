@@ -137,8 +137,11 @@ withHttp(
       (await refusedWith(openStream(server, "/api/terminals/term_nope/stream"))).status,
       404,
     );
-    // Not a WebSocket: told so.
+    // Not a WebSocket: told so. Nothing else upgrades (an MCP event stream would never end).
     assertEquals((await request(server, "GET", path)).status, 426);
+    for (const other of ["/mcp", "/api/terminals", `/api/terminals/${id}/output`]) {
+      assertEquals((await refusedWith(openStream(server, other))).status, 400, other);
+    }
     // The page's own session is accepted (cookie, key as subprotocol, this server's Origin).
     const page = await openStream(server, path, {
       token: null,

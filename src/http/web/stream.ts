@@ -50,6 +50,8 @@ export const MAX_CLIENT_FRAME = 64 * 1024;
 export const PING_INTERVAL_MS = 30_000;
 /** Input waiting for the terminal beyond this pauses reading from the client. */
 const INPUT_HIGH_WATER = 64 * 1024;
+/** The paths that upgrade to a stream. */
+const STREAM_PATH = /^\/api\/(terminals|commands)\/[^/?#]+\/stream\/?(\?.*)?$/;
 /** How often a client that fell behind is looked at to see whether it has caught up. */
 const CATCH_UP_CHECK_MS = 50;
 
@@ -112,14 +114,22 @@ export class StreamHub {
       if (socket.writable) socket.end(bytes);
       else socket.destroy();
     };
+    // Only the stream routes upgrade; anything else asking to (an MCP event stream, say) is
+    // refused here, before the application would start an answer that never ends.
+    if (req.method !== "GET" || !STREAM_PATH.test(req.url ?? "")) {
+      return refuse(rawErrorResponse(
+        400,
+        "INVALID_INPUT",
+        "only /api/terminals/:id/stream and /api/commands/:token/stream are WebSockets",
+      ));
+    }
     let request: Request;
     try {
       const headers = new Headers();
       for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
         headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
       }
-      const path = (req.url ?? "/").startsWith("/") ? req.url : "/";
-      request = new Request(`http://${headers.get("host") ?? "invalid"}${path}`, {
+      request = new Request(`http://${headers.get("host") ?? "invalid"}${req.url}`, {
         method: req.method,
         headers,
       });

@@ -95,7 +95,6 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
     maxStreams: config.maxStreams,
     maxBufferedBytes: config.streamMaxBufferedBytes,
   });
-  let url = "";
   const app = createApp({
     guard: new Guard({
       loopback,
@@ -114,7 +113,6 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
           engine,
           sessions: web,
           token,
-          url: () => url,
           loginSeconds: config.webLoginSeconds,
         }),
       );
@@ -179,12 +177,17 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
   parser.emit("listening");
 
   const host = front.addr.hostname.includes(":") ? `[${front.addr.hostname}]` : front.addr.hostname;
-  url = `http://${host}:${front.addr.port}`;
+  const url = `http://${host}:${front.addr.port}`;
   // Always said (whatever the log level): with --port 0 this is how the port becomes known.
   console.error(`winterm-mcp: serving MCP at ${url}/mcp and the REST API at ${url}/api`);
-  // The code is in the fragment, which no request carries: it never reaches a log, ours or a proxy's.
+  // The code is in the fragment, which no request carries: it never reaches a log, ours or a
+  // proxy's. On an unspecified address (0.0.0.0, ::) the link names the first allowed host.
+  const unspecified = front.addr.hostname === "0.0.0.0" || front.addr.hostname === "::";
+  const webUrl = unspecified
+    ? `http://${config.allowedHosts[0] ?? "localhost"}:${front.addr.port}`
+    : url;
   console.error(
-    `winterm-mcp: web view: ${loginLink(url, web.newLoginCode())} (this link logs one browser ` +
+    `winterm-mcp: web view: ${loginLink(webUrl, web.newLoginCode())} (this link logs one browser ` +
       `in, once, within ${config.webLoginSeconds} s; the token logs in too)`,
   );
   return {

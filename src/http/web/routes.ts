@@ -27,8 +27,6 @@ export interface WebRoutesOptions {
   engine: Engine;
   sessions: WebSessions;
   token: string;
-  /** The server's own address (for the links it makes). */
-  url: () => string;
   /** How long a one-time link is valid. */
   loginSeconds: number;
 }
@@ -98,7 +96,8 @@ export function webRoutes(options: WebRoutesOptions): Hono<AppEnv> {
     return Response.json({
       success: true,
       data: {
-        url: loginLink(options.url(), sessions.newLoginCode()),
+        // The address the client used (its Host passed the allow-list).
+        url: loginLink(`http://${c.req.header("host")}`, sessions.newLoginCode()),
         expiresInSeconds: options.loginSeconds,
       },
     }, { headers: { "cache-control": "no-store" } });

@@ -10,31 +10,10 @@ import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client } from "../helpers/mcp.ts";
-import { type HttpServer, request, startHttpServer } from "../helpers/http.ts";
+import { type HttpServer, request, withHttp } from "../helpers/http.ts";
 import { eventually, tempDir } from "../helpers/process.ts";
 import { openStream, Refused, type StreamClient } from "../helpers/stream.ts";
 import { Screen } from "../../src/engine/output/screen.ts";
-
-const posix = Deno.build.os !== "windows";
-
-function withHttp(
-  name: string,
-  fn: (server: HttpServer) => Promise<void>,
-  options: { args?: string[]; env?: Record<string, string> } = {},
-) {
-  Deno.test({
-    name,
-    ignore: !posix,
-    async fn() {
-      const server = await startHttpServer(options.args, options.env);
-      try {
-        await fn(server);
-      } finally {
-        await server.stop();
-      }
-    },
-  });
-}
 
 /** A quiet shell (no rc files: see NOTES §9) with a plain prompt. */
 async function shell(server: HttpServer, extra: Record<string, unknown> = {}): Promise<string> {

@@ -126,3 +126,26 @@ export async function rawRequest(
   const [headers, ...body] = text.split("\r\n\r\n");
   return { status: Number(headers.split(" ")[1]), body: body.join("\r\n\r\n") };
 }
+
+/**
+ * Registers a test that runs `fn` against a fresh HTTP server, stopped afterwards. POSIX only
+ * unless `everywhere` (the test starts no POSIX program and runs on Windows too).
+ */
+export function withHttp(
+  name: string,
+  fn: (server: HttpServer) => Promise<void>,
+  options: { args?: string[]; env?: Record<string, string>; everywhere?: boolean } = {},
+): void {
+  Deno.test({
+    name,
+    ignore: Deno.build.os === "windows" && !options.everywhere,
+    async fn() {
+      const server = await startHttpServer(options.args, options.env);
+      try {
+        await fn(server);
+      } finally {
+        await server.stop();
+      }
+    },
+  });
+}

@@ -119,6 +119,16 @@ function showLogin(message = ""): void {
   $("login-error").textContent = message;
 }
 
+/** The column headings, the same for terminals and commands. */
+const COLUMNS = ["command", "state", "cwd", "age"];
+for (const table of ["terminals", "commands"]) {
+  const row = document.createElement("tr");
+  for (const name of COLUMNS) {
+    row.append(Object.assign(document.createElement("th"), { textContent: name }));
+  }
+  $(table).querySelector("thead")!.replaceChildren(row);
+}
+
 function showApp(): void {
   $("login").hidden = true;
   $("app").hidden = false;

@@ -17,11 +17,11 @@ import type { Asset } from "../src/http/web/page.ts";
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const CLIENT = `${ROOT}src/http/web/client/`;
 const OUTPUT = `${ROOT}src/http/web/assets.generated.ts`;
-/** Styles, in cascade order: the packages' first, the page's own last. */
+/** Styles, in cascade order: the packages' first, the page's own last (a file URL on every OS). */
 const STYLES = [
   "@xterm/xterm/css/xterm.css",
   "asciinema-player/dist/bundle/asciinema-player.css",
-  `${CLIENT}app.css`,
+  new URL("../src/http/web/client/app.css", import.meta.url).href,
 ];
 
 async function bundle(entry: string, out: string): Promise<void> {
@@ -72,10 +72,7 @@ export async function buildFiles(): Promise<Record<string, { type: string; bytes
     const styles = `${dir}/styles.ts`;
     await Deno.writeTextFile(
       styles,
-      STYLES.map((path) =>
-        `import ${JSON.stringify(path.startsWith("/") ? `file://${path}` : path)};\n`
-      )
-        .join(""),
+      STYLES.map((specifier) => `import ${JSON.stringify(specifier)};\n`).join(""),
     );
     await bundle(`${CLIENT}app.ts`, `${dir}/app.js`);
     await bundle(styles, `${dir}/styles.js`);

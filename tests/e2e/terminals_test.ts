@@ -135,6 +135,9 @@ withServer("idle and exit conditions, and a timeout", async (mcp) => {
     command: "python3",
     args: ["-c", "import time; print('burst', flush=True); time.sleep(60)"],
   });
+  // The idle clock starts with the wait: wait for the burst first (python3 may take longer than
+  // 300 ms to start on a busy machine), then for the quiet after it.
+  await wait(mcp, { terminalId: quiet.terminalId, pattern: "burst", timeoutMs: 20_000, since: 0 });
   const idle = await wait(mcp, {
     terminalId: quiet.terminalId,
     idleMs: 300,

@@ -353,6 +353,8 @@ withServer("screen mode shows a full-screen program's final screen", async (mcp)
     cols: 40,
     rows: 10,
   });
+  // Drawn (python3 may take longer than 300 ms to start on a busy machine), then quiet.
+  await wait(mcp, { terminalId, pattern: "100%", timeoutMs: 10_000, since: 0 });
   await wait(mcp, { terminalId, idleMs: 300, timeoutMs: 10_000, since: 0 });
   const screen = await mcp.callOk<Read>("terminal_read", { terminalId, mode: "screen" });
   assertEquals(

@@ -1,6 +1,11 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
-import { CATCH_UP, RENDER_BUDGET_MS, Screen } from "../../src/engine/output/screen.ts";
+import {
+  CATCH_UP,
+  MAX_UNFINISHED,
+  RENDER_BUDGET_MS,
+  Screen,
+} from "../../src/engine/output/screen.ts";
 import { MAX_NUMBER, ScreenInput } from "../../src/engine/output/screen_input.ts";
 import { cuts, fc, hostileOutput } from "../helpers/arbitraries.ts";
 
@@ -49,6 +54,33 @@ Deno.test("filtering does not depend on how the output was cut", () => {
   );
 });
 
+Deno.test("where the emulator's parser stands does not depend on how the output was cut", () => {
+  const standing = (text: string, fractions: number[]) => {
+    const input = new ScreenInput(() => ({ cols: 80, rows: 24 }));
+    const bytes = encoder.encode(text);
+    const at = fractions.map((f) => Math.floor(f * bytes.length)).sort((a, b) => a - b);
+    let start = 0;
+    for (const cut of [...at, bytes.length]) {
+      input.filter(bytes.subarray(start, cut));
+      start = cut;
+    }
+    const { length, introducer } = input.unfinished;
+    return { length, introducer: [...introducer] };
+  };
+  const everyByte = (text: string) => [...encoder.encode(text)].map((_, i, all) => i / all.length);
+  fc.assert(
+    fc.property(hostileOutput, cuts, (text, at) => {
+      const whole = standing(text, []);
+      assertEquals(standing(text, at), whole);
+      assertEquals(standing(text, everyByte(text)), whole);
+    }),
+    { numRuns: 500 },
+  );
+  assertEquals(standing("ab\x1b[12;3", []), { length: 6, introducer: [0x1b, 0x5b] });
+  assertEquals(standing("x\x1b]0;中", [0.8]), { length: 7, introducer: [0x1b, 0x5d] });
+  assertEquals(standing("\x1b]0;t\x07", []), { length: 0, introducer: [] });
+});
+
 Deno.test("output with nothing to clamp passes byte for byte", () => {
   const tame = fc.array(
     fc.constantFrom(
@@ -76,7 +108,7 @@ Deno.test("output with nothing to clamp passes byte for byte", () => {
 
 Deno.test("the screen shows huge-parameter output, quickly, and floods within its time budget", async () => {
   const buffer = new OutputBuffer({ maxBytes: 64 << 20 });
-  const screen = await Screen.create(buffer, 80, 24);
+  const screen = new Screen(buffer, 80, 24);
   const hostile = [
     "x\x1b[30000000Gy\r\n",
     "\x1b[200000000G\r\n",
@@ -111,5 +143,77 @@ Deno.test("the screen shows huge-parameter output, quickly, and floods within it
     "neither shown nor reported as not yet shown",
   );
   ok(performance.now() - started < 4 * RENDER_BUDGET_MS + 2000);
+  screen.dispose();
+});
+
+/** What a screen shows, and the snapshot that redraws it (colours, modes and all). */
+async function state(screen: Screen) {
+  const { text, cols, rows, cursorX, cursorY, alternate } = await screen.render();
+  const data = await screen.snapshot((snapshot) => new TextDecoder().decode(snapshot.data));
+  return { text, cols, rows, cursorX, cursorY, alternate, data };
+}
+
+Deno.test("a snapshot at every byte of sequences, strings and characters still being written", async () => {
+  const bytes = encoder.encode(
+    "ab\x1b[2\n1mc\x1b]0;中\x07d\u009b4me😀\x1b[3\r2m\x1bP1$r\x1b\\f\x1b[?1049hg\r\n",
+  );
+  for (let cut = 0; cut <= bytes.length; cut++) {
+    const output = new OutputBuffer();
+    const screen = new Screen(output, 30, 10);
+    output.append(bytes.subarray(0, cut));
+    const snapshot = await screen.snapshot((taken) => taken);
+    output.append(bytes.subarray(cut));
+    const drawn = new OutputBuffer();
+    const viewer = new Screen(drawn, snapshot.cols, snapshot.rows);
+    drawn.append(snapshot.data);
+    drawn.append(bytes.subarray(snapshot.offset));
+    try {
+      assertEquals(await state(viewer), await state(screen), `cut at ${cut}`);
+    } finally {
+      screen.dispose();
+      viewer.dispose();
+    }
+  }
+});
+
+Deno.test("a snapshot inside an endless control string ends with its introducer only", async () => {
+  const output = new OutputBuffer();
+  const screen = new Screen(output, 30, 10);
+  output.append(encoder.encode("ab\x1b]0;" + "x".repeat(2 * MAX_UNFINISHED)));
+  const snapshot = await screen.snapshot((taken) => taken);
+  ok(snapshot.data.length < MAX_UNFINISHED, `${snapshot.data.length} bytes`);
+  assertEquals([...snapshot.data.subarray(-2)], [0x1b, 0x5d]);
+  output.append(encoder.encode("xx\x07cd"));
+  const drawn = new OutputBuffer();
+  const viewer = new Screen(drawn, snapshot.cols, snapshot.rows);
+  drawn.append(snapshot.data);
+  drawn.append(output.read(snapshot.offset).bytes);
+  assertEquals(await state(viewer), await state(screen));
+  assertEquals((await viewer.render()).text, "abcd\n");
+  screen.dispose();
+  viewer.dispose();
+});
+
+Deno.test("resizes are applied where they happened in the output, and snapshots list those still ahead", async () => {
+  const output = new OutputBuffer();
+  const screen = new Screen(output, 20, 5);
+  output.append(encoder.encode("x".repeat(30))); // wraps at 20
+  screen.resize(10, 5);
+  screen.resize(40, 5); // no output between: only the last lays anything out
+  output.append(encoder.encode("\r\n" + "y".repeat(30))); // fits 40
+  let view = await screen.render();
+  assertEquals([view.cols, view.rows], [40, 5]);
+  assertEquals(view.text.split("\n").filter((row) => row.includes("y")), ["y".repeat(30)]);
+  // Resized while the snapshot is taken, before the output that follows: in order, after it.
+  output.append(encoder.encode("\r\nz"));
+  const snapshot = await screen.snapshot((taken) => {
+    screen.resize(25, 6);
+    return taken;
+  });
+  assertEquals([snapshot.cols, snapshot.rows, snapshot.resizes], [40, 5, []]);
+  const next = await screen.snapshot((taken) => taken);
+  assertEquals([next.cols, next.rows, next.offset], [25, 6, output.end]);
+  view = await screen.render();
+  assertEquals([view.cols, view.rows, view.unrenderedBytes], [25, 6, 0]);
   screen.dispose();
 });

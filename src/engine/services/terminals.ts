@@ -3,7 +3,9 @@
  * calls. Each keeps its output in a ring of numbered, timestamped lines (line numbers are never
  * reused), takes text and keys, can be waited on (until output matches, goes idle, or the
  * program exits), rendered as a screen, resized, killed and released (ACP's terminal
- * semantics). Idle terminals are released after a while; their number is capped.
+ * semantics). Idle terminals are released after a while; their number is capped. Each is
+ * recorded (asciicast v2, bounded), can be watched (a snapshot of its screen, then every event
+ * after it) and taken over by a viewer (takeover.ts).
  *
  * @example
  * ```ts
@@ -40,6 +42,7 @@ import { stopProcess } from "../launching/lifecycle.ts";
 import { OutputBudget } from "../output/budget.ts";
 import type { LineReadOptions } from "../output/lines.ts";
 import type { Pattern, PatternMatch } from "../output/patterns.ts";
+import { Recording } from "../output/recording.ts";
 import type { ScreenView } from "../output/screen.ts";
 import { cutHead, omissionMarker } from "../output/shape.ts";
 import { StreamOutput } from "../output/stream.ts";
@@ -47,6 +50,7 @@ import { boundaryAtOrAfter, utf8Length } from "../output/utf8.ts";
 import { buildTerminalInvocation, type TerminalInvocationRequest } from "../launching/shells.ts";
 import { checkTerminalEncoding, ChildCodec, requestedEncoding } from "./encoding.ts";
 import { type Clamped, clampSize, shortDisplay } from "./limits.ts";
+import { Takeover } from "./takeover.ts";
 
 export { LINE_MODES, type LineMode } from "../output/lines.ts";
 export { compilePattern, type Pattern, type PatternMatch } from "../output/patterns.ts";
@@ -69,9 +73,14 @@ export interface TerminalServiceOptions {
   budget?: OutputBudget;
   /** How long a write may wait for the terminal to take its input, in ms. Default 10,000. */
   writeTimeoutMs?: number;
+  /** Bytes of asciicast recording kept per terminal (0: none). Default 4 MiB. */
+  recordingMaxBytes?: number;
   /** Starts processes (policy, audit). Default: no policy, no audit. */
   launcher?: Launcher;
 }
+
+/** The default bound of a terminal's recording: 4 MiB. */
+export const DEFAULT_RECORDING_MAX_BYTES = 4 * 1024 * 1024;
 
 /** What {@link TerminalService.create} needs. */
 export interface CreateTerminalRequest extends TerminalInvocationRequest {
@@ -94,7 +103,24 @@ export interface CreateTerminalRequest extends TerminalInvocationRequest {
 /** Something that happened to a terminal. */
 export type TerminalEvent =
   | { type: "output"; data: Uint8Array }
+  | { type: "resize"; cols: number; rows: number }
   | { type: "exit"; status: ExitStatus };
+
+/**
+ * A viewer's start: the screen as escape sequences at one point of the output, and its size;
+ * {@link Watch.start} then delivers every event after that point, none missed, none twice.
+ */
+export interface Watch {
+  /** Written into a fresh terminal of `cols` × `rows`, it draws the screen at `offset`. */
+  snapshot: Uint8Array;
+  cols: number;
+  rows: number;
+  /** The output offset the snapshot stands at: the output events that follow start there. */
+  offset: number;
+  /** Delivers the events since the snapshot (the output kept after it first), then each as it happens. */
+  start(): void;
+  stop(): void;
+}
 
 /**
  * Conditions a wait ends on; the first to happen wins. The program's exit always ends a wait
@@ -144,6 +170,8 @@ const CHECK_INTERVAL_MS = 25;
 /** A wait's output: at most this many bytes (JSON), the newest. */
 const WAIT_OUTPUT_BYTES = 64 * 1024;
 const INPUT_HISTORY = 100;
+/** The output kept after a watcher's snapshot is delivered in pieces of at most this size. */
+const WATCH_PIECE_BYTES = 64 * 1024;
 const encoder = new TextEncoder();
 
 /** How a terminal keeps and shows its output. */
@@ -152,6 +180,7 @@ interface OutputLimits {
   maxBytes: number;
   answerBytes: number;
   budget: OutputBudget;
+  recordingMaxBytes: number;
 }
 
 /** A terminal. */
@@ -164,6 +193,10 @@ export class Terminal {
   readonly events: Listeners<TerminalEvent> = new Listeners();
   /** What runs, as a command line (shortened past 1000 characters). */
   readonly command: string;
+  /** Everything the program wrote and every resize, in asciicast v2 (bounded). */
+  readonly recording: Recording;
+  /** A viewer typing alongside the agent (see takeover.ts). */
+  readonly takeover: Takeover;
   /** Settles when the program has exited and its output is complete. */
   readonly exited: Promise<ExitStatus>;
   exitStatus: ExitStatus | null = null;
@@ -211,19 +244,37 @@ export class Terminal {
       decoder: codec.decoder(),
       columns: cols,
     });
+    this.recording = new Recording({
+      cols,
+      rows,
+      maxBytes: limits.recordingMaxBytes,
+      command: this.command,
+      title: `${this.id}: ${this.command}`,
+      startedAt: this.created,
+    });
+    this.takeover = new Takeover(
+      this,
+      (event, via) => launcher.control({ ...context, via }, event),
+    );
     child.onData((raw) => {
       this.lastActivity = Date.now();
-      const data = this.#output.append(raw, this.lastActivity);
-      if (data.length > 0) this.events.emit({ type: "output", data });
+      this.#arrived(this.#output.append(raw, this.lastActivity));
     });
     this.exited = child.exited.then((status) => {
-      const rest = this.#output.finish();
-      if (rest.length > 0) this.events.emit({ type: "output", data: rest });
+      this.#arrived(this.#output.finish());
+      this.recording.end();
       this.exitStatus = status;
       this.events.emit({ type: "exit", status });
       log.info("terminal exited", { terminalId: this.id, ...status });
       return status;
     });
+  }
+
+  /** Output as kept (decoded, UTF-8) goes to the recording and the listeners. */
+  #arrived(data: Uint8Array): void {
+    if (data.length === 0) return;
+    this.recording.output(data);
+    this.events.emit({ type: "output", data });
   }
 
   get pid(): number {
@@ -262,6 +313,8 @@ export class Terminal {
     this.cols = cols;
     this.rows = rows;
     this.#output.resize(cols, rows);
+    this.recording.resize(cols, rows);
+    this.events.emit({ type: "resize", cols, rows });
   }
 
   /** Sends a signal to the program's whole process tree. */
@@ -387,7 +440,7 @@ export class Terminal {
   /** What a person would see now, within the answer size limit (the top rows first). */
   async screen(): Promise<ScreenRead> {
     this.touch();
-    const view = await (await this.#output.screen(this.cols, this.rows)).render();
+    const view = await this.#output.screen(this.cols, this.rows).render();
     const budget = this.#answerBytes - 200;
     const cut = cutHead(view.text, budget);
     if (cut === view.text.length) return { ...view, truncated: false };
@@ -399,6 +452,51 @@ export class Terminal {
       hint: "over the answer size limit",
     });
     return { ...view, text: shown + marker, truncated: true };
+  }
+
+  /**
+   * Starts watching: a snapshot of the screen (the emulator catches up first, within its time
+   * budget) at an exact output offset; once {@link Watch.start} is called, `listener` gets the
+   * output kept after that offset (and the resizes in it, in order), then every event as it
+   * happens: nothing missed, nothing twice.
+   */
+  watch(listener: (event: TerminalEvent) => void): Promise<Watch> {
+    this.touch();
+    const output = this.#output;
+    return output.screen(this.cols, this.rows).snapshot((snapshot) => {
+      // Called at the moment of the snapshot: what is kept after it and what comes next meet here.
+      const held: TerminalEvent[] = [];
+      let at = snapshot.offset;
+      const keptUntil = (end: number) => {
+        for (; at < end; at += WATCH_PIECE_BYTES) {
+          const piece = output.readBytes(at, Math.min(end, at + WATCH_PIECE_BYTES));
+          if (piece.bytes.length > 0) held.push({ type: "output", data: piece.bytes });
+        }
+        at = end;
+      };
+      for (const { offset, cols, rows } of snapshot.resizes) {
+        keptUntil(offset);
+        held.push({ type: "resize", cols, rows });
+      }
+      keptUntil(output.end);
+      let waiting: TerminalEvent[] | undefined = held;
+      const stop = this.events.add((event) => waiting ? waiting.push(event) : listener(event));
+      return {
+        snapshot: snapshot.data,
+        cols: snapshot.cols,
+        rows: snapshot.rows,
+        offset: snapshot.offset,
+        start() {
+          const events = waiting ?? [];
+          waiting = undefined;
+          for (const event of events) listener(event);
+        },
+        stop() {
+          stop();
+          waiting = undefined;
+        },
+      };
+    });
   }
 
   /** Waits for the first of the request's conditions. */
@@ -447,6 +545,7 @@ export class Terminal {
           onExit();
           return;
         }
+        if (event.type !== "output") return;
         armIdle();
         checkTimer ??= setTimeout(() => {
           checkTimer = undefined;
@@ -530,6 +629,7 @@ export class TerminalService {
   readonly writeTimeoutMs: number;
   readonly launcher: Launcher;
   readonly answerBytes: number;
+  readonly recordingMaxBytes: number;
   readonly #budget: OutputBudget;
 
   constructor(options: TerminalServiceOptions = {}) {
@@ -542,6 +642,7 @@ export class TerminalService {
     this.launcher = options.launcher ?? new Launcher();
     this.answerBytes = options.answerBytes ?? 2 * 1024 * 1024;
     this.#budget = options.budget ?? new OutputBudget(256 * 1024 * 1024);
+    this.recordingMaxBytes = options.recordingMaxBytes ?? DEFAULT_RECORDING_MAX_BYTES;
   }
 
   /** Starts a terminal. Throws {@link EngineError} naming the input at fault. */
@@ -585,6 +686,7 @@ export class TerminalService {
         maxBytes: this.maxBytes,
         answerBytes: this.answerBytes,
         budget: this.#budget,
+        recordingMaxBytes: this.recordingMaxBytes,
       },
       new ChildCodec(child, encoding, invocation.codePage),
       this.writeTimeoutMs,

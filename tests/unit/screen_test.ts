@@ -7,7 +7,7 @@ import {
   Screen,
 } from "../../src/engine/output/screen.ts";
 import { MAX_NUMBER, ScreenInput } from "../../src/engine/output/screen_input.ts";
-import { cuts, fc, hostileOutput } from "../helpers/arbitraries.ts";
+import { cuts, fc, hostileOutput, stringOf } from "../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
 
@@ -146,12 +146,90 @@ Deno.test("the screen shows huge-parameter output, quickly, and floods within it
   screen.dispose();
 });
 
+/**
+ * Output that the serializer redraws exactly, in pieces that can be cut anywhere. What it does
+ * not redraw exactly is left out: blank rows coloured by an erase with a background colour set
+ * (rows below the last text come back uncoloured), and the attributes of a blank cell left by
+ * overwriting half of a wide character (hence no backspace).
+ */
+const redrawable = fc.array(
+  fc.oneof(
+    { arbitrary: stringOf(["a", "Z", " ", "é", "中", "文", "😀"], 8, 1), weight: 6 },
+    { arbitrary: fc.constantFrom("\r\n", "\n", "\r", "\t"), weight: 3 },
+    {
+      arbitrary: fc.tuple(fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: 30 }))
+        .map(([row, col]) => `\x1b[${row};${col}H`),
+      weight: 2,
+    },
+    {
+      arbitrary: fc.constantFrom(
+        "\x1b[1;31m",
+        "\x1b[38;5;208m",
+        "\x1b[48;2;10;20;30mon blue\x1b[49m",
+        "\x1b[7m",
+        "\x1b[0m",
+        "\x1b[K",
+        "\x1b[2J",
+        "\x1b[?1049h",
+        "\x1b[?1049l",
+        "\x1b[?25l",
+        "\x1b[?25h",
+        "\x1b]0;a title\x07",
+        "\x1b]2;中文\x1b\\",
+        "\x1b(B",
+        "\u009b4m",
+        "\x1b[3\r2m", // a control inside a sequence acts at once
+        "\x1b[2\n1m",
+        "\x1bP1$r\x1b\\",
+      ),
+      weight: 4,
+    },
+  ),
+  { maxLength: 40 },
+).map((parts) => parts.join(""));
+
 /** What a screen shows, and the snapshot that redraws it (colours, modes and all). */
 async function state(screen: Screen) {
   const { text, cols, rows, cursorX, cursorY, alternate } = await screen.render();
   const data = await screen.snapshot((snapshot) => new TextDecoder().decode(snapshot.data));
   return { text, cols, rows, cursorX, cursorY, alternate, data };
 }
+
+Deno.test("a snapshot taken at any point, then the output from its offset, draws the same screen", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      redrawable,
+      fc.double({ min: 0, max: 1, noNaN: true }),
+      async (text, fraction) => {
+        const bytes = encoder.encode(text);
+        const cut = Math.floor(fraction * bytes.length);
+        const output = new OutputBuffer();
+        const screen = new Screen(output, 30, 10);
+        output.append(bytes.subarray(0, cut));
+        // The one state not redrawn exactly: the cursor waiting to wrap over a last column that
+        // was erased after it got there (the blank is redrawn as a space, to put it there).
+        const before = await screen.render();
+        const row = [...before.text.split("\n")[before.cursorY] ?? ""];
+        const width = row.reduce((sum, char) => sum + (/[中文😀]/u.test(char) ? 2 : 1), 0);
+        fc.pre(before.cursorX < before.cols || width === before.cols);
+        const snapshot = await screen.snapshot((taken) => taken);
+        assertEquals(snapshot.offset, cut);
+        output.append(bytes.subarray(cut));
+        const drawn = new OutputBuffer();
+        const viewer = new Screen(drawn, snapshot.cols, snapshot.rows);
+        drawn.append(snapshot.data);
+        drawn.append(bytes.subarray(snapshot.offset));
+        try {
+          assertEquals(await state(viewer), await state(screen));
+        } finally {
+          screen.dispose();
+          viewer.dispose();
+        }
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
 
 Deno.test("a snapshot at every byte of sequences, strings and characters still being written", async () => {
   const bytes = encoder.encode(

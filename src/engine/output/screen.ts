@@ -40,6 +40,11 @@ import { ScreenInput } from "./screen_input.ts";
 // The package's "module" field names a file it does not ship, which bundlers follow: the
 // import map points at its ESM build, and the types come from its typings.
 type XtermTerminal = import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").Terminal;
+/** A cell's attributes (the emulator's current ones have the same methods). */
+type Attributes = Omit<
+  import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").IBufferCell,
+  "getWidth" | "getChars" | "getCode"
+>;
 /**
  * What is used of @xterm/addon-serialize. Its own typings are the browser terminal's, which
  * pull the DOM's types into the server's type-check: the import map names its ESM build, untyped.
@@ -48,9 +53,15 @@ interface Serializer {
   serialize(options?: { scrollback?: number }): string;
 }
 
-/** The emulator's cursor visibility (DECTCEM), which the public API and the serializer leave out. */
-interface CursorState {
-  _core?: { coreService?: { isCursorHidden?: boolean } };
+/**
+ * What the public API and the serializer leave out: the cursor's visibility (DECTCEM) and the
+ * attributes new text gets. Read guarded: if they go away, only that is lost.
+ */
+interface Internals {
+  _core?: {
+    coreService?: { isCursorHidden?: boolean };
+    _inputHandler?: { _curAttrData?: Attributes };
+  };
 }
 
 /** The emulator is fed at most this many of the newest bytes. */
@@ -176,8 +187,7 @@ export class Screen {
       const emulator = await this.#emulatorLoaded();
       emulator.serializer ??= await loadSerializer(emulator.terminal);
       const { terminal } = await this.#catchUp();
-      const hidden = (terminal as unknown as CursorState)._core?.coreService?.isCursorHidden;
-      const screen = emulator.serializer.serialize({ scrollback: 0 }) + (hidden ? "\x1b[?25l" : "");
+      const screen = redraw(terminal, emulator.serializer);
       const unfinished = this.#unfinishedBytes();
       const data = new Uint8Array(encoder.encode(screen).length + unfinished.length);
       data.set(encoder.encode(screen));
@@ -271,6 +281,71 @@ export class Screen {
     if (length === 0 || length > MAX_UNFINISHED || from < this.#buffer.start) return introducer;
     return this.#buffer.read(from, this.#fed).bytes.filter((byte) => byte >= 0x20 || byte === ESC);
   }
+}
+
+/** The switch the serializer writes between the normal screen and the alternate one. */
+const TO_ALTERNATE = "\x1b[?1049h\x1b[H";
+
+/**
+ * The serializer's redrawing of the screen, made exact where it is not:
+ * - to make a row wrap into the next one it moves by `CSI 0 C` and `CSI 0 D` when the row
+ *   is blank, which terminals read as a move by one: left out (nothing else writes them);
+ * - it sets the attributes of new text before switching to the alternate screen, which the
+ *   switch then fills the screen with: they are reset first (the alternate screen's part
+ *   starts from the defaults anyway);
+ * - its cursor is put back by relative movements, which go wrong when its text ended in the
+ *   last column: the cursor is put back in place absolutely;
+ * - after a character in the last column the cursor waits there to wrap with the next one,
+ *   which no movement can say: that character is printed again, with its attributes, and the
+ *   attributes of new text are set back;
+ * - it leaves out the cursor's visibility (DECTCEM).
+ */
+function redraw(terminal: XtermTerminal, serializer: Serializer): string {
+  let data = serializer.serialize({ scrollback: 0 }).replaceAll("\x1b[0C", "")
+    .replaceAll("\x1b[0D", "");
+  const switched = data.indexOf(TO_ALTERNATE);
+  if (switched >= 0) data = data.slice(0, switched) + "\x1b[0m" + data.slice(switched);
+  const buffer = terminal.buffer.active;
+  const row = buffer.cursorY + 1;
+  data += `\x1b[${row};${Math.min(buffer.cursorX, terminal.cols - 1) + 1}H`;
+  const internals = (terminal as unknown as Internals)._core;
+  if (buffer.cursorX >= terminal.cols) {
+    const line = buffer.getLine(buffer.baseY + buffer.cursorY);
+    let column = terminal.cols - 1;
+    let cell = line?.getCell(column);
+    if (cell?.getWidth() === 0 && column > 0) cell = line?.getCell(--column);
+    const current = internals?._inputHandler?._curAttrData;
+    if (cell) {
+      data += `\x1b[${row};${column + 1}H${sgr(cell)}${cell.getChars() || " "}` +
+        (current ? sgr(current) : "\x1b[0m");
+    }
+  }
+  return data + (internals?.coreService?.isCursorHidden ? "\x1b[?25l" : "");
+}
+
+/** The SGR sequence that sets exactly these attributes. */
+function sgr(attributes: Attributes): string {
+  const params = [0];
+  const color = (rgb: boolean, palette: boolean, value: number, base: number, bright: number) => {
+    if (rgb) params.push(base + 8, 2, (value >>> 16) & 0xff, (value >>> 8) & 0xff, value & 0xff);
+    else if (palette && value >= 16) params.push(base + 8, 5, value);
+    else if (palette) params.push((value & 8 ? bright : base) + (value & 7));
+  };
+  color(attributes.isFgRGB(), attributes.isFgPalette(), attributes.getFgColor(), 30, 90);
+  color(attributes.isBgRGB(), attributes.isBgPalette(), attributes.getBgColor(), 40, 100);
+  const flags: [number, () => number][] = [
+    [1, () => attributes.isBold()],
+    [2, () => attributes.isDim()],
+    [3, () => attributes.isItalic()],
+    [4, () => attributes.isUnderline()],
+    [5, () => attributes.isBlink()],
+    [7, () => attributes.isInverse()],
+    [8, () => attributes.isInvisible()],
+    [9, () => attributes.isStrikethrough()],
+    [53, () => attributes.isOverline()],
+  ];
+  for (const [param, isSet] of flags) if (isSet()) params.push(param);
+  return `\x1b[${params.join(";")}m`;
 }
 
 async function loadTerminal(cols: number, rows: number): Promise<XtermTerminal> {

@@ -5,6 +5,7 @@ import {
   MAX_UNFINISHED,
   RENDER_BUDGET_MS,
   Screen,
+  type ScreenView,
 } from "../../src/engine/output/screen.ts";
 import { MAX_NUMBER, ScreenInput } from "../../src/engine/output/screen_input.ts";
 import { cuts, fc, hostileOutput, stringOf } from "../helpers/arbitraries.ts";
@@ -195,6 +196,32 @@ async function state(screen: Screen) {
   return { text, cols, rows, cursorX, cursorY, alternate, data };
 }
 
+/**
+ * The snapshot taken after `bytes[0, cut)`; a viewer's screen drawn from it and then the
+ * output from its offset, and the screen of the emulator that took all of `bytes`. `atCut` looks
+ * at that emulator's screen when the snapshot is taken.
+ */
+async function redrawn(bytes: Uint8Array, cut: number, atCut?: (view: ScreenView) => void) {
+  const output = new OutputBuffer();
+  const screen = new Screen(output, 30, 10);
+  const drawn = new OutputBuffer();
+  let viewer: Screen | undefined;
+  try {
+    output.append(bytes.subarray(0, cut));
+    atCut?.(await screen.render());
+    const snapshot = await screen.snapshot((taken) => taken);
+    output.append(bytes.subarray(cut));
+    viewer = new Screen(drawn, snapshot.cols, snapshot.rows);
+    drawn.append(snapshot.data);
+    drawn.append(output.read(snapshot.offset).bytes);
+    const { offset, data } = snapshot;
+    return { offset, data, seen: await state(viewer), own: await state(screen) };
+  } finally {
+    screen.dispose();
+    viewer?.dispose();
+  }
+}
+
 Deno.test("a snapshot taken at any point, then the output from its offset, draws the same screen", async () => {
   await fc.assert(
     fc.asyncProperty(
@@ -203,28 +230,16 @@ Deno.test("a snapshot taken at any point, then the output from its offset, draws
       async (text, fraction) => {
         const bytes = encoder.encode(text);
         const cut = Math.floor(fraction * bytes.length);
-        const output = new OutputBuffer();
-        const screen = new Screen(output, 30, 10);
-        output.append(bytes.subarray(0, cut));
-        // The one state not redrawn exactly: the cursor waiting to wrap over a last column that
-        // was erased after it got there (the blank is redrawn as a space, to put it there).
-        const before = await screen.render();
-        const row = [...before.text.split("\n")[before.cursorY] ?? ""];
-        const width = row.reduce((sum, char) => sum + (/[中文😀]/u.test(char) ? 2 : 1), 0);
-        fc.pre(before.cursorX < before.cols || width === before.cols);
-        const snapshot = await screen.snapshot((taken) => taken);
-        assertEquals(snapshot.offset, cut);
-        output.append(bytes.subarray(cut));
-        const drawn = new OutputBuffer();
-        const viewer = new Screen(drawn, snapshot.cols, snapshot.rows);
-        drawn.append(snapshot.data);
-        drawn.append(bytes.subarray(snapshot.offset));
-        try {
-          assertEquals(await state(viewer), await state(screen));
-        } finally {
-          screen.dispose();
-          viewer.dispose();
-        }
+        const { offset, seen, own } = await redrawn(bytes, cut, (before) => {
+          // The one state not redrawn exactly: the cursor waiting to wrap over a last column
+          // that was erased after it got there (the blank is redrawn as a space, to put it
+          // there).
+          const row = [...before.text.split("\n")[before.cursorY] ?? ""];
+          const width = row.reduce((sum, char) => sum + (/[中文😀]/u.test(char) ? 2 : 1), 0);
+          fc.pre(before.cursorX < before.cols || width === before.cols);
+        });
+        assertEquals(offset, cut);
+        assertEquals(seen, own);
       },
     ),
     { numRuns: 300 },
@@ -236,40 +251,22 @@ Deno.test("a snapshot at every byte of sequences, strings and characters still b
     "ab\x1b[2\n1mc\x1b]0;中\x07d\u009b4me😀\x1b[3\r2m\x1bP1$r\x1b\\f\x1b[?1049hg\r\n",
   );
   for (let cut = 0; cut <= bytes.length; cut++) {
-    const output = new OutputBuffer();
-    const screen = new Screen(output, 30, 10);
-    output.append(bytes.subarray(0, cut));
-    const snapshot = await screen.snapshot((taken) => taken);
-    output.append(bytes.subarray(cut));
-    const drawn = new OutputBuffer();
-    const viewer = new Screen(drawn, snapshot.cols, snapshot.rows);
-    drawn.append(snapshot.data);
-    drawn.append(bytes.subarray(snapshot.offset));
-    try {
-      assertEquals(await state(viewer), await state(screen), `cut at ${cut}`);
-    } finally {
-      screen.dispose();
-      viewer.dispose();
-    }
+    const { seen, own } = await redrawn(bytes, cut);
+    assertEquals(seen, own, `cut at ${cut}`);
   }
 });
 
 Deno.test("a snapshot inside an endless control string ends with its introducer only", async () => {
-  const output = new OutputBuffer();
-  const screen = new Screen(output, 30, 10);
-  output.append(encoder.encode("ab\x1b]0;" + "x".repeat(2 * MAX_UNFINISHED)));
-  const snapshot = await screen.snapshot((taken) => taken);
-  ok(snapshot.data.length < MAX_UNFINISHED, `${snapshot.data.length} bytes`);
-  assertEquals([...snapshot.data.subarray(-2)], [0x1b, 0x5d]);
-  output.append(encoder.encode("xx\x07cd"));
-  const drawn = new OutputBuffer();
-  const viewer = new Screen(drawn, snapshot.cols, snapshot.rows);
-  drawn.append(snapshot.data);
-  drawn.append(output.read(snapshot.offset).bytes);
-  assertEquals(await state(viewer), await state(screen));
-  assertEquals((await viewer.render()).text, "abcd\n");
-  screen.dispose();
-  viewer.dispose();
+  const text = "ab\x1b]0;" + "x".repeat(2 * MAX_UNFINISHED);
+  const { offset, data, seen, own } = await redrawn(
+    encoder.encode(text + "xx\x07cd"),
+    text.length,
+  );
+  assertEquals(offset, text.length);
+  ok(data.length < MAX_UNFINISHED, `${data.length} bytes`);
+  assertEquals([...data.subarray(-2)], [0x1b, 0x5d]);
+  assertEquals(seen, own);
+  assertEquals(seen.text, "abcd\n");
 });
 
 Deno.test("resizes are applied where they happened in the output, and snapshots list those still ahead", async () => {

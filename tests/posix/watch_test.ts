@@ -4,8 +4,13 @@
  * and then every event ends with the same screen as the engine's own; a resize in between is
  * part of the story. Real PTYs, the engine's TerminalService.
  */
-import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
-import { TerminalService, type Watch } from "../../src/engine/services/terminals.ts";
+import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
+import {
+  compilePattern,
+  type TerminalEvent,
+  TerminalService,
+  type Watch,
+} from "../../src/engine/services/terminals.ts";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
 import { Screen } from "../../src/engine/output/screen.ts";
 import { concat } from "../helpers/process.ts";
@@ -85,6 +90,54 @@ Deno.test({
         watch.stop();
         screen.dispose();
       }
+      await terminals.shutdown(200);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a viewer joining while the screen is behind gets the output kept after its snapshot, resizes in place",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    const terminals = new TerminalService();
+    // Whole-screen scrolls cost the emulator the most: 200,000 of them take it many seconds,
+    // far beyond the second a look at the screen may take.
+    const script = "s=$(printf '\\033[24S'); yes \"$s\" | head -n 200000 | tr -d '\\n'; " +
+      "printf 'done\\n'; read line; printf 'after\\n'; sleep 30";
+    const terminal = terminals.create({ command: "sh", args: ["-c", script], cols: 80, rows: 24 });
+    let watch: Watch | undefined;
+    const until = async (text: string) => {
+      const pattern = compilePattern(text, "", "pattern");
+      assertEquals((await terminal.wait({ pattern, timeoutMs: 20_000 })).condition, "pattern");
+    };
+    try {
+      await until("done");
+      ok((await terminal.screen()).unrenderedBytes > 0, "the screen is behind");
+      const resizedAt = terminal.stats().totalBytes;
+      terminal.resize(60, 20);
+      await terminal.write("go\r");
+      await until("after");
+      const events: TerminalEvent[] = [];
+      watch = await terminal.watch((event) => events.push(event));
+      const end = terminal.stats().totalBytes;
+      ok(watch.offset < resizedAt, `the snapshot at ${watch.offset}, the resize at ${resizedAt}`);
+      assertEquals([watch.cols, watch.rows], [80, 24]);
+      watch.start();
+      // Exactly the kept bytes after the snapshot's offset, the resize where it happened.
+      const all = new TextEncoder().encode(terminal.acpOutput(true).output);
+      assertEquals(all.length, end);
+      const resize = events.findIndex((event) => event.type === "resize");
+      assertEquals(events[resize], { type: "resize", cols: 60, rows: 20 });
+      const bytes = (from: number, to?: number) =>
+        concat(
+          events.slice(from, to).flatMap((event) => event.type === "output" ? [event.data] : []),
+        );
+      assertEquals(bytes(0, resize), all.subarray(watch.offset, resizedAt));
+      assertEquals(bytes(resize + 1), all.subarray(resizedAt));
+      match(new TextDecoder().decode(bytes(resize + 1)), /after/);
+    } finally {
+      watch?.stop();
       await terminals.shutdown(200);
     }
   },

@@ -187,11 +187,11 @@ export class Screen {
       const emulator = await this.#emulatorLoaded();
       emulator.serializer ??= await loadSerializer(emulator.terminal);
       const { terminal } = await this.#catchUp();
-      const screen = redraw(terminal, emulator.serializer);
+      const screen = encoder.encode(redraw(terminal, emulator.serializer));
       const unfinished = this.#unfinishedBytes();
-      const data = new Uint8Array(encoder.encode(screen).length + unfinished.length);
-      data.set(encoder.encode(screen));
-      data.set(unfinished, data.length - unfinished.length);
+      const data = new Uint8Array(screen.length + unfinished.length);
+      data.set(screen);
+      data.set(unfinished, screen.length);
       return taken({
         data,
         cols: terminal.cols,

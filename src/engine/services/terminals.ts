@@ -458,10 +458,10 @@ export class Terminal {
    * Starts watching: a snapshot of the screen (the emulator catches up first, within its time
    * budget) at an exact output offset; once {@link Watch.start} is called, `listener` gets the
    * output kept after that offset (and the resizes in it, in order), then every event as it
-   * happens: nothing missed, nothing twice.
+   * happens: nothing missed, nothing twice. (A viewer is not the agent: watching is not
+   * activity that keeps an idle terminal.)
    */
   watch(listener: (event: TerminalEvent) => void): Promise<Watch> {
-    this.touch();
     const output = this.#output;
     return output.screen(this.cols, this.rows).snapshot((snapshot) => {
       // Called at the moment of the snapshot: what is kept after it and what comes next meet here.

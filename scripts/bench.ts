@@ -15,7 +15,9 @@
  * - the REST API under 50 concurrent clients for a minute;
  * - REST latency on fresh connections while 1,000 idle connections are held open;
  * - process trees: one look at the process table, ending a command that left 20 escaped
- *   processes, and a new server ending what a SIGKILLed one left (Linux).
+ *   processes, and a new server ending what a SIGKILLed one left (Linux);
+ * - a terminal's WebSocket stream: 40 MB through it, and the time from a REST write to its
+ *   answer on the stream.
  * - the agent-task suite (tests/helpers/agent_tasks.ts): calls and bytes an agent reads per
  *   task, against each task's budget, in a table of its own.
  *
@@ -25,8 +27,8 @@
  * only (ConPTY's figures: scripts/bench_windows.ts in the Windows test bed).
  *
  * `--only NAME,...` runs some of them (throughput, echo, shell, startup, memory, terminals, http,
- * idle-crowd, loaded, commands, trees, conpty, agent) and `--quick` shortens each; either prints
- * the table without writing docs/benchmarks.md (a smoke run).
+ * idle-crowd, loaded, commands, trees, conpty, agent, streams) and `--quick` shortens each;
+ * either prints the table without writing docs/benchmarks.md (a smoke run).
  *
  * @module
  */
@@ -41,6 +43,7 @@ import { rawRequest, request, startHttpServer } from "../tests/helpers/http.ts";
 import { eventually, processesWith, tempDir, uniqueMarker } from "../tests/helpers/process.ts";
 import { processTable } from "../src/pty/posix/process_table.ts";
 import { signalTrees } from "../src/pty/posix/tree.ts";
+import { openStream } from "../tests/helpers/stream.ts";
 import { bundle } from "./compile.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -877,6 +880,63 @@ async function agentTasks(): Promise<void> {
   }
 }
 
+/** A terminal's WebSocket stream: throughput to one client, and a write's answer on it. */
+async function streams(rows: Row[]): Promise<void> {
+  const server = await startHttpServer();
+  try {
+    const created = await request(server, "POST", "/api/terminals", {
+      body: { command: "bash", args: ["--norc", "--noprofile"], env: { PS1: "$ " } },
+    });
+    const id = created.json.data.terminalId;
+    const stream = await openStream(server, `/api/terminals/${id}/stream`);
+    // The helper keeps every frame; only the newest bytes matter here (decoding 40 MB on every
+    // frame would measure the benchmark).
+    let received = 0, tail = "";
+    const decoder = new TextDecoder();
+    stream.ws.on("message", (data: Uint8Array, binary: boolean) => {
+      if (!binary) return;
+      received += data.length;
+      tail = (tail + decoder.decode(data, { stream: true })).slice(-256);
+      stream.frames.length = 0;
+    });
+    await stream.until(() => stream.messages.length > 0, "the hello");
+    const before = received;
+    const elapsed = await timed(async () => {
+      await request(server, "POST", `/api/terminals/${id}/input`, {
+        body: { input: `${PRODUCER}; echo stream-$((6*7))-end` },
+      });
+      await stream.until(() => tail.includes("stream-42-end"), "the end", 600_000);
+    });
+    rows.push({
+      what: `${PAYLOAD_MB} MB through a terminal to a WebSocket stream client`,
+      figure: `${Math.round(elapsed)} ms (${
+        ((received - before) / MB / (elapsed / 1000)).toFixed(1)
+      } MB/s)`,
+      note: "REST write to the end marker on the stream",
+    });
+    const times: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const marker = `answer-${i}-${i * 7}`;
+      times.push(
+        await timed(async () => {
+          await request(server, "POST", `/api/terminals/${id}/input`, {
+            body: { input: `echo answer-${i}-$((${i}*7))` },
+          });
+          await stream.until(() => tail.includes(`${marker}\r\n`), marker);
+        }),
+      );
+    }
+    rows.push({
+      what: "a REST write of `echo` until its answer arrives on the stream",
+      figure: `median ${median(times).toFixed(1)} ms, p90 ${percentile(times, 90).toFixed(1)} ms`,
+      note: "30 writes into a live bash",
+    });
+    stream.close();
+  } finally {
+    await server.stop();
+  }
+}
+
 const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["throughput", "PTY throughput", throughput],
   ["echo", "echo latency", echoLatency],
@@ -891,6 +951,7 @@ const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["trees", "process trees", processTrees],
   ["conpty", "ConPTY against a plain pipe (Windows, or the Wine test bed)", conpty],
   ["agent", "the agent-task suite", agentTasks],
+  ["streams", "WebSocket streams", streams],
 ];
 const rows: Row[] = [];
 const started = new Date();

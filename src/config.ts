@@ -54,6 +54,8 @@ export interface Config {
   outputBudgetBytes: number;
   /** Output text in one answer (JSON-escaped bytes, all streams together). */
   maxAnswerBytes: number;
+  /** Bytes of asciicast recording kept per terminal (0: no recordings). */
+  recordingMaxBytes: number;
   /** The policy file, if any. */
   policyPath?: string;
   /** The audit log file, if any. */
@@ -92,6 +94,14 @@ export interface HttpConfig {
   sessionIdleSeconds: number;
   /** MCP sessions open at once. */
   maxSessions: number;
+  /** WebSocket streams open at once. */
+  maxStreams: number;
+  /** Bytes a stream may have queued for a client that reads too slowly before it is cut off. */
+  streamMaxBufferedBytes: number;
+  /** How long the one-time login link of the web view stays valid, in seconds. */
+  webLoginSeconds: number;
+  /** How long a browser stays logged in without using the web view, in hours. */
+  webSessionHours: number;
 }
 
 /** What the command line asked for. */
@@ -148,6 +158,8 @@ Environment:
   WINTERM_MAX_ANSWER_BYTES        output text in one answer, as JSON bytes; caps max_bytes
                                   (default and most 2097152: a whole MCP message stays under
                                   about 6.1 MiB)
+  WINTERM_RECORDING_MAX_BYTES     asciicast recording kept per terminal (default 4194304; 0: none);
+                                  at the bound recording stops, the start is kept
   WINTERM_AUDIT_INPUT             "content" to log what is typed, not only its size
   WINTERM_TOKEN                   HTTP bearer token, at least 32 characters of A-Z a-z 0-9 - . _ ~ + /
                                   (e.g. \`openssl rand -hex 24\`; generated and printed to stderr
@@ -163,6 +175,12 @@ Environment:
   WINTERM_MCP_SESSION_IDLE_SECONDS  MCP sessions unused this long are closed (default 3600)
   WINTERM_MCP_MAX_SESSIONS        MCP sessions at once (default 256): the least recently used
                                   idle one makes room for a new client
+  WINTERM_STREAM_MAX_CONNECTIONS  WebSocket streams (/api/terminals/:id/stream) at once (default 32)
+  WINTERM_STREAM_MAX_BUFFERED_BYTES  output queued for a slow stream client at most (default
+                                  4194304): beyond, a terminal's client misses output, then
+                                  gets the screen afresh; a command's client is disconnected
+  WINTERM_WEB_LOGIN_SECONDS       the web view's one-time login link is valid this long (default 600)
+  WINTERM_WEB_SESSION_HOURS       a browser stays logged in this long without use (default 12)
 
 Logs go to stderr; stdout carries only MCP messages.`;
 
@@ -285,6 +303,7 @@ export function parseConfig(
       16 * 1024,
       MAX_ANSWER_BYTES,
     ),
+    recordingMaxBytes: integer(env, "WINTERM_RECORDING_MAX_BYTES", 4 * MIB, 0, 1024 * MIB),
     policyPath: values.policy ?? nonEmpty(env.WINTERM_POLICY),
     auditPath: values.audit ?? nonEmpty(env.WINTERM_AUDIT),
     auditInputContent:
@@ -319,6 +338,16 @@ export function parseConfig(
       maxConnections: integer(env, "WINTERM_HTTP_MAX_CONNECTIONS", 256, 1, 100_000),
       sessionIdleSeconds: integer(env, "WINTERM_MCP_SESSION_IDLE_SECONDS", 3600, 1, 7 * 24 * 3600),
       maxSessions: integer(env, "WINTERM_MCP_MAX_SESSIONS", 256, 1, 100_000),
+      maxStreams: integer(env, "WINTERM_STREAM_MAX_CONNECTIONS", 32, 1, 10_000),
+      streamMaxBufferedBytes: integer(
+        env,
+        "WINTERM_STREAM_MAX_BUFFERED_BYTES",
+        4 * 1024 * 1024,
+        64 * 1024,
+        1024 * 1024 * 1024,
+      ),
+      webLoginSeconds: integer(env, "WINTERM_WEB_LOGIN_SECONDS", 600, 10, 7 * 24 * 3600),
+      webSessionHours: integer(env, "WINTERM_WEB_SESSION_HOURS", 12, 1, 24 * 365),
     };
     if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
       // node:http refuses it: the headers are part of the request.

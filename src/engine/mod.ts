@@ -66,6 +66,7 @@ export class Engine {
       idleMs: options.terminalIdleSeconds * 1000,
       maxLines: options.terminalMaxLines,
       maxBytes: options.terminalMaxBytes,
+      recordingMaxBytes: options.recordingMaxBytes,
       killGraceMs: options.killGraceMs,
       answerBytes: options.maxAnswerBytes,
       budget,

@@ -4,14 +4,17 @@
  *
  * 1. Host and Origin allow-lists (DNS rebinding, cross-site calls): 403.
  * 2. CORS for configured origins only; a preflight from any other origin: 403.
- * 3. `GET /api/health` answers without a token.
- * 4. The bearer token (compared in constant time): 401, and the connection is closed.
+ * 3. The public routes answer without a token: `GET /api/health`, the web view's page and
+ *    scripts (no data in them), and its login (`POST /api/web/login`).
+ * 4. The bearer token (compared in constant time): 401, and the connection is closed. A
+ *    request with no Authorization header but the web view's session cookie is judged by
+ *    the session's rules instead (web/sessions.ts: cookie, key, this server's own Origin).
  * 5. A body cap (413) and JSON parsing (400, or -32700 on /mcp).
  *
+ * Every answer says `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`.
  * Refusals use the error shape of the endpoint asked: JSON-RPC on /mcp, `{success: false,
- * error: {code, message, details}}` elsewhere. New endpoints (a page, a stream) are mounted
- * as routes behind these checks (or before step 4, for a login page); another way to
- * authenticate (a cookie session) is one more branch of step 4.
+ * error: {code, message, details}}` elsewhere. WebSocket upgrades go through the same app
+ * (web/stream.ts), with `c.env.upgrade` set.
  *
  * @example
  * ```ts
@@ -35,9 +38,20 @@ import { log } from "../log.ts";
 import { jsonRpcError } from "./mcp_sessions.ts";
 import { type ErrorCode, restError } from "./rest.ts";
 import type { Guard } from "./security.ts";
+import type { WebSession, WebSessions } from "./web/sessions.ts";
+import type { UpgradeTicket } from "./web/stream.ts";
 
-/** What a handler finds in the context: the parsed JSON body of a POST or DELETE. */
-export type AppEnv = { Variables: { body: unknown } };
+/** Who made a request: a client with the bearer token, or a browser logged in to the web view. */
+export type Principal = { via: "token" } | { via: "web"; session: WebSession };
+
+/**
+ * What a handler finds in the context: the parsed JSON body of a POST or DELETE, and who
+ * asked (unset on public routes); for a WebSocket handshake, the ticket its route fills in.
+ */
+export type AppEnv = {
+  Variables: { body: unknown; principal?: Principal };
+  Bindings: { upgrade?: UpgradeTicket };
+};
 
 /** The application. */
 export type App = Hono<AppEnv>;
@@ -49,8 +63,18 @@ export interface AppOptions {
   token: string;
   /** Largest request body, in bytes. */
   maxBodyBytes: number;
+  /** The web view's logins. */
+  web: WebSessions;
   /** Adds the endpoints (behind every check) to the app. */
   mount(app: App): void;
+}
+
+/** True for the routes anyone may ask for: health, the web view's page and scripts, its login. */
+export function isPublicRoute(method: string, path: string): boolean {
+  const route = path.replace(/\/+$/, "") || "/";
+  if (method === "POST") return route === "/api/web/login";
+  if (method !== "GET" && method !== "HEAD") return false;
+  return route === "/api/health" || route === "/" || /^\/assets\/[\w.-]+$/.test(route);
 }
 
 const CORS_HEADERS = [
@@ -81,9 +105,14 @@ export function refusal(
 
 /** Builds the application. */
 export function createApp(options: AppOptions): App {
-  const { guard } = options;
+  const { guard, web } = options;
   const app = new Hono<AppEnv>();
 
+  app.use(async (c, next) => {
+    await next();
+    c.res.headers.set("x-content-type-options", "nosniff");
+    c.res.headers.set("referrer-policy", "no-referrer");
+  });
   app.use(async (c, next) => {
     const host = c.req.header("host") ?? null;
     if (host === null) return refusal(c, 400, "INVALID_INPUT", "a Host header is required");
@@ -111,10 +140,22 @@ export function createApp(options: AppOptions): App {
   }
   const requireToken = authenticate(options.token);
   app.use(async (c, next) => {
-    // The only route without a token; the REST routes answer it.
-    if (c.req.method === "GET" && c.req.path.replace(/\/+$/, "") === "/api/health") {
+    if (isPublicRoute(c.req.method, c.req.path)) return await next();
+    const headers = c.req.raw.headers;
+    if (!headers.has("authorization") && web.hasCookie(headers)) {
+      const verdict = web.check(headers, c.req.method, c.env?.upgrade !== undefined);
+      if (!verdict.ok) {
+        return refusal(
+          c,
+          verdict.status,
+          verdict.status === 401 ? "UNAUTHORIZED" : "FORBIDDEN",
+          verdict.message,
+        );
+      }
+      c.set("principal", { via: "web", session: verdict.session });
       return await next();
     }
+    c.set("principal", { via: "token" });
     return await requireToken(c, next);
   });
   app.use(jsonBody(options.maxBodyBytes));
@@ -124,7 +165,7 @@ export function createApp(options: AppOptions): App {
       c,
       404,
       "INVALID_INPUT",
-      `nothing at ${c.req.path}: the MCP endpoint is /mcp, the REST API /api`,
+      `nothing at ${c.req.path}: the MCP endpoint is /mcp, the REST API /api, the web view /`,
     )
   );
   app.onError((error, c) => {

@@ -9,7 +9,9 @@
  * | `POST /api/terminals/:id/run` | run `{command, timeoutMs?, maxBytes?}` in the shell: output, exit code, cwd |
  * | `GET /api/terminals/:id/output` | read: `since`, `mode`, `headLines`, `tailLines`, `maxLines`, `maxBytes`, `raw` |
  * | `GET /api/terminals/:id/stats` | statistics |
+ * | `GET /api/terminals/:id/recording` | the recording, asciicast v2 (`application/x-asciicast`) |
  * | `GET /api/terminals` | list |
+ * | `GET /api/commands` | the one-shot commands kept (running and finished) |
  * | `DELETE /api/terminals/:id` | terminate and release, `{signal?}` first |
  * | `GET /api/health` | status, uptime, terminals, version (no token needed) |
  *
@@ -33,6 +35,7 @@ import { EngineError } from "../engine/errors.ts";
 import { keySequence } from "../engine/services/keys.ts";
 import type { Engine } from "../engine/mod.ts";
 import { LINE_MODES, type Terminal } from "../engine/services/terminals.ts";
+import type { Command } from "../engine/services/commands.ts";
 import { log } from "../log.ts";
 import { SIGNAL_NAMES, type SignalName } from "../pty/mod.ts";
 import { Encoding, Env, literals, validationErrors } from "../schema.ts";
@@ -166,6 +169,24 @@ function describe(terminal: Terminal) {
   };
 }
 
+/** A one-shot command as the API lists it. */
+function describeCommand(command: Command) {
+  return {
+    token: command.token,
+    pid: command.pid,
+    command: command.display,
+    cwd: command.cwd,
+    mode: command.mode,
+    status: command.status,
+    exitCode: command.exitCode,
+    signal: command.signal,
+    timeoutOccurred: command.timeoutOccurred,
+    started: new Date(command.startedAt).toISOString(),
+    ...(command.endedAt ? { ended: new Date(command.endedAt).toISOString() } : {}),
+    executionTimeMs: command.executionTimeMs,
+  };
+}
+
 /** Maps an engine failure to an answer; `failure` is the route's code for "it did not work". */
 function engineError(error: EngineError, failure: ErrorCode): Response {
   const details = error.field ? { field: error.field } : {};
@@ -247,6 +268,8 @@ export class RestApi {
         validate(OutputQuery, queryObject(new URL(c.req.url))),
       ));
     api.get("/terminals/:id/stats", (c) => this.#stats(c.req.param("id")));
+    api.get("/terminals/:id/recording", (c) => this.#recording(c.req.param("id")));
+    api.get("/commands", () => this.#commands());
     api.delete(
       "/terminals/:id",
       async (c) => await this.#delete(c.req.param("id"), validate(DeleteBody, c.get("body") ?? {})),
@@ -325,6 +348,45 @@ export class RestApi {
 
   #stats(id: string): Response {
     return ok(this.engine.terminals.get(id).stats());
+  }
+
+  #commands(): Response {
+    const commands = this.engine.commands.list();
+    return ok({ commands: commands.map(describeCommand), count: commands.length });
+  }
+
+  /** The recording as it stands, streamed line by line (the events of this moment). */
+  #recording(id: string): Response {
+    const terminal = this.engine.terminals.get(id);
+    const recording = terminal.recording;
+    if (!recording.enabled) {
+      return restError(
+        409,
+        "READ_FAILED",
+        "recordings are off on this server (WINTERM_RECORDING_MAX_BYTES=0)",
+      );
+    }
+    const lines = recording.lines();
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        // About 64 KiB a pull: a large recording is never one large string.
+        let chunk = "";
+        for (let next = lines.next(); !next.done; next = lines.next()) {
+          chunk += next.value;
+          if (chunk.length >= 64 * 1024) return controller.enqueue(encoder.encode(chunk));
+        }
+        if (chunk) controller.enqueue(encoder.encode(chunk));
+        controller.close();
+      },
+    });
+    return new Response(body, {
+      headers: {
+        "content-type": "application/x-asciicast; charset=utf-8",
+        "content-disposition": `inline; filename="${terminal.id}.cast"`,
+        "cache-control": "no-store",
+      },
+    });
   }
 
   async #delete(id: string, body: Static<typeof DeleteBody>): Promise<Response> {

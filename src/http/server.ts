@@ -9,7 +9,9 @@
  * - `node:http` parses requests and enforces the header, request (body) and keep-alive
  *   timeouts (Deno.serve has none); `@hono/node-server` hands the requests to the Hono app
  *   ({@link createApp}) as web Requests;
- * - MCP sessions expire when unused, and a full table makes room for a new client.
+ * - MCP sessions expire when unused, and a full table makes room for a new client;
+ * - the web view (web/): a page at `/`, a login link printed on stderr, WebSocket streams
+ *   upgraded from node:http's `upgrade` event after the same checks as any request.
  *
  * @example
  * ```ts
@@ -22,11 +24,12 @@
  * ```
  * @module
  */
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import type { HttpConfig, ToolProfile } from "../config.ts";
 import type { Engine } from "../engine/mod.ts";
+import { log } from "../log.ts";
 import { toolsFor } from "../mcp/profiles.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { type App, createApp } from "./app.ts";
@@ -34,6 +37,9 @@ import { ConnectionFront, rawErrorResponse } from "./listener.ts";
 import { McpSessions } from "./mcp_sessions.ts";
 import { RestApi, restError } from "./rest.ts";
 import { Guard, isLoopbackAddress, tokenProblem } from "./security.ts";
+import { loginLink, webRoutes } from "./web/routes.ts";
+import { WebSessions } from "./web/sessions.ts";
+import { StreamHub } from "./web/stream.ts";
 
 /** A running HTTP front end. */
 export interface HttpFrontEnd {
@@ -79,6 +85,16 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
     { idleMs: config.sessionIdleSeconds * 1000, maxSessions: config.maxSessions },
   );
   const rest = new RestApi(engine);
+  const listener = Deno.listen({ hostname: config.host, port: config.port });
+  const web = new WebSessions({
+    port: (listener.addr as Deno.NetAddr).port,
+    loginSeconds: config.webLoginSeconds,
+    sessionHours: config.webSessionHours,
+  });
+  const streams = new StreamHub({
+    maxStreams: config.maxStreams,
+    maxBufferedBytes: config.streamMaxBufferedBytes,
+  });
   const app = createApp({
     guard: new Guard({
       loopback,
@@ -87,9 +103,19 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
     }),
     token,
     maxBodyBytes: config.maxBodyBytes,
+    web,
     mount(app: App) {
       app.all("/mcp", (c) => sessions.handle(c.req.raw, c.get("body")));
       app.all("/mcp/*", (c) => sessions.handle(c.req.raw, c.get("body")));
+      app.route(
+        "/",
+        webRoutes({
+          engine,
+          sessions: web,
+          token,
+          loginSeconds: config.webLoginSeconds,
+        }),
+      );
       app.route("/api", rest.routes());
     },
   });
@@ -113,7 +139,7 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
     }),
   );
   const front = new ConnectionFront(
-    Deno.listen({ hostname: config.host, port: config.port }),
+    listener,
     {
       maxConnections: config.maxConnections,
       onConnection: (socket) => parser.emit("connection", socket),
@@ -124,12 +150,25 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
     if (answer && socket.writable) socket.end(answer);
     else socket.destroy();
   });
-  // A connection with a request in flight is busy: never evicted to make room. (A WebSocket
-  // taken over from node:http's `upgrade` event must be marked busy the same way.)
+  // A connection with a request in flight is busy: never evicted to make room; so is a stream.
   parser.on("request", (request, response) => {
     const socket = request.socket;
     front.busy(socket);
     response.once("close", () => front.idle(socket));
+  });
+  parser.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Uint8Array) => {
+    front.busy(socket);
+    socket.on("error", () => {});
+    streams.upgrade(
+      request,
+      socket,
+      head,
+      (webRequest, env) => Promise.resolve(app.fetch(webRequest, env)),
+    )
+      .catch((error) => {
+        log.error("stream upgrade failed", { error });
+        socket.destroy();
+      });
   });
   // node:http keeps connections alive and checks deadlines only while it believes it listens;
   // the listening socket is ours, so tell it.
@@ -141,12 +180,23 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
   const url = `http://${host}:${front.addr.port}`;
   // Always said (whatever the log level): with --port 0 this is how the port becomes known.
   console.error(`winterm-mcp: serving MCP at ${url}/mcp and the REST API at ${url}/api`);
+  // The code is in the fragment, which no request carries: it never reaches a log, ours or a
+  // proxy's. On an unspecified address (0.0.0.0, ::) the link names the first allowed host.
+  const unspecified = front.addr.hostname === "0.0.0.0" || front.addr.hostname === "::";
+  const webUrl = unspecified
+    ? `http://${config.allowedHosts[0] ?? "localhost"}:${front.addr.port}`
+    : url;
+  console.error(
+    `winterm-mcp: web view: ${loginLink(webUrl, web.newLoginCode())} (this link logs one browser ` +
+      `in, once, within ${config.webLoginSeconds} s; the token logs in too)`,
+  );
   return {
     url,
     token,
     failed: front.failed,
     async close() {
       serving = false;
+      streams.closeAll();
       await sessions.closeAll();
       await front.close();
       parser.close();

@@ -8,31 +8,17 @@ import { deepStrictEqual as assertEquals, match, ok, rejects } from "node:assert
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client, connect, MAIN, START_FLAGS, text } from "../helpers/mcp.ts";
-import { type HttpServer, rawRequest, request, startHttpServer } from "../helpers/http.ts";
+import {
+  type HttpServer,
+  rawRequest,
+  request,
+  startHttpServer,
+  withHttp,
+} from "../helpers/http.ts";
 import { eventually, processesWith, uniqueMarker } from "../helpers/process.ts";
 
 const posix = Deno.build.os !== "windows";
 const linux = Deno.build.os === "linux";
-
-/** `everywhere`: the test starts no POSIX program and runs on Windows too. */
-function withHttp(
-  name: string,
-  fn: (server: HttpServer) => Promise<void>,
-  options: { args?: string[]; env?: Record<string, string>; everywhere?: boolean } = {},
-) {
-  Deno.test({
-    name,
-    ignore: !posix && !options.everywhere,
-    async fn() {
-      const server = await startHttpServer(options.args, options.env);
-      try {
-        await fn(server);
-      } finally {
-        await server.stop();
-      }
-    },
-  });
-}
 
 /** Polls the output endpoint until it contains `needle`. */
 async function untilOutput(server: HttpServer, id: string, needle: string): Promise<string> {

@@ -2,7 +2,7 @@
  * The bounded output pipeline through the real server (started as the README says), attacked
  * as a program and a client can: hostile escape parameters printed by commands and terminals
  * and read back every way, catastrophic patterns, limits asked for beyond the operator's,
- * floods, answers too big to read. Meanwhile another caller must keep being answered, and the
+ * floods, answers too big to read, viewers joining a stream. Meanwhile another caller must keep being answered, and the
  * server must stay within its memory.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
@@ -11,6 +11,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { cleanTerminalText } from "../../src/engine/output/clean.ts";
 import { Client, type Connection, serverTest, text } from "../helpers/mcp.ts";
 import { type HttpServer, request, startHttpServer } from "../helpers/http.ts";
+import { openStream } from "../helpers/stream.ts";
 
 const linux = Deno.build.os === "linux";
 const MIB = 1024 * 1024;
@@ -187,6 +188,12 @@ Deno.test({
             swallowed || screen.output.includes("end-of-it") || screen.screen!.unrenderedBytes > 0,
             name,
           );
+          // A viewer joining now gets the screen as escape sequences, at the screen's bounded cost.
+          const stream = await openStream(server, `/api/terminals/${terminalId}/stream`);
+          await stream.until(() => stream.frames.length > 0, `${name}: the screen`, 30_000);
+          const drawn = stream.frames[0].length;
+          ok(drawn < 256 * 1024, `${name}: a screen of ${drawn} bytes`);
+          stream.close();
           await mcp.callOk("terminal_output", { terminalId });
           await mcp.callOk("terminal_release", { terminalId });
         }

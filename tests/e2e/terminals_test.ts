@@ -140,7 +140,8 @@ withServer("idle and exit conditions, and a timeout", async (mcp) => {
     command: "python3",
     args: ["-c", "import time; print('burst', flush=True); time.sleep(60)"],
   });
-  // Idle after the burst (an idle wait alone would race a slow start of python).
+  // The idle clock starts with the wait: wait for the burst first (python3 may take longer than
+  // 300 ms to start on a busy machine), then for the quiet after it.
   await wait(mcp, { terminalId: quiet.terminalId, pattern: "burst", timeoutMs: 20_000, since: 0 });
   const idle = await wait(mcp, {
     terminalId: quiet.terminalId,
@@ -369,8 +370,9 @@ withServer("screen mode shows a full-screen program's final screen", async (mcp)
     cols: 40,
     rows: 10,
   });
-  // The last thing drawn before the program sleeps (an idle wait alone races a slow start).
+  // Drawn (python3 may take longer than 300 ms to start on a busy machine), then quiet.
   await wait(mcp, { terminalId, pattern: "100%", timeoutMs: 10_000, since: 0 });
+  await wait(mcp, { terminalId, idleMs: 300, timeoutMs: 10_000, since: 0 });
   const screen = await mcp.callOk<Read>("terminal_read", { terminalId, mode: "screen" });
   assertEquals(
     screen.output,

@@ -10,6 +10,8 @@ import { MAIN, START_FLAGS } from "./mcp.ts";
 export interface HttpServer {
   url: string;
   token: string;
+  /** The web view's one-time login link, as printed on stderr at start. */
+  loginLink: string;
   process: Deno.ChildProcess;
   /** Everything the server wrote to stderr so far. */
   stderr(): string;
@@ -39,12 +41,13 @@ export async function startHttpServer(
     stderr: "piped",
   }).spawn();
   let stderr = "";
-  const url = await new Promise<string>((resolve, reject) => {
+  const [url, loginLink] = await new Promise<[string, string]>((resolve, reject) => {
     (async () => {
       for await (const chunk of process.stderr.pipeThrough(new TextDecoderStream())) {
         stderr += chunk;
-        const match = stderr.match(/serving MCP at (http:\/\/\S+)\/mcp/);
-        if (match) resolve(match[1]);
+        const url = stderr.match(/serving MCP at (http:\/\/\S+)\/mcp/);
+        const link = stderr.match(/web view: (http:\/\/\S+)/);
+        if (url && link) resolve([url[1], link[1]]);
       }
       reject(new Error(`the server exited before serving: ${stderr}`));
     })();
@@ -52,6 +55,7 @@ export async function startHttpServer(
   return {
     url,
     token,
+    loginLink,
     process,
     stderr: () => stderr,
     async stop(signal: Deno.Signal = "SIGTERM") {
@@ -121,4 +125,27 @@ export async function rawRequest(
   for await (const chunk of connection.readable.pipeThrough(new TextDecoderStream())) text += chunk;
   const [headers, ...body] = text.split("\r\n\r\n");
   return { status: Number(headers.split(" ")[1]), body: body.join("\r\n\r\n") };
+}
+
+/**
+ * Registers a test that runs `fn` against a fresh HTTP server, stopped afterwards. POSIX only
+ * unless `everywhere` (the test starts no POSIX program and runs on Windows too).
+ */
+export function withHttp(
+  name: string,
+  fn: (server: HttpServer) => Promise<void>,
+  options: { args?: string[]; env?: Record<string, string>; everywhere?: boolean } = {},
+): void {
+  Deno.test({
+    name,
+    ignore: Deno.build.os === "windows" && !options.everywhere,
+    async fn() {
+      const server = await startHttpServer(options.args, options.env);
+      try {
+        await fn(server);
+      } finally {
+        await server.stop();
+      }
+    },
+  });
 }

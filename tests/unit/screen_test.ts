@@ -1,8 +1,14 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
-import { CATCH_UP, RENDER_BUDGET_MS, Screen } from "../../src/engine/output/screen.ts";
+import {
+  CATCH_UP,
+  MAX_UNFINISHED,
+  RENDER_BUDGET_MS,
+  Screen,
+  type ScreenView,
+} from "../../src/engine/output/screen.ts";
 import { MAX_NUMBER, ScreenInput } from "../../src/engine/output/screen_input.ts";
-import { cuts, fc, hostileOutput } from "../helpers/arbitraries.ts";
+import { cuts, fc, hostileOutput, stringOf } from "../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
 
@@ -49,6 +55,33 @@ Deno.test("filtering does not depend on how the output was cut", () => {
   );
 });
 
+Deno.test("where the emulator's parser stands does not depend on how the output was cut", () => {
+  const standing = (text: string, fractions: number[]) => {
+    const input = new ScreenInput(() => ({ cols: 80, rows: 24 }));
+    const bytes = encoder.encode(text);
+    const at = fractions.map((f) => Math.floor(f * bytes.length)).sort((a, b) => a - b);
+    let start = 0;
+    for (const cut of [...at, bytes.length]) {
+      input.filter(bytes.subarray(start, cut));
+      start = cut;
+    }
+    const { length, introducer } = input.unfinished;
+    return { length, introducer: [...introducer] };
+  };
+  const everyByte = (text: string) => [...encoder.encode(text)].map((_, i, all) => i / all.length);
+  fc.assert(
+    fc.property(hostileOutput, cuts, (text, at) => {
+      const whole = standing(text, []);
+      assertEquals(standing(text, at), whole);
+      assertEquals(standing(text, everyByte(text)), whole);
+    }),
+    { numRuns: 500 },
+  );
+  assertEquals(standing("ab\x1b[12;3", []), { length: 6, introducer: [0x1b, 0x5b] });
+  assertEquals(standing("x\x1b]0;中", [0.8]), { length: 7, introducer: [0x1b, 0x5d] });
+  assertEquals(standing("\x1b]0;t\x07", []), { length: 0, introducer: [] });
+});
+
 Deno.test("output with nothing to clamp passes byte for byte", () => {
   const tame = fc.array(
     fc.constantFrom(
@@ -76,7 +109,7 @@ Deno.test("output with nothing to clamp passes byte for byte", () => {
 
 Deno.test("the screen shows huge-parameter output, quickly, and floods within its time budget", async () => {
   const buffer = new OutputBuffer({ maxBytes: 64 << 20 });
-  const screen = await Screen.create(buffer, 80, 24);
+  const screen = new Screen(buffer, 80, 24);
   const hostile = [
     "x\x1b[30000000Gy\r\n",
     "\x1b[200000000G\r\n",
@@ -111,5 +144,151 @@ Deno.test("the screen shows huge-parameter output, quickly, and floods within it
     "neither shown nor reported as not yet shown",
   );
   ok(performance.now() - started < 4 * RENDER_BUDGET_MS + 2000);
+  screen.dispose();
+});
+
+/**
+ * Output that the serializer redraws exactly, in pieces that can be cut anywhere. What it does
+ * not redraw exactly is left out: blank rows coloured by an erase with a background colour set
+ * (rows below the last text come back uncoloured), and the attributes of a blank cell left by
+ * overwriting half of a wide character (hence no backspace).
+ */
+const redrawable = fc.array(
+  fc.oneof(
+    { arbitrary: stringOf(["a", "Z", " ", "é", "中", "文", "😀"], 8, 1), weight: 6 },
+    { arbitrary: fc.constantFrom("\r\n", "\n", "\r", "\t"), weight: 3 },
+    {
+      arbitrary: fc.tuple(fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: 30 }))
+        .map(([row, col]) => `\x1b[${row};${col}H`),
+      weight: 2,
+    },
+    {
+      arbitrary: fc.constantFrom(
+        "\x1b[1;31m",
+        "\x1b[38;5;208m",
+        "\x1b[48;2;10;20;30mon blue\x1b[49m",
+        "\x1b[7m",
+        "\x1b[0m",
+        "\x1b[K",
+        "\x1b[2J",
+        "\x1b[?1049h",
+        "\x1b[?1049l",
+        "\x1b[?25l",
+        "\x1b[?25h",
+        "\x1b]0;a title\x07",
+        "\x1b]2;中文\x1b\\",
+        "\x1b(B",
+        "\u009b4m",
+        "\x1b[3\r2m", // a control inside a sequence acts at once
+        "\x1b[2\n1m",
+        "\x1bP1$r\x1b\\",
+      ),
+      weight: 4,
+    },
+  ),
+  { maxLength: 40 },
+).map((parts) => parts.join(""));
+
+/** What a screen shows, and the snapshot that redraws it (colours, modes and all). */
+async function state(screen: Screen) {
+  const { text, cols, rows, cursorX, cursorY, alternate } = await screen.render();
+  const data = await screen.snapshot((snapshot) => new TextDecoder().decode(snapshot.data));
+  return { text, cols, rows, cursorX, cursorY, alternate, data };
+}
+
+/**
+ * The snapshot taken after `bytes[0, cut)`; a viewer's screen drawn from it and then the
+ * output from its offset, and the screen of the emulator that took all of `bytes`. `atCut` looks
+ * at that emulator's screen when the snapshot is taken.
+ */
+async function redrawn(bytes: Uint8Array, cut: number, atCut?: (view: ScreenView) => void) {
+  const output = new OutputBuffer();
+  const screen = new Screen(output, 30, 10);
+  const drawn = new OutputBuffer();
+  let viewer: Screen | undefined;
+  try {
+    output.append(bytes.subarray(0, cut));
+    atCut?.(await screen.render());
+    const snapshot = await screen.snapshot((taken) => taken);
+    output.append(bytes.subarray(cut));
+    viewer = new Screen(drawn, snapshot.cols, snapshot.rows);
+    drawn.append(snapshot.data);
+    drawn.append(output.read(snapshot.offset).bytes);
+    const { offset, data } = snapshot;
+    return { offset, data, seen: await state(viewer), own: await state(screen) };
+  } finally {
+    screen.dispose();
+    viewer?.dispose();
+  }
+}
+
+Deno.test("a snapshot taken at any point, then the output from its offset, draws the same screen", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      redrawable,
+      fc.double({ min: 0, max: 1, noNaN: true }),
+      async (text, fraction) => {
+        const bytes = encoder.encode(text);
+        const cut = Math.floor(fraction * bytes.length);
+        const { offset, seen, own } = await redrawn(bytes, cut, (before) => {
+          // The one state not redrawn exactly: the cursor waiting to wrap over a last column
+          // that was erased after it got there (the blank is redrawn as a space, to put it
+          // there).
+          const row = [...before.text.split("\n")[before.cursorY] ?? ""];
+          const width = row.reduce((sum, char) => sum + (/[中文😀]/u.test(char) ? 2 : 1), 0);
+          fc.pre(before.cursorX < before.cols || width === before.cols);
+        });
+        assertEquals(offset, cut);
+        assertEquals(seen, own);
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+Deno.test("a snapshot at every byte of sequences, strings and characters still being written", async () => {
+  const bytes = encoder.encode(
+    "ab\x1b[2\n1mc\x1b]0;中\x07d\u009b4me😀\x1b[3\r2m\x1bP1$r\x1b\\f\x1b[?1049hg\r\n",
+  );
+  for (let cut = 0; cut <= bytes.length; cut++) {
+    const { seen, own } = await redrawn(bytes, cut);
+    assertEquals(seen, own, `cut at ${cut}`);
+  }
+});
+
+Deno.test("a snapshot inside an endless control string ends with its introducer only", async () => {
+  const text = "ab\x1b]0;" + "x".repeat(2 * MAX_UNFINISHED);
+  const { offset, data, seen, own } = await redrawn(
+    encoder.encode(text + "xx\x07cd"),
+    text.length,
+  );
+  assertEquals(offset, text.length);
+  ok(data.length < MAX_UNFINISHED, `${data.length} bytes`);
+  assertEquals([...data.subarray(-2)], [0x1b, 0x5d]);
+  assertEquals(seen, own);
+  assertEquals(seen.text, "abcd\n");
+});
+
+Deno.test("resizes are applied where they happened in the output, and snapshots list those still ahead", async () => {
+  const output = new OutputBuffer();
+  const screen = new Screen(output, 20, 5);
+  output.append(encoder.encode("x".repeat(30))); // wraps at 20
+  screen.resize(10, 5);
+  screen.resize(40, 5); // no output between: only the last lays anything out
+  output.append(encoder.encode("\r\n" + "y".repeat(30))); // fits 40
+  let view = await screen.render();
+  assertEquals([view.cols, view.rows], [40, 5]);
+  assertEquals(view.text.split("\n").filter((row) => row.includes("y")), ["y".repeat(30)]);
+  // Resized while the snapshot is taken, before the output that follows: in order, after it.
+  output.append(encoder.encode("\r\nz"));
+  const snapshot = await screen.snapshot((taken) => {
+    screen.resize(25, 6);
+    return taken;
+  });
+  assertEquals([snapshot.cols, snapshot.rows, snapshot.resizes], [40, 5, []]);
+  const next = await screen.snapshot((taken) => taken);
+  assertEquals([next.cols, next.rows, next.offset], [25, 6, output.end]);
+  view = await screen.render();
+  assertEquals([view.cols, view.rows, view.unrenderedBytes], [25, 6, 0]);
   screen.dispose();
 });

@@ -1,7 +1,8 @@
 /**
  * The audit log: one JSON object per line for every process started (or refused), every input
- * written (its size; its content only when asked for), every kill and every exit, with the
- * time and the front end that asked.
+ * written (its size; its content only when asked for), every kill and every exit, every
+ * take-over of a terminal by a viewer and its hand-back, with the time and the front end that
+ * asked.
  *
  * @example
  * ```ts
@@ -13,12 +14,15 @@
  */
 import { log } from "../../log.ts";
 
-/** Where a request came from (`internal`: the engine's own callers, such as the benchmark). */
-export type FrontEnd = "mcp-stdio" | "mcp-http" | "rest" | "internal";
+/**
+ * Where a request came from: `web` is a person in the web view, `stream` a WebSocket client
+ * with the token (`internal`: the engine's own callers, such as the benchmark).
+ */
+export type FrontEnd = "mcp-stdio" | "mcp-http" | "rest" | "web" | "stream" | "internal";
 
 /** A record's fields besides the time. */
 export type AuditRecord =
-  & { event: "start" | "refused" | "input" | "kill" | "exit" }
+  & { event: "start" | "refused" | "input" | "kill" | "exit" | "takeover" | "handback" }
   & Record<string, unknown>;
 
 const encoder = new TextEncoder();

@@ -225,4 +225,9 @@ export class Launcher {
   kill(context: LaunchContext, signal: string): void {
     this.audit?.record({ event: "kill", ...context, signal });
   }
+
+  /** Records a viewer taking control of a terminal, or handing it back. */
+  control(context: LaunchContext, event: "takeover" | "handback"): void {
+    this.audit?.record({ event, ...context });
+  }
 }

@@ -4,7 +4,8 @@
  * full-screen program (vim, htop, a progress display). Loaded on first use, so terminals whose
  * screen is never asked for cost nothing.
  *
- * The emulator is fed lazily, when the screen is asked for, and at a bounded cost:
+ * The emulator is fed lazily, when the screen is asked for ({@link Screen.render},
+ * {@link Screen.snapshot}), from the output buffer, and at a bounded cost:
  * - through {@link ScreenInput}, which clamps the counts xterm would loop or allocate over;
  * - at most the newest {@link CATCH_UP} bytes: further behind (or when the buffer has dropped
  *   what it had not seen), it restarts from a line start that recent (full-screen programs
@@ -13,13 +14,21 @@
  *   ms), with the event loop free between them (xterm parses asynchronously), and for at most
  *   {@link RENDER_BUDGET_MS} per request: output the emulator could not get through by then is
  *   reported as `unrenderedBytes` and fed on the next request.
+ * Resizes are recorded at the output offset they happened at ({@link Screen.resize}) and applied
+ * when the feeding gets there: output is laid out at the size it was written for.
+ *
+ * A {@link Screen.snapshot} is the screen as escape sequences (@xterm/addon-serialize) at an
+ * exact output offset: written into a fresh terminal of the same size, then followed by the
+ * output from that offset on, it draws what this screen draws. So a viewer that joins late sees
+ * vim as it is, and misses nothing. (If the output is in the middle of a sequence or a character
+ * at that offset, the snapshot ends with its first bytes, so that the output continues it.)
  *
  * @example
  * ```ts
  * import { OutputBuffer } from "./buffer.ts";
  * import { Screen } from "./screen.ts";
  * const buffer = new OutputBuffer();
- * const screen = await Screen.create(buffer, 20, 3);
+ * const screen = new Screen(buffer, 20, 3);
  * buffer.append(new TextEncoder().encode("ab\x1b[2;5Hcd"));
  * (await screen.render()).text; // "ab\n    cd\n" (blank rows below are left out)
  * ```
@@ -31,6 +40,29 @@ import { ScreenInput } from "./screen_input.ts";
 // The package's "module" field names a file it does not ship, which bundlers follow: the
 // import map points at its ESM build, and the types come from its typings.
 type XtermTerminal = import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").Terminal;
+/** A cell's attributes (the emulator's current ones have the same methods). */
+type Attributes = Omit<
+  import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").IBufferCell,
+  "getWidth" | "getChars" | "getCode"
+>;
+/**
+ * What is used of @xterm/addon-serialize. Its own typings are the browser terminal's, which
+ * pull the DOM's types into the server's type-check: the import map names its ESM build, untyped.
+ */
+interface Serializer {
+  serialize(options?: { scrollback?: number }): string;
+}
+
+/**
+ * What the public API and the serializer leave out: the cursor's visibility (DECTCEM) and the
+ * attributes new text gets. Read guarded: if they go away, only that is lost.
+ */
+interface Internals {
+  _core?: {
+    coreService?: { isCursorHidden?: boolean };
+    _inputHandler?: { _curAttrData?: Attributes };
+  };
+}
 
 /** The emulator is fed at most this many of the newest bytes. */
 export const CATCH_UP = 1024 * 1024;
@@ -38,6 +70,13 @@ export const CATCH_UP = 1024 * 1024;
 export const RENDER_BUDGET_MS = 1000;
 /** The work one slice of feeding may take, in cells the emulator touches (see ScreenInput). */
 export const SLICE_COST = 1_000_000;
+/** Resizes not yet applied that are kept; beyond, the oldest is forgotten. */
+export const MAX_PENDING_RESIZES = 1024;
+/**
+ * A snapshot ends with at most this many bytes of a sequence still unfinished at its offset;
+ * of a longer one (an endless control string), only its introducer.
+ */
+export const MAX_UNFINISHED = 4096;
 /** Bytes read from the buffer for one slice, at most. */
 const SLICE_BYTES = 64 * 1024;
 
@@ -56,44 +95,69 @@ export interface ScreenView {
   unrenderedBytes: number;
 }
 
+/** A resize, at the output offset it happened at. */
+export interface ScreenResize {
+  offset: number;
+  cols: number;
+  rows: number;
+}
+
+/** The screen at one point of the output (see {@link Screen.snapshot}). */
+export interface ScreenSnapshot {
+  /** Escape sequences that redraw the screen in a fresh terminal of its size. */
+  data: Uint8Array;
+  cols: number;
+  rows: number;
+  /** The output offset it stands at: the output from here on follows it. */
+  offset: number;
+  /** Resizes at or after `offset`, not in the snapshot yet, in order. */
+  resizes: ScreenResize[];
+}
+
+interface Emulator {
+  terminal: XtermTerminal;
+  serializer?: Serializer;
+}
+
+const encoder = new TextEncoder();
+const ESC = 0x1b;
+
 /** See the module documentation. */
 export class Screen {
-  #terminal: XtermTerminal;
-  #buffer: OutputBuffer;
-  #input: ScreenInput;
+  readonly #buffer: OutputBuffer;
+  readonly #input: ScreenInput;
+  #emulator: Promise<Emulator> | undefined;
+  /** The emulator's size (the size at {@link #fed}). */
+  #size: { cols: number; rows: number };
+  /** Resizes not applied yet, in order, each at a later offset than the one before. */
+  #resizes: ScreenResize[] = [];
   /** Offset of the first byte not yet fed. */
   #fed: number;
   /** Requests run one after the other. */
   #queue: Promise<unknown> = Promise.resolve();
 
-  private constructor(terminal: XtermTerminal, buffer: OutputBuffer) {
-    this.#terminal = terminal;
+  /** A screen of the given size showing `buffer`'s output (the emulator loads on first use). */
+  constructor(buffer: OutputBuffer, cols: number, rows: number) {
     this.#buffer = buffer;
-    this.#input = new ScreenInput(() => ({ cols: terminal.cols, rows: terminal.rows }));
+    this.#size = { cols, rows };
+    this.#input = new ScreenInput(() => this.#size);
     this.#fed = buffer.start;
   }
 
-  /** A screen of the given size showing `buffer`'s output. */
-  static async create(buffer: OutputBuffer, cols: number, rows: number): Promise<Screen> {
-    const { Terminal } = await import("@xterm/headless") as unknown as {
-      Terminal: typeof import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").Terminal;
-    };
-    return new Screen(new Terminal({ cols, rows, scrollback: 0, allowProposedApi: true }), buffer);
-  }
-
-  /** Resizes, once the output written at the old size has been shown at it. */
-  resize(cols: number, rows: number): Promise<void> {
-    return this.#enqueue(async () => {
-      await this.#catchUp();
-      this.#terminal.resize(cols, rows);
-    });
+  /** The terminal was resized now: the output from here on is laid out at the new size. */
+  resize(cols: number, rows: number): void {
+    const offset = this.#buffer.end;
+    const last = this.#resizes.at(-1);
+    // Sizes set with no output between: only the last one lays anything out.
+    if (last?.offset === offset) this.#resizes.pop();
+    this.#resizes.push({ offset, cols, rows });
+    if (this.#resizes.length > MAX_PENDING_RESIZES) this.#resizes.shift();
   }
 
   /** The screen once the output so far has been processed (within the time budget). */
   render(): Promise<ScreenView> {
     return this.#enqueue(async () => {
-      await this.#catchUp();
-      const terminal = this.#terminal;
+      const { terminal } = await this.#catchUp();
       const buffer = terminal.buffer.active;
       const lines: string[] = [];
       for (let y = 0; y < terminal.rows; y++) {
@@ -112,8 +176,37 @@ export class Screen {
     });
   }
 
+  /**
+   * The screen as escape sequences that redraw it (contents, colours, the alternate screen,
+   * modes, the cursor), once the output so far has been processed (within the time budget), at
+   * the exact offset the emulator has got to. `taken` is called with it at that moment, before
+   * anything else runs (so it can start listening for what follows); its result is returned.
+   */
+  snapshot<T>(taken: (snapshot: ScreenSnapshot) => T): Promise<T> {
+    return this.#enqueue(async () => {
+      const emulator = await this.#emulatorLoaded();
+      emulator.serializer ??= await loadSerializer(emulator.terminal);
+      const { terminal } = await this.#catchUp();
+      const screen = encoder.encode(redraw(terminal, emulator.serializer));
+      const unfinished = this.#unfinishedBytes();
+      const data = new Uint8Array(screen.length + unfinished.length);
+      data.set(screen);
+      data.set(unfinished, screen.length);
+      return taken({
+        data,
+        cols: terminal.cols,
+        rows: terminal.rows,
+        offset: this.#fed,
+        resizes: this.#resizes.map((resize) => ({ ...resize })),
+      });
+    });
+  }
+
+  /** Frees the emulator (once the requests under way are done). */
   dispose(): void {
-    this.#enqueue(() => Promise.resolve(this.#terminal.dispose()));
+    const emulator = this.#emulator;
+    this.#emulator = undefined;
+    this.#enqueue(async () => (await emulator)?.terminal.dispose());
   }
 
   #enqueue<T>(work: () => Promise<T>): Promise<T> {
@@ -122,24 +215,152 @@ export class Screen {
     return result;
   }
 
-  async #catchUp(): Promise<void> {
+  #emulatorLoaded(): Promise<Emulator> {
+    this.#emulator ??= loadTerminal(this.#size.cols, this.#size.rows).then((terminal) => ({
+      terminal,
+    }));
+    return this.#emulator;
+  }
+
+  async #catchUp(): Promise<Emulator> {
+    const emulator = await this.#emulatorLoaded();
+    const { terminal } = emulator;
     const output = this.#buffer;
-    if (this.#fed < output.start || output.end - this.#fed > CATCH_UP) {
-      // Too far behind: start afresh from a recent line start.
-      const from = Math.max(output.start, output.end - CATCH_UP);
-      const line = output.lineStart(output.lineAt(from) + 1);
-      this.#fed = output.lineStart(output.lineAt(from)) === from || line >= output.end
-        ? from
-        : line;
-      this.#terminal.reset();
-      this.#input.reset();
-    }
     const deadline = performance.now() + RENDER_BUDGET_MS;
-    while (this.#fed < output.end && performance.now() < deadline) {
-      const end = Math.min(output.end, this.#fed + SLICE_BYTES);
+    for (;;) {
+      if (this.#fed < output.start || output.end - this.#fed > CATCH_UP) this.#restart(terminal);
+      this.#applyResizes(terminal);
+      if (this.#fed >= output.end || performance.now() >= deadline) return emulator;
+      // A slice ends where the next resize happened, so that it is laid out at its size.
+      const end = Math.min(
+        output.end,
+        this.#fed + SLICE_BYTES,
+        this.#resizes[0]?.offset ?? Infinity,
+      );
       const { bytes, consumed } = this.#input.filter(output.read(this.#fed, end).bytes, SLICE_COST);
-      await new Promise<void>((resolve) => this.#terminal.write(bytes, resolve));
+      await new Promise<void>((resolve) => terminal.write(bytes, resolve));
       this.#fed += consumed;
     }
   }
+
+  /** Too far behind: starts afresh from a recent line start, at the size the terminal had there. */
+  #restart(terminal: XtermTerminal): void {
+    const output = this.#buffer;
+    const from = Math.max(output.start, output.end - CATCH_UP);
+    const line = output.lineStart(output.lineAt(from) + 1);
+    this.#fed = output.lineStart(output.lineAt(from)) === from || line >= output.end ? from : line;
+    terminal.reset();
+    this.#input.reset();
+    let size: ScreenResize | undefined;
+    while (this.#resizes.length > 0 && this.#resizes[0].offset <= this.#fed) {
+      size = this.#resizes.shift();
+    }
+    if (size) this.#resizeTo(terminal, size);
+  }
+
+  /** Applies the resizes the feeding has got to. */
+  #applyResizes(terminal: XtermTerminal): void {
+    while (this.#resizes.length > 0 && this.#resizes[0].offset <= this.#fed) {
+      this.#resizeTo(terminal, this.#resizes.shift()!);
+    }
+  }
+
+  #resizeTo(terminal: XtermTerminal, { cols, rows }: { cols: number; rows: number }): void {
+    this.#size = { cols, rows };
+    terminal.resize(cols, rows);
+  }
+
+  /**
+   * The first bytes of what the output is in the middle of where the feeding stands, without
+   * the C0 controls among them: those have acted already (inside an escape sequence) or do
+   * nothing (inside a control string), and must not act twice.
+   */
+  #unfinishedBytes(): Uint8Array {
+    const { length, introducer } = this.#input.unfinished;
+    const from = this.#fed - length;
+    if (length === 0 || length > MAX_UNFINISHED || from < this.#buffer.start) return introducer;
+    return this.#buffer.read(from, this.#fed).bytes.filter((byte) => byte >= 0x20 || byte === ESC);
+  }
+}
+
+/** The switch the serializer writes between the normal screen and the alternate one. */
+const TO_ALTERNATE = "\x1b[?1049h\x1b[H";
+
+/**
+ * The serializer's redrawing of the screen, made exact where it is not:
+ * - to make a row wrap into the next one it moves by `CSI 0 C` and `CSI 0 D` when the row
+ *   is blank, which terminals read as a move by one: left out (nothing else writes them);
+ * - it sets the attributes of new text before switching to the alternate screen, which the
+ *   switch then fills the screen with: they are reset first (the alternate screen's part
+ *   starts from the defaults anyway);
+ * - its cursor is put back by relative movements, which go wrong when its text ended in the
+ *   last column: the cursor is put back in place absolutely;
+ * - after a character in the last column the cursor waits there to wrap with the next one,
+ *   which no movement can say: that character is printed again, with its attributes, and the
+ *   attributes of new text are set back;
+ * - it leaves out the cursor's visibility (DECTCEM).
+ */
+function redraw(terminal: XtermTerminal, serializer: Serializer): string {
+  let data = serializer.serialize({ scrollback: 0 }).replaceAll("\x1b[0C", "")
+    .replaceAll("\x1b[0D", "");
+  const switched = data.indexOf(TO_ALTERNATE);
+  if (switched >= 0) data = data.slice(0, switched) + "\x1b[0m" + data.slice(switched);
+  const buffer = terminal.buffer.active;
+  const row = buffer.cursorY + 1;
+  data += `\x1b[${row};${Math.min(buffer.cursorX, terminal.cols - 1) + 1}H`;
+  const internals = (terminal as unknown as Internals)._core;
+  if (buffer.cursorX >= terminal.cols) {
+    const line = buffer.getLine(buffer.baseY + buffer.cursorY);
+    let column = terminal.cols - 1;
+    let cell = line?.getCell(column);
+    if (cell?.getWidth() === 0 && column > 0) cell = line?.getCell(--column);
+    const current = internals?._inputHandler?._curAttrData;
+    if (cell) {
+      data += `\x1b[${row};${column + 1}H${sgr(cell)}${cell.getChars() || " "}` +
+        (current ? sgr(current) : "\x1b[0m");
+    }
+  }
+  return data + (internals?.coreService?.isCursorHidden ? "\x1b[?25l" : "");
+}
+
+/** The SGR sequence that sets exactly these attributes. */
+function sgr(attributes: Attributes): string {
+  const params = [0];
+  const color = (rgb: boolean, palette: boolean, value: number, base: number, bright: number) => {
+    if (rgb) params.push(base + 8, 2, (value >>> 16) & 0xff, (value >>> 8) & 0xff, value & 0xff);
+    else if (palette && value >= 16) params.push(base + 8, 5, value);
+    else if (palette) params.push((value & 8 ? bright : base) + (value & 7));
+  };
+  color(attributes.isFgRGB(), attributes.isFgPalette(), attributes.getFgColor(), 30, 90);
+  color(attributes.isBgRGB(), attributes.isBgPalette(), attributes.getBgColor(), 40, 100);
+  const flags: [number, () => number][] = [
+    [1, () => attributes.isBold()],
+    [2, () => attributes.isDim()],
+    [3, () => attributes.isItalic()],
+    [4, () => attributes.isUnderline()],
+    [5, () => attributes.isBlink()],
+    [7, () => attributes.isInverse()],
+    [8, () => attributes.isInvisible()],
+    [9, () => attributes.isStrikethrough()],
+    [53, () => attributes.isOverline()],
+  ];
+  for (const [param, isSet] of flags) if (isSet()) params.push(param);
+  return `\x1b[${params.join(";")}m`;
+}
+
+async function loadTerminal(cols: number, rows: number): Promise<XtermTerminal> {
+  const { Terminal } = await import("@xterm/headless") as unknown as {
+    Terminal: typeof import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").Terminal;
+  };
+  return new Terminal({ cols, rows, scrollback: 0, allowProposedApi: true });
+}
+
+async function loadSerializer(terminal: XtermTerminal): Promise<Serializer> {
+  const { SerializeAddon } = await import("@xterm/addon-serialize") as {
+    SerializeAddon: new () => Serializer;
+  };
+  const serializer = new SerializeAddon();
+  // The addon is typed against the browser package's Terminal; the headless one has what it uses.
+  terminal.loadAddon(serializer as unknown as Parameters<XtermTerminal["loadAddon"]>[0]);
+  return serializer;
 }

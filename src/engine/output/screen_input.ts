@@ -14,6 +14,12 @@
  * A filter keeps its state between calls, so a sequence split across two pieces of output is
  * still seen whole. Everything else passes through unchanged.
  *
+ * It also follows where the emulator's parser stands ({@link ScreenInput.unfinished}): the
+ * bytes at the end of what it consumed that belong to an escape sequence, a control string or a
+ * UTF-8 character not finished yet. Such bytes change nothing on the screen until their end
+ * arrives, so a snapshot of the screen followed by them and by the rest of the output draws
+ * what the emulator will draw.
+ *
  * It also estimates what the emulator will make of the bytes, in cells touched: a byte is one,
  * a line feed a row (it may scroll), a scroll or line insertion its count of rows times the
  * screen's width and height, an erase of the display the whole screen. A filter call stops
@@ -49,6 +55,14 @@ const enum State {
   Csi,
 }
 
+/** The unfinished end of the output consumed so far (see {@link ScreenInput.unfinished}). */
+export interface Unfinished {
+  /** Bytes of it (0: the parser is at rest). */
+  length: number;
+  /** Its first bytes (an escape or C1 introducer, or a character's first bytes). */
+  introducer: Uint8Array;
+}
+
 /** See the module documentation. */
 export class ScreenInput {
   #state = State.Ground;
@@ -56,6 +70,7 @@ export class ScreenInput {
   #body: number[] = [];
   #overflow = false;
   readonly #size: () => { cols: number; rows: number };
+  readonly #parser = new ParserPosition();
 
   /** `size` tells the screen's current size. */
   constructor(size: () => { cols: number; rows: number }) {
@@ -66,6 +81,15 @@ export class ScreenInput {
   reset(): void {
     this.#state = State.Ground;
     this.#body = [];
+    this.#parser.reset();
+  }
+
+  /**
+   * The end of the output consumed so far that the emulator's parser is still in the middle
+   * of: an escape sequence, a control string (OSC, DCS, SOS, PM, APC) or a UTF-8 character.
+   */
+  get unfinished(): Unfinished {
+    return this.#parser.unfinished;
   }
 
   /**
@@ -138,6 +162,7 @@ export class ScreenInput {
     }
     flush();
     if (this.#state === State.Ground) out.push(data.subarray(runStart, i));
+    this.#parser.push(data.subarray(0, i));
     return { bytes: out.length === 1 ? out[0] : concat(out), consumed: i };
   }
 
@@ -179,6 +204,183 @@ export class ScreenInput {
     }
     emit();
     return { body: result, count };
+  }
+}
+
+const enum Parser {
+  Ground,
+  Escape,
+  EscapeIntermediate,
+  Csi,
+  /** An OSC: ends with BEL or ST. */
+  Osc,
+  /** DCS, SOS, PM or APC: ends with ST. */
+  ControlString,
+}
+
+const BEL = 0x07;
+
+/**
+ * Where xterm's parser stands in the output (its VT500 states, on code points from its UTF-8
+ * decoder), as far as it matters here: at rest or not, and since which byte. A CSI sequence
+ * ends at a non-ASCII character the way the filter ends it (dropped).
+ */
+class ParserPosition {
+  #state = Parser.Ground;
+  /** Bytes since the unfinished sequence or character began (0: at rest). */
+  #length = 0;
+  #introducer: number[] = [];
+  /** The code point being decoded, and how many continuation bytes it still needs. */
+  #codePoint = 0;
+  #need = 0;
+  #charBytes: number[] = [];
+
+  get unfinished(): Unfinished {
+    const introducer = this.#length > 0 ? this.#introducer : [];
+    return { length: this.#length, introducer: Uint8Array.from(introducer) };
+  }
+
+  reset(): void {
+    this.#state = Parser.Ground;
+    this.#length = this.#need = 0;
+    this.#introducer = [];
+  }
+
+  push(data: Uint8Array): void {
+    for (let i = 0; i < data.length; i++) {
+      if (this.#need === 0) {
+        const from = i;
+        i = this.#skip(data, i);
+        if (this.#length > 0) this.#length += i - from;
+        if (i >= data.length) return;
+      }
+      const byte = data[i];
+      if (this.#need > 0 && (byte & 0xc0) !== 0x80) {
+        // A broken character: the decoder forgets it and reads this byte afresh.
+        this.#need = 0;
+        if (this.#state === Parser.Ground) this.#length = 0;
+        i--;
+        continue;
+      }
+      if (this.#length > 0) this.#length++;
+      if (this.#need > 0) {
+        this.#codePoint = (this.#codePoint << 6) | (byte & 0x3f);
+        this.#charBytes.push(byte);
+        if (--this.#need === 0) this.#take(this.#codePoint, this.#charBytes);
+      } else if (byte >= 0xc2 && byte <= 0xf4) {
+        this.#need = byte >= 0xf0 ? 3 : byte >= 0xe0 ? 2 : 1;
+        this.#codePoint = byte & (byte >= 0xf0 ? 0x07 : byte >= 0xe0 ? 0x0f : 0x1f);
+        this.#charBytes = [byte];
+        if (this.#length === 0) {
+          this.#length = 1;
+          this.#introducer = [byte];
+        }
+      } else {
+        this.#take(byte < 0x80 ? byte : 0xfffd, [byte]);
+      }
+    }
+  }
+
+  /**
+   * Where the next byte from `i` on is that may change the state: text at rest, a sequence's
+   * parameters and a string's contents are passed over (the common cases, kept fast).
+   */
+  #skip(data: Uint8Array, i: number): number {
+    const n = data.length;
+    switch (this.#state) {
+      case Parser.Ground:
+        while (i < n) {
+          const byte = data[i];
+          if (byte < 0x80) {
+            if (byte === ESC) return i;
+            i++;
+          } else if (byte >= 0xc3 && byte <= 0xf4) {
+            // A whole character that is no C1 control is text; anything else is looked at.
+            const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : 2;
+            if (i + length > n) return i;
+            for (let k = 1; k < length; k++) if ((data[i + k] & 0xc0) !== 0x80) return i;
+            i += length;
+          } else if (byte === 0xc2) {
+            return i; // perhaps a C1 control
+          } else {
+            i++; // not UTF-8: the decoder drops it
+          }
+        }
+        return i;
+      case Parser.Csi:
+        while (i < n && data[i] >= 0x20 && data[i] <= 0x3f) i++;
+        return i;
+      case Parser.Osc:
+      case Parser.ControlString:
+        while (i < n) {
+          const byte = data[i];
+          if (byte === BEL || byte === 0x18 || byte === 0x1a || byte === ESC || byte === 0xc2) {
+            return i;
+          }
+          i++;
+        }
+        return i;
+      default:
+        return i;
+    }
+  }
+
+  /** A whole code point (`bytes` its UTF-8 form) reaches the parser. */
+  #take(code: number, bytes: number[]): void {
+    // Controls that act in every state.
+    if (code === 0x18 || code === 0x1a) return this.#rest();
+    if (code === ESC) return this.#begin(Parser.Escape, bytes);
+    if (code >= 0x80 && code <= 0x9f) {
+      if (code === 0x9b) return this.#begin(Parser.Csi, bytes);
+      if (code === 0x9d) return this.#begin(Parser.Osc, bytes);
+      if (code === 0x90 || code === 0x98 || code === 0x9e || code === 0x9f) {
+        return this.#begin(Parser.ControlString, bytes);
+      }
+      return this.#rest(); // ST, or a C1 control executed at once
+    }
+    switch (this.#state) {
+      case Parser.Ground:
+        return this.#rest();
+      case Parser.Escape:
+      case Parser.EscapeIntermediate:
+        if (code < 0x20 || code === DEL) return; // executed or ignored in place
+        if (this.#introducer.length === 1 && code < 0x80) this.#introducer.push(code);
+        if (this.#state === Parser.Escape) {
+          if (code === 0x5b) return void (this.#state = Parser.Csi);
+          if (code === 0x5d) return void (this.#state = Parser.Osc);
+          if (code === 0x50 || code === 0x58 || code === 0x5e || code === 0x5f) {
+            return void (this.#state = Parser.ControlString);
+          }
+        }
+        if (code >= 0x20 && code <= 0x2f) return void (this.#state = Parser.EscapeIntermediate);
+        return this.#rest();
+      case Parser.Csi:
+        if (code >= 0x80) {
+          // The filter drops the sequence here; the character is text.
+          this.#rest();
+          return this.#take(code, bytes);
+        }
+        if (code >= 0x40 && code <= 0x7e) return this.#rest();
+        return;
+      case Parser.Osc:
+        if (code === BEL) return this.#rest();
+        return;
+      case Parser.ControlString:
+        return;
+    }
+  }
+
+  /** A sequence begins with this code point. */
+  #begin(state: Parser, bytes: number[]): void {
+    this.#state = state;
+    this.#length = bytes.length;
+    this.#introducer = [...bytes];
+  }
+
+  /** The parser is at rest. */
+  #rest(): void {
+    this.#state = Parser.Ground;
+    this.#length = 0;
   }
 }
 

@@ -10,7 +10,8 @@
  * - a range whole or as its head and tail with a marker ({@link StreamOutput.readShaped}): what
  *   every answer shows by default;
  * - lines ({@link StreamOutput.readLines}: full, head, tail, head-tail);
- * - a screen ({@link StreamOutput.screen});
+ * - a screen ({@link StreamOutput.screen}), or a snapshot of it to draw it elsewhere;
+ * - the bytes as kept ({@link StreamOutput.readBytes}), for a viewer following the stream;
  * - pattern matches as output arrives ({@link StreamOutput.scan}), after the echo of what was
  *   typed ({@link StreamOutput.echo}).
  * Each read is cleaned of escape sequences unless raw, and fits the byte budget it is given.
@@ -28,7 +29,7 @@
 import { concatBytes } from "../../bytes.ts";
 import type { OutputBudget } from "./budget.ts";
 import type { StreamDecoder } from "./decode.ts";
-import { OutputBuffer } from "./buffer.ts";
+import { type ByteRange, OutputBuffer } from "./buffer.ts";
 import { EchoSkip } from "./echo.ts";
 import { type LineRead, type LineReadOptions, readLines, settledLines } from "./lines.ts";
 import type { MarkFilter, ShellMark } from "./marks.ts";
@@ -68,7 +69,7 @@ export class StreamOutput {
   readonly #buffer: OutputBuffer;
   readonly #decoder: StreamDecoder | undefined;
   readonly #marks: StreamOutputOptions["marks"];
-  #screen: Promise<Screen> | undefined;
+  #screen: Screen | undefined;
   /** The terminal's width, for cleaning; it follows resizes. */
   columns: number | undefined;
 
@@ -186,16 +187,21 @@ export class StreamOutput {
     return readLines(this.#buffer, { columns: this.columns, ...options });
   }
 
-  /** The screen view (created on first use, then kept in step). */
-  screen(cols: number, rows: number): Promise<Screen> {
-    this.#screen ??= Screen.create(this.#buffer, cols, rows);
+  /** The bytes of [from, to) as kept (UTF-8), unread by any cleaner. */
+  readBytes(from: number, to: number = this.#buffer.end): ByteRange {
+    return this.#buffer.read(from, to);
+  }
+
+  /** The screen view (created on first use at the given size; it follows resizes). */
+  screen(cols: number, rows: number): Screen {
+    this.#screen ??= new Screen(this.#buffer, cols, rows);
     return this.#screen;
   }
 
   /** The terminal was resized: cleaning and the screen view follow. */
   resize(cols: number, rows: number): void {
     this.columns = cols;
-    this.#screen?.then((screen) => screen.resize(cols, rows));
+    this.#screen?.resize(cols, rows);
   }
 
   /** A scanner matching `pattern` against the output from `offset` on, as it arrives. */
@@ -210,7 +216,7 @@ export class StreamOutput {
 
   /** Frees the screen and gives the kept bytes back to the budget. */
   release(): void {
-    this.#screen?.then((screen) => screen.dispose());
+    this.#screen?.dispose();
     this.#screen = undefined;
     this.#buffer.release();
   }

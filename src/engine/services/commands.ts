@@ -364,6 +364,18 @@ export class Command {
     };
   }
 
+  /**
+   * The output kept so far (stdout's, then stderr's, as kept: UTF-8), and `listener` for every
+   * event after it, from this moment: nothing missed, nothing twice. Returns the kept bytes and
+   * the function that stops listening.
+   */
+  watch(listener: (event: CommandEvent) => void): { kept: Uint8Array[]; stop: () => void } {
+    const kept = [this.#output.stdout, this.#output.stderr]
+      .map((output) => output.readBytes(output.start).bytes)
+      .filter((bytes) => bytes.length > 0);
+    return { kept, stop: this.events.add(listener) };
+  }
+
   /** Gives the kept output back to the budget (the command is being forgotten). */
   release(): void {
     this.#output.stdout.release();

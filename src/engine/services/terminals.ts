@@ -3,7 +3,9 @@
  * calls. Each keeps its output in a ring of numbered, timestamped lines (line numbers are never
  * reused), takes text and keys, can be waited on (until output matches, goes idle, or the
  * program exits), rendered as a screen, resized, killed and released (ACP's terminal
- * semantics). Idle terminals are released after a while; their number is capped.
+ * semantics). Idle terminals are released after a while; their number is capped. Each is
+ * recorded (asciicast v2, bounded), can be watched (a snapshot of its screen, then every event
+ * after it) and taken over by a viewer (takeover.ts).
  *
  * @example
  * ```ts
@@ -42,6 +44,7 @@ import { OutputBudget } from "../output/budget.ts";
 import type { LineReadOptions } from "../output/lines.ts";
 import type { EchoLocation, EchoSkip } from "../output/echo.ts";
 import type { Pattern, PatternMatch } from "../output/patterns.ts";
+import { Recording } from "../output/recording.ts";
 import type { ScreenView } from "../output/screen.ts";
 import { cutHead, DEFAULT_ANSWER_BYTES, omissionMarker } from "../output/shape.ts";
 import { StreamOutput } from "../output/stream.ts";
@@ -52,6 +55,7 @@ import { MarkFilter, newNonce } from "../output/marks.ts";
 import { type FinishedCommand, ShellTracker } from "./shell_state.ts";
 import { checkTerminalEncoding, ChildCodec, requestedEncoding } from "./encoding.ts";
 import { type Clamped, clampSize, shortDisplay } from "./limits.ts";
+import { Takeover } from "./takeover.ts";
 
 export { LINE_MODES, type LineMode } from "../output/lines.ts";
 export { compilePattern, type Pattern, type PatternMatch } from "../output/patterns.ts";
@@ -74,11 +78,16 @@ export interface TerminalServiceOptions {
   budget?: OutputBudget;
   /** How long a write may wait for the terminal to take its input, in ms. Default 10,000. */
   writeTimeoutMs?: number;
+  /** Bytes of asciicast recording kept per terminal (0: none). Default 4 MiB. */
+  recordingMaxBytes?: number;
   /** Starts processes (policy, audit). Default: no policy, no audit. */
   launcher?: Launcher;
   /** Where shell integration files are kept. Default: a temporary directory. */
   shellScripts?: ShellScripts;
 }
+
+/** The default bound of a terminal's recording: 4 MiB. */
+export const DEFAULT_RECORDING_MAX_BYTES = 4 * 1024 * 1024;
 
 /** What {@link TerminalService.create} needs. */
 export interface CreateTerminalRequest extends Omit<TerminalInvocationRequest, "integration"> {
@@ -107,6 +116,7 @@ export interface CreateTerminalRequest extends Omit<TerminalInvocationRequest, "
 export type TerminalEvent =
   | { type: "output"; data: Uint8Array }
   | { type: "state" }
+  | { type: "resize"; cols: number; rows: number }
   | { type: "exit"; status: ExitStatus };
 
 /**
@@ -144,6 +154,22 @@ export interface RunOutcome {
   durationMs: number;
   /** A limit the server applied to the request (`maxBytes` lowered to the answer limit). */
   notice?: string;
+}
+
+/**
+ * A viewer's start: the screen as escape sequences at one point of the output, and its size;
+ * {@link Watch.start} then delivers every event after that point, none missed, none twice.
+ */
+export interface Watch {
+  /** Written into a fresh terminal of `cols` × `rows`, it draws the screen at `offset`. */
+  snapshot: Uint8Array;
+  cols: number;
+  rows: number;
+  /** The output offset the snapshot stands at: the output events that follow start there. */
+  offset: number;
+  /** Delivers the events since the snapshot (the output kept after it first), then each as it happens. */
+  start(): void;
+  stop(): void;
 }
 
 /**
@@ -207,6 +233,8 @@ const INPUT_HISTORY = 100;
 const INPUT_POLL_MS = 50;
 /** Right after a write, a reader that has not run since is taken to be waiting still after this. */
 const INPUT_SETTLE_MS = 250;
+/** The output kept after a watcher's snapshot is delivered in pieces of at most this size. */
+const WATCH_PIECE_BYTES = 64 * 1024;
 const encoder = new TextEncoder();
 
 /** How a terminal keeps and shows its output. */
@@ -215,6 +243,7 @@ interface OutputLimits {
   maxBytes: number;
   answerBytes: number;
   budget: OutputBudget;
+  recordingMaxBytes: number;
 }
 
 /** A terminal. */
@@ -227,6 +256,10 @@ export class Terminal {
   readonly events: Listeners<TerminalEvent> = new Listeners();
   /** What runs, as a command line (shortened past 1000 characters). */
   readonly command: string;
+  /** Everything the program wrote and every resize, in asciicast v2 (bounded). */
+  readonly recording: Recording;
+  /** A viewer typing alongside the agent (see takeover.ts). */
+  readonly takeover: Takeover;
   /** Settles when the program has exited and its output is complete. */
   readonly exited: Promise<ExitStatus>;
   exitStatus: ExitStatus | null = null;
@@ -295,19 +328,37 @@ export class Terminal {
         },
       },
     });
+    this.recording = new Recording({
+      cols,
+      rows,
+      maxBytes: limits.recordingMaxBytes,
+      command: this.command,
+      title: `${this.id}: ${this.command}`,
+      startedAt: this.created,
+    });
+    this.takeover = new Takeover(
+      this,
+      (event, via) => launcher.control({ ...context, via }, event),
+    );
     child.onData((raw) => {
       this.lastActivity = Date.now();
-      const data = this.#output.append(raw, this.lastActivity);
-      if (data.length > 0) this.events.emit({ type: "output", data });
+      this.#arrived(this.#output.append(raw, this.lastActivity));
     });
     this.exited = child.exited.then((status) => {
-      const rest = this.#output.finish();
-      if (rest.length > 0) this.events.emit({ type: "output", data: rest });
+      this.#arrived(this.#output.finish());
+      this.recording.end();
       this.exitStatus = status;
       this.events.emit({ type: "exit", status });
       log.info("terminal exited", { terminalId: this.id, ...status });
       return status;
     });
+  }
+
+  /** Output as kept (decoded, UTF-8) goes to the recording and the listeners. */
+  #arrived(data: Uint8Array): void {
+    if (data.length === 0) return;
+    this.recording.output(data);
+    this.events.emit({ type: "output", data });
   }
 
   get pid(): number {
@@ -348,6 +399,8 @@ export class Terminal {
     this.cols = cols;
     this.rows = rows;
     this.#output.resize(cols, rows);
+    this.recording.resize(cols, rows);
+    this.events.emit({ type: "resize", cols, rows });
   }
 
   /** Sends a signal to the program's whole process tree. */
@@ -549,7 +602,7 @@ export class Terminal {
   /** What a person would see now, within the answer size limit (the top rows first). */
   async screen(): Promise<ScreenRead> {
     this.touch();
-    const view = await (await this.#output.screen(this.cols, this.rows)).render();
+    const view = await this.#output.screen(this.cols, this.rows).render();
     const budget = this.#answerBytes - 200;
     const cut = cutHead(view.text, budget);
     if (cut === view.text.length) return { ...view, truncated: false };
@@ -595,6 +648,51 @@ export class Terminal {
     const input = this.#lastInput;
     if (!input) return { from: 0 };
     return { from: input.offset, echo: this.#output.echo(input.offset, input.text) };
+  }
+
+  /**
+   * Starts watching: a snapshot of the screen (the emulator catches up first, within its time
+   * budget) at an exact output offset; once {@link Watch.start} is called, `listener` gets the
+   * output kept after that offset (and the resizes in it, in order), then every event as it
+   * happens: nothing missed, nothing twice. (A viewer is not the agent: watching is not
+   * activity that keeps an idle terminal.)
+   */
+  watch(listener: (event: TerminalEvent) => void): Promise<Watch> {
+    const output = this.#output;
+    return output.screen(this.cols, this.rows).snapshot((snapshot) => {
+      // Called at the moment of the snapshot: what is kept after it and what comes next meet here.
+      const held: TerminalEvent[] = [];
+      let at = snapshot.offset;
+      const keptUntil = (end: number) => {
+        for (; at < end; at += WATCH_PIECE_BYTES) {
+          const piece = output.readBytes(at, Math.min(end, at + WATCH_PIECE_BYTES));
+          if (piece.bytes.length > 0) held.push({ type: "output", data: piece.bytes });
+        }
+        at = end;
+      };
+      for (const { offset, cols, rows } of snapshot.resizes) {
+        keptUntil(offset);
+        held.push({ type: "resize", cols, rows });
+      }
+      keptUntil(output.end);
+      let waiting: TerminalEvent[] | undefined = held;
+      const stop = this.events.add((event) => waiting ? waiting.push(event) : listener(event));
+      return {
+        snapshot: snapshot.data,
+        cols: snapshot.cols,
+        rows: snapshot.rows,
+        offset: snapshot.offset,
+        start() {
+          const events = waiting ?? [];
+          waiting = undefined;
+          for (const event of events) listener(event);
+        },
+        stop() {
+          stop();
+          waiting = undefined;
+        },
+      };
+    });
   }
 
   /** Waits for the first of the request's conditions. */
@@ -682,6 +780,7 @@ export class Terminal {
           checkState();
           return;
         }
+        if (event.type !== "output") return;
         if (request.input) {
           inputTimer ??= setTimeout(() => {
             inputTimer = undefined;
@@ -901,6 +1000,7 @@ export class TerminalService {
   readonly writeTimeoutMs: number;
   readonly launcher: Launcher;
   readonly answerBytes: number;
+  readonly recordingMaxBytes: number;
   readonly #budget: OutputBudget;
   readonly #scripts: ShellScripts;
 
@@ -915,6 +1015,7 @@ export class TerminalService {
     this.answerBytes = options.answerBytes ?? 2 * 1024 * 1024;
     this.#budget = options.budget ?? new OutputBudget(256 * 1024 * 1024);
     this.#scripts = options.shellScripts ?? new ShellScripts();
+    this.recordingMaxBytes = options.recordingMaxBytes ?? DEFAULT_RECORDING_MAX_BYTES;
   }
 
   /** Starts a terminal. Throws {@link EngineError} naming the input at fault. */
@@ -969,6 +1070,7 @@ export class TerminalService {
         maxBytes: this.maxBytes,
         answerBytes: this.answerBytes,
         budget: this.#budget,
+        recordingMaxBytes: this.recordingMaxBytes,
       },
       new ChildCodec(child, encoding, invocation.codePage),
       this.writeTimeoutMs,

@@ -1,0 +1,405 @@
+/**
+ * The web view (runs in the browser; bundled by scripts/build_web.ts): logs in with the
+ * one-time link or the token, lists terminals and commands, shows one live in xterm.js over
+ * its WebSocket stream, lets the person take over, and replays recordings with
+ * asciinema-player. The session key lives in this origin's localStorage and goes out as a
+ * header (a subprotocol for streams); the session id is an HttpOnly cookie it never sees.
+ *
+ * @module
+ */
+import { Terminal } from "@xterm/xterm";
+import { FitAddon } from "@xterm/addon-fit";
+import * as AsciinemaPlayer from "asciinema-player";
+
+const KEY_STORAGE = "winterm.key";
+const LIST_INTERVAL_MS = 1000;
+const RECONNECT_MS = 1000;
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const encoder = new TextEncoder();
+
+/** A terminal or command as the API lists it (state, lastExitCode: when the server knows them). */
+interface Listed {
+  id: string;
+  command: string;
+  state: string;
+  cwd: string;
+  since: string;
+  exitCode?: number | null;
+}
+
+type Kind = "terminal" | "command";
+
+/** `GET /api/terminals` (state and lastExitCode: from shells the server can follow). */
+interface TerminalList {
+  count: number;
+  terminals: {
+    id: string;
+    shell: string;
+    cwd: string;
+    created: string;
+    status: string;
+    state?: string;
+    lastExitCode?: number | null;
+    exitStatus?: { exitCode: number | null };
+  }[];
+}
+
+/** `GET /api/commands`. */
+interface CommandList {
+  count: number;
+  commands: {
+    token: string;
+    command: string;
+    cwd: string;
+    status: string;
+    started: string;
+    exitCode: number | null;
+  }[];
+}
+
+let key = localStorage.getItem(KEY_STORAGE) ?? "";
+let listTimer: ReturnType<typeof setInterval> | undefined;
+let selected: { kind: Kind; id: string } | undefined;
+let socket: WebSocket | undefined;
+let holder: "you" | "other" | null = null;
+let running = false;
+let player: { dispose(): void } | undefined;
+
+const term = new Terminal({
+  disableStdin: true,
+  convertEol: false,
+  scrollback: 5000,
+  fontFamily: "ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace",
+  fontSize: 13,
+  theme: { background: "#101418" },
+});
+const fit = new FitAddon();
+term.loadAddon(fit);
+
+class LoggedOut extends Error {}
+
+async function api(path: string, init: RequestInit = {}): Promise<Response> {
+  const response = await fetch(path, {
+    ...init,
+    credentials: "same-origin",
+    headers: { "x-winterm-key": key, "content-type": "application/json", ...init.headers },
+  });
+  if (response.status === 401) {
+    showLogin("The session has ended: log in again.");
+    throw new LoggedOut();
+  }
+  return response;
+}
+
+async function login(credentials: { code: string } | { token: string }): Promise<boolean> {
+  const response = await fetch("/api/web/login", {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(credentials),
+  });
+  const answer = await response.json();
+  if (!response.ok) {
+    showLogin(answer?.error?.message ?? `login failed (${response.status})`);
+    return false;
+  }
+  key = answer.data.key;
+  localStorage.setItem(KEY_STORAGE, key);
+  return true;
+}
+
+function showLogin(message = ""): void {
+  clearInterval(listTimer);
+  listTimer = undefined;
+  closeStream();
+  $("app").hidden = true;
+  $("logout").hidden = true;
+  $("login").hidden = false;
+  $("login-error").textContent = message;
+}
+
+/** The column headings, the same for terminals and commands. */
+const COLUMNS = ["command", "state", "cwd", "age"];
+for (const table of ["terminals", "commands"]) {
+  const row = document.createElement("tr");
+  for (const name of COLUMNS) {
+    row.append(Object.assign(document.createElement("th"), { textContent: name }));
+  }
+  $(table).querySelector("thead")!.replaceChildren(row);
+}
+
+function showApp(): void {
+  $("login").hidden = true;
+  $("app").hidden = false;
+  $("logout").hidden = false;
+  if (!term.element) term.open($("screen"));
+  refreshList();
+  listTimer ??= setInterval(refreshList, LIST_INTERVAL_MS);
+}
+
+function age(since: string): string {
+  const seconds = Math.max(0, Math.round((Date.now() - Date.parse(since)) / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)} h`;
+  return `${Math.floor(seconds / 86400)} d`;
+}
+
+function cell(text: string, title = text): HTMLTableCellElement {
+  const td = document.createElement("td");
+  td.textContent = text;
+  td.title = title;
+  return td;
+}
+
+function renderRows(kind: Kind, items: Listed[]): void {
+  const body = $(kind === "terminal" ? "terminals" : "commands").querySelector("tbody")!;
+  const rows = items.map((item) => {
+    const tr = document.createElement("tr");
+    tr.dataset.id = item.id;
+    tr.dataset.kind = kind;
+    tr.tabIndex = 0;
+    if (selected?.id === item.id) tr.classList.add("selected");
+    const exit = item.exitCode === undefined || item.exitCode === null
+      ? ""
+      : ` (exit ${item.exitCode})`;
+    tr.append(
+      cell(item.command, `${item.id}: ${item.command}`),
+      cell(item.state + exit),
+      cell(item.cwd),
+      cell(age(item.since), item.since),
+    );
+    const open = () => openView(kind, item.id, item.command);
+    tr.addEventListener("click", open);
+    tr.addEventListener("keydown", (event) => event.key === "Enter" && open());
+    return tr;
+  });
+  body.replaceChildren(...rows);
+}
+
+async function refreshList(): Promise<void> {
+  try {
+    const [terminals, commands] = await Promise.all([
+      api("/api/terminals").then((r) => r.json()) as Promise<{ data: TerminalList }>,
+      api("/api/commands").then((r) => r.json()) as Promise<{ data: CommandList }>,
+    ]);
+    renderRows(
+      "terminal",
+      terminals.data.terminals.map((t) => ({
+        id: t.id,
+        command: t.shell,
+        // The shell's own state (prompt, running, input) where the server reports it.
+        state: t.state ?? t.status,
+        cwd: t.cwd,
+        since: t.created,
+        exitCode: t.lastExitCode ?? t.exitStatus?.exitCode,
+      })),
+    );
+    renderRows(
+      "command",
+      commands.data.commands.map((c) => ({
+        id: c.token,
+        command: c.command,
+        state: c.status,
+        cwd: c.cwd,
+        since: c.started,
+        exitCode: c.exitCode,
+      })),
+    );
+    $("summary").textContent = `${terminals.data.count} terminals, ${commands.data.count} commands`;
+  } catch (error) {
+    if (!(error instanceof LoggedOut)) $("summary").textContent = "the server does not answer";
+  }
+}
+
+function closeStream(): void {
+  const old = socket;
+  socket = undefined;
+  old?.close(1000);
+  holder = null;
+}
+
+function setNotice(text: string): void {
+  $("notice").textContent = text;
+}
+
+function updateControls(): void {
+  const box = $<HTMLInputElement>("takeover");
+  box.checked = holder === "you";
+  box.disabled = !running;
+  $("takeover-label").hidden = selected?.kind !== "terminal";
+  $("recording").hidden = selected?.kind !== "terminal";
+  term.options.disableStdin = holder !== "you";
+  $("screen").classList.toggle("writable", holder === "you");
+  const state = !running
+    ? "ended"
+    : holder === "you"
+    ? "you have taken over: you type into it"
+    : holder === "other"
+    ? "another viewer has taken over"
+    : "watching (read-only)";
+  $("view-state").textContent = state;
+  $("view-state").title = state;
+}
+
+function openView(kind: Kind, id: string, command: string): void {
+  closeStream();
+  stopPlayer();
+  selected = { kind, id };
+  for (const row of document.querySelectorAll("tr.selected")) row.classList.remove("selected");
+  document.querySelector(`tr[data-id="${CSS.escape(id)}"]`)?.classList.add("selected");
+  $("view-title").textContent = `${id}: ${command}`;
+  setNotice("");
+  term.reset();
+  connect(kind, id);
+}
+
+function connect(kind: Kind, id: string): void {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  const ws = new WebSocket(
+    `${scheme}//${location.host}/api/${kind}s/${encodeURIComponent(id)}/stream`,
+    ["winterm", `winterm.key.${key}`],
+  );
+  ws.binaryType = "arraybuffer";
+  socket = ws;
+  ws.onmessage = (event) => {
+    if (socket !== ws) return;
+    if (typeof event.data !== "string") {
+      term.write(new Uint8Array(event.data as ArrayBuffer));
+      return;
+    }
+    const message = JSON.parse(event.data);
+    switch (message.type) {
+      case "hello":
+        term.reset();
+        running = message.running;
+        holder = message.holder;
+        // Pipes carry bare line feeds; a terminal's own output is drawn as it is.
+        term.options.convertEol = message.kind === "command" && message.mode === "pipe";
+        if (message.kind === "terminal") term.resize(message.cols, message.rows);
+        updateControls();
+        break;
+      case "resize":
+        term.resize(message.cols, message.rows);
+        break;
+      case "resync":
+        // This view fell behind and missed output: the next frame redraws the screen.
+        term.reset();
+        term.resize(message.cols, message.rows);
+        break;
+      case "control":
+        holder = message.holder;
+        if (holder === "you") sendSize();
+        updateControls();
+        if (holder === "you") term.focus();
+        break;
+      case "exit":
+        running = false;
+        holder = null;
+        updateControls();
+        setNotice(`ended: ${JSON.stringify(message.exitStatus)}`);
+        break;
+      case "error":
+        setNotice(message.message);
+        break;
+    }
+  };
+  ws.onclose = (event) => {
+    if (socket !== ws) return;
+    socket = undefined;
+    // A deliberate end (the program exited) stays; a lost connection is made again, and the
+    // server sends the screen afresh.
+    if (event.code === 1000) return;
+    setNotice("connection lost; reconnecting…");
+    setTimeout(() => {
+      if (selected?.kind !== kind || selected.id !== id || socket) return;
+      // Released meanwhile: it has left the list, and there is nothing to reconnect to.
+      if (!document.querySelector(`tr[data-id="${CSS.escape(id)}"]`)) {
+        return setNotice("it is gone (released)");
+      }
+      connect(kind, id);
+    }, RECONNECT_MS);
+  };
+}
+
+/** While holding the terminal, its size follows this window. */
+function sendSize(): void {
+  if (holder !== "you" || !socket) return;
+  const size = fit.proposeDimensions();
+  if (!size || !size.cols || !size.rows) return;
+  socket.send(JSON.stringify({ type: "resize", cols: size.cols, rows: size.rows }));
+}
+
+function stopPlayer(): void {
+  player?.dispose();
+  player = undefined;
+  $("player").hidden = true;
+  $("player").replaceChildren();
+  $("screen").hidden = false;
+  $("recording").textContent = "Replay recording";
+}
+
+async function replay(): Promise<void> {
+  if (selected?.kind !== "terminal") return;
+  if (player) return stopPlayer();
+  const response = await api(`/api/terminals/${encodeURIComponent(selected.id)}/recording`);
+  if (!response.ok) {
+    setNotice((await response.json())?.error?.message ?? "no recording");
+    return;
+  }
+  const cast = await response.text();
+  $("screen").hidden = true;
+  $("player").hidden = false;
+  $("recording").textContent = "Back to live";
+  player = AsciinemaPlayer.create({ data: cast }, $("player"), {
+    autoPlay: true,
+    fit: "width",
+    terminalFontSize: "small",
+    idleTimeLimit: 2,
+  }) as unknown as { dispose(): void };
+}
+
+term.onData((data) => {
+  if (holder === "you" && socket?.readyState === WebSocket.OPEN) socket.send(encoder.encode(data));
+});
+addEventListener("resize", () => sendSize());
+$("takeover").addEventListener("change", (event) => {
+  const on = (event.target as HTMLInputElement).checked;
+  socket?.send(JSON.stringify({ type: on ? "takeover" : "handback" }));
+});
+$("recording").addEventListener("click", () => replay().catch(() => {}));
+$("logout").addEventListener("click", async () => {
+  await api("/api/web/logout", { method: "POST", body: "{}" }).catch(() => {});
+  localStorage.removeItem(KEY_STORAGE);
+  key = "";
+  showLogin("Logged out.");
+});
+$("login-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const input = $<HTMLInputElement>("token");
+  const token = input.value.trim();
+  input.value = "";
+  if (token && await login({ token })) showApp();
+});
+
+async function start(): Promise<void> {
+  const code = new URLSearchParams(location.hash.slice(1)).get("login");
+  if (code) {
+    // The code leaves the address bar (and history) before anything else happens.
+    history.replaceState(null, "", location.pathname);
+    if (await login({ code })) return showApp();
+    return;
+  }
+  if (!key) return showLogin();
+  const session = await fetch("/api/web/session", {
+    credentials: "same-origin",
+    headers: { "x-winterm-key": key },
+  });
+  if (session.ok) showApp();
+  else showLogin();
+}
+
+// A login link opened in a tab that already shows the page changes only the fragment.
+addEventListener("hashchange", () => start());
+start();

@@ -1,0 +1,422 @@
+/**
+ * Live streams over WebSocket: `GET /api/terminals/:id/stream` (and, read-only,
+ * `/api/commands/:token/stream`), for the web view and for any other tool.
+ *
+ * The handshake passes every check an API request passes (Host, Origin, the bearer token or a
+ * web session; see app.ts), because it is answered by the same application: the upgrade
+ * request is handed to it, and only if its stream route accepts is the connection upgraded
+ * (anything else gets the application's own refusal, 401, 403 or 404). At most
+ * `maxStreams` streams are open at once (503 beyond).
+ *
+ * Server to client:
+ * - text `{"type":"hello","kind":"terminal","id","command","cols","rows","running","holder"}`,
+ * - one binary frame that redraws the screen at an exact output offset (a snapshot of the
+ *   engine's headless terminal, see Terminal.watch: a late joiner sees vim as it is), then
+ *   every byte of output from that offset on (what was kept since, then as it arrives), as
+ *   binary frames,
+ * - text `{"type":"resize","cols","rows"}`, `{"type":"control","holder":"you"|"other"|null}`,
+ *   `{"type":"error","message"}`, and `{"type":"exit","exitStatus"}` before a normal close.
+ *
+ * Client to server: text `{"type":"takeover"}` / `{"type":"handback"}`; while holding the
+ * terminal, binary frames (UTF-8) or `{"type":"input","data"}` are typed into it, and
+ * `{"type":"resize","cols","rows"}` resizes it (until it hands back). A client that has not
+ * taken over is read-only: its input is refused with an error message. Whoever may open a
+ * stream may take over (they could type through REST anyway); a web session's input is audited
+ * as `via: "web"`, a token client's as `via: "stream"`.
+ *
+ * Bounds: no more than `maxBufferedBytes` ever wait for one client. A terminal stream's client
+ * that falls further behind misses output until it has caught up (a quarter of the bound),
+ * then gets `{"type":"resync","cols","rows"}` and a frame that redraws the screen as it is
+ * then: its view is right again, and server memory never grows with a slow reader. (A
+ * command's stream has no screen to redraw: its client is disconnected instead.) Frames from
+ * clients are at most 64 KiB; typing waits for the terminal to take the previous input. A
+ * client that answers no ping within {@link PING_INTERVAL_MS} is dropped.
+ *
+ * @module
+ */
+import { type IncomingMessage, STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
+// @ts-types="npm:@types/ws@8.18.1"
+import type { RawData, WebSocket, WebSocketServer } from "ws";
+import { concatBytes } from "../../bytes.ts";
+import type { FrontEnd } from "../../engine/launching/audit.ts";
+import type { Command } from "../../engine/services/commands.ts";
+import type { Terminal, TerminalEvent, Watch } from "../../engine/services/terminals.ts";
+import { log } from "../../log.ts";
+import { rawErrorResponse } from "../listener.ts";
+import { STREAM_PROTOCOL } from "./sessions.ts";
+
+/** Largest frame a client may send. */
+export const MAX_CLIENT_FRAME = 64 * 1024;
+/** Pings go out this often; a client that has not answered the previous one is dropped. */
+export const PING_INTERVAL_MS = 30_000;
+/** Input waiting for the terminal beyond this pauses reading from the client. */
+const INPUT_HIGH_WATER = 64 * 1024;
+/** The paths that upgrade to a stream. */
+const STREAM_PATH = /^\/api\/(terminals|commands)\/[^/?#]+\/stream\/?(\?.*)?$/;
+/** How often a client that fell behind is looked at to see whether it has caught up. */
+const CATCH_UP_CHECK_MS = 50;
+
+/** Stream limits. */
+export interface StreamOptions {
+  maxStreams: number;
+  maxBufferedBytes: number;
+}
+
+/** What the application's stream route decided for an upgrade request. */
+export interface UpgradeTicket {
+  target?: { terminal: Terminal } | { command: Command };
+  via?: FrontEnd;
+}
+
+/** The application, as the stream hub asks it about an upgrade request. */
+export type AppFetch = (request: Request, env: { upgrade: UpgradeTicket }) => Promise<Response>;
+
+const encoder = new TextEncoder();
+/** WebSocket.OPEN. */
+const OPEN = 1;
+
+/** See the module documentation. */
+export class StreamHub {
+  #server: Promise<WebSocketServer> | undefined;
+  #open = new Set<WebSocket>();
+  #alive = new WeakSet<WebSocket>();
+  #pinger: ReturnType<typeof setInterval>;
+
+  constructor(private readonly options: StreamOptions) {
+    this.#pinger = setInterval(() => this.#ping(), PING_INTERVAL_MS);
+    Deno.unrefTimer(this.#pinger);
+  }
+
+  /** The WebSocket server, loaded with the first stream (a server nobody watches never loads it). */
+  #load(): Promise<WebSocketServer> {
+    this.#server ??= import("ws").then(({ WebSocketServer }) =>
+      new WebSocketServer({
+        noServer: true,
+        perMessageDeflate: false,
+        maxPayload: MAX_CLIENT_FRAME,
+        // The page offers "winterm" and its key; answer with the former (never echo the key).
+        handleProtocols: (protocols) => protocols.has(STREAM_PROTOCOL) ? STREAM_PROTOCOL : false,
+      })
+    );
+    return this.#server;
+  }
+
+  /** Streams open now. */
+  get size(): number {
+    return this.#open.size;
+  }
+
+  /**
+   * Answers an upgrade request: asks the application (every check, then the stream route),
+   * and upgrades only what it accepted.
+   */
+  async upgrade(req: IncomingMessage, socket: Duplex, head: Uint8Array, fetch: AppFetch) {
+    const refuse = (bytes: Uint8Array) => {
+      if (socket.writable) socket.end(bytes);
+      else socket.destroy();
+    };
+    // Only the stream routes upgrade; anything else asking to (an MCP event stream, say) is
+    // refused here, before the application would start an answer that never ends.
+    if (req.method !== "GET" || !STREAM_PATH.test(req.url ?? "")) {
+      return refuse(rawErrorResponse(
+        400,
+        "INVALID_INPUT",
+        "only /api/terminals/:id/stream and /api/commands/:token/stream are WebSockets",
+      ));
+    }
+    let request: Request;
+    try {
+      const headers = new Headers();
+      for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+        headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+      }
+      request = new Request(`http://${headers.get("host") ?? "invalid"}${req.url}`, {
+        method: req.method,
+        headers,
+      });
+    } catch (error) {
+      return refuse(rawErrorResponse(
+        400,
+        "INVALID_INPUT",
+        `malformed upgrade request: ${(error as Error).message}`,
+      ));
+    }
+    const ticket: UpgradeTicket = {};
+    let answer: Response;
+    try {
+      answer = await fetch(request, { upgrade: ticket });
+    } catch (error) {
+      log.error("stream upgrade failed", { error });
+      return refuse(rawErrorResponse(500, "INTERNAL_ERROR", "the upgrade failed unexpectedly"));
+    }
+    const { target, via } = ticket;
+    if (!target || !via) return refuse(await rawAnswer(answer));
+    if (this.#open.size >= this.options.maxStreams) {
+      return refuse(rawErrorResponse(
+        503,
+        "UNAVAILABLE",
+        `${this.#open.size} streams are open, the most allowed (WINTERM_STREAM_MAX_CONNECTIONS)`,
+        { limit: this.options.maxStreams },
+      ));
+    }
+    const server = await this.#load();
+    if (socket.destroyed) return;
+    server.handleUpgrade(req, socket, asBuffer(head), (ws) => {
+      this.#open.add(ws);
+      this.#alive.add(ws);
+      ws.on("pong", () => this.#alive.add(ws));
+      ws.on("error", (error) => log.debug("stream error", { error }));
+      ws.once("close", () => this.#open.delete(ws));
+      if ("terminal" in target) this.#serveTerminal(ws, target.terminal, via);
+      else this.#serveCommand(ws, target.command);
+    });
+  }
+
+  /** Closes every stream (the server is stopping). */
+  closeAll(): void {
+    clearInterval(this.#pinger);
+    for (const ws of this.#open) ws.terminate();
+    this.#open.clear();
+  }
+
+  #ping(): void {
+    for (const ws of this.#open) {
+      if (!this.#alive.has(ws)) {
+        log.debug("dropping a stream that answered no ping");
+        ws.terminate();
+        continue;
+      }
+      this.#alive.delete(ws);
+      ws.ping();
+    }
+  }
+
+  /** Whether more than the bound waits for `ws` (then it is told so in the log). */
+  #behind(ws: WebSocket): boolean {
+    if (ws.bufferedAmount <= this.options.maxBufferedBytes) return false;
+    log.warn("a stream client reads too slowly: it misses output until it catches up", {
+      buffered: ws.bufferedAmount,
+      limit: this.options.maxBufferedBytes,
+    });
+    return true;
+  }
+
+  #serveTerminal(ws: WebSocket, terminal: Terminal, via: FrontEnd): void {
+    const key = {};
+    const send = (data: string | Uint8Array) => {
+      if (ws.readyState === OPEN) ws.send(data);
+    };
+    const json = (message: Record<string, unknown>) => send(JSON.stringify(message));
+    const holderName = () => {
+      const holder = terminal.takeover.holder;
+      return holder ? holder.key === key ? "you" : "other" : null;
+    };
+    let watch: Watch | undefined;
+    let closed = false;
+    let exitSent = false;
+    /** Set while the client is too far behind: output is not sent until it catches up. */
+    let catchingUp: ReturnType<typeof setInterval> | undefined;
+    const stopControl = terminal.takeover.changes.add(() =>
+      json({ type: "control", holder: holderName() })
+    );
+    const input = new InputQueue(ws, terminal, via, (message) => json({ type: "error", message }));
+    ws.once("close", () => {
+      closed = true;
+      clearInterval(catchingUp);
+      watch?.stop();
+      stopControl();
+      terminal.takeover.release(key, terminal.running);
+    });
+    const exit = () => {
+      if (exitSent) return;
+      exitSent = true;
+      json({ type: "exit", exitStatus: terminal.exitStatus });
+      ws.close(1000, "the program exited");
+    };
+    /** Starts (again) from a snapshot: the screen, then every event after it. */
+    const begin = (hello: Record<string, unknown>): Promise<void> =>
+      terminal.watch(onEvent).then((started) => {
+        watch = started;
+        if (closed) return started.stop();
+        json({ ...hello, cols: started.cols, rows: started.rows });
+        send(started.snapshot);
+        started.start();
+        if (!terminal.running) exit();
+      }, (error) => {
+        log.error("cannot watch a terminal", { terminalId: terminal.id, error });
+        ws.close(1011, "the terminal cannot be watched");
+      });
+    const onEvent = (event: TerminalEvent) => {
+      if (event.type === "resize") json({ type: "resize", cols: event.cols, rows: event.rows });
+      else if (event.type === "exit") exit();
+      // A state change carries no bytes; the page's list shows the state.
+      else if (event.type === "output" && catchingUp === undefined) {
+        if (!this.#behind(ws)) return send(event.data);
+        catchingUp = setInterval(() => {
+          if (closed || ws.bufferedAmount > this.options.maxBufferedBytes / 4) return;
+          clearInterval(catchingUp);
+          catchingUp = undefined;
+          watch?.stop();
+          begin({ type: "resync" });
+        }, CATCH_UP_CHECK_MS);
+      }
+    };
+    ws.on("message", (data: RawData, binary: boolean) => {
+      if (binary) return input.push(key, rawBytes(data));
+      let message: { type?: unknown; cols?: unknown; rows?: unknown; data?: unknown };
+      try {
+        message = JSON.parse(rawBytes(data).length ? new TextDecoder().decode(rawBytes(data)) : "");
+      } catch {
+        return json({ type: "error", message: "a text frame must be a JSON message" });
+      }
+      switch (message?.type) {
+        case "takeover":
+          if (!terminal.running) return json({ type: "error", message: "the program has exited" });
+          return terminal.takeover.take(key, via);
+        case "handback":
+          return terminal.takeover.release(key);
+        case "resize": {
+          const { cols, rows } = message;
+          if (!isSize(cols) || !isSize(rows)) {
+            return json({ type: "error", message: "resize needs cols and rows, integers 1-1000" });
+          }
+          if (!terminal.running) return;
+          if (!terminal.takeover.resize(key, cols, rows)) {
+            return json({
+              type: "error",
+              message: "only the viewer that has taken over may resize (send takeover first)",
+            });
+          }
+          return;
+        }
+        case "input":
+          if (typeof message.data !== "string") {
+            return json({ type: "error", message: "input needs data, a string" });
+          }
+          return input.push(key, encoder.encode(message.data));
+        default:
+          return json({
+            type: "error",
+            message: "unknown message type: takeover, handback, resize and input are understood",
+          });
+      }
+    });
+    begin({
+      type: "hello",
+      kind: "terminal",
+      id: terminal.id,
+      command: terminal.command,
+      running: terminal.running,
+      holder: holderName(),
+    });
+  }
+
+  /** A one-shot command: its kept output, then what arrives (read-only). */
+  #serveCommand(ws: WebSocket, command: Command): void {
+    const send = (data: string | Uint8Array) => {
+      if (ws.readyState !== OPEN) return;
+      // No screen to redraw after a gap: a client that falls behind is let go.
+      if (this.#behind(ws)) return ws.terminate();
+      ws.send(data);
+    };
+    const exit = () => {
+      send(JSON.stringify({
+        type: "exit",
+        exitStatus: { exitCode: command.exitCode, signal: command.signal },
+        status: command.status,
+      }));
+      ws.close(1000, "the command ended");
+    };
+    ws.on(
+      "message",
+      () => send(JSON.stringify({ type: "error", message: "a command's stream is read-only" })),
+    );
+    send(JSON.stringify({
+      type: "hello",
+      kind: "command",
+      id: command.token,
+      command: command.display,
+      mode: command.mode,
+      running: command.running,
+      holder: null,
+    }));
+    // Kept output and live output meet in one call: nothing missed, nothing twice.
+    const { kept, stop } = command.watch((event) => {
+      if (event.type === "output") send(event.data);
+      else exit();
+    });
+    for (const bytes of kept) send(bytes);
+    if (!command.running) {
+      stop();
+      return exit();
+    }
+    ws.once("close", stop);
+  }
+}
+
+/**
+ * Typing from one stream client, in order, never more than {@link INPUT_HIGH_WATER} waiting:
+ * beyond that the client is not read until the terminal has taken what came before.
+ */
+class InputQueue {
+  #chain: Promise<void> = Promise.resolve();
+  #waiting = 0;
+  #decoder = new TextDecoder();
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly terminal: Terminal,
+    private readonly via: FrontEnd,
+    private readonly refuse: (message: string) => void,
+  ) {}
+
+  push(key: object, bytes: Uint8Array): void {
+    if (!this.terminal.takeover.holds(key)) {
+      return this.refuse('read-only: take over first ({"type":"takeover"}) to type');
+    }
+    // A character may be split between frames: the decoder keeps its start for the next one.
+    const text = this.#decoder.decode(bytes, { stream: true });
+    if (text === "") return;
+    this.#waiting += bytes.length;
+    if (this.#waiting > INPUT_HIGH_WATER) this.ws.pause();
+    this.#chain = this.#chain.then(async () => {
+      try {
+        if (this.terminal.takeover.holds(key)) await this.terminal.write(text, this.via);
+      } catch (error) {
+        this.refuse((error as Error).message);
+      } finally {
+        this.#waiting -= bytes.length;
+        if (this.#waiting <= INPUT_HIGH_WATER && this.ws.isPaused) this.ws.resume();
+      }
+    });
+  }
+}
+
+function isSize(value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 1000;
+}
+
+/** The bytes of a received frame. */
+function rawBytes(data: RawData): Uint8Array {
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  if (Array.isArray(data)) return concatBytes(data);
+  return data as Uint8Array;
+}
+
+/** ws wants a Buffer for the bytes read past the handshake. */
+function asBuffer(head: Uint8Array): Parameters<WebSocketServer["handleUpgrade"]>[2] {
+  return head as Parameters<WebSocketServer["handleUpgrade"]>[2];
+}
+
+/** An application answer, as the raw HTTP/1.1 bytes for a socket that will be closed after it. */
+async function rawAnswer(response: Response): Promise<Uint8Array> {
+  const body = new Uint8Array(await response.arrayBuffer());
+  const reason = response.statusText || STATUS_CODES[response.status] || "Error";
+  let head = `HTTP/1.1 ${response.status} ${reason}\r\n`;
+  for (const [name, value] of response.headers) {
+    if (name !== "content-length" && name !== "connection") head += `${name}: ${value}\r\n`;
+  }
+  head += `content-length: ${body.length}\r\nconnection: close\r\n\r\n`;
+  return concatBytes([encoder.encode(head), body]);
+}

@@ -1,0 +1,475 @@
+/**
+ * The WebSocket streams, recordings and web logins, against the real server over HTTP with
+ * a plain client: bytes arrive live with the token; no token, a wrong one and a foreign
+ * Origin are refused; a late joiner gets the screen as it is; only a client that took over
+ * types or resizes, audited, and the size comes back; a slow reader is cut off while others
+ * go on; streams are capped; recordings are asciicast v2 and bounded; the login link works
+ * once and a session needs its cookie, its key and this server's own page.
+ */
+import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
+// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client } from "../helpers/mcp.ts";
+import { type HttpServer, request, withHttp } from "../helpers/http.ts";
+import { eventually, tempDir } from "../helpers/process.ts";
+import { openStream, Refused, type StreamClient } from "../helpers/stream.ts";
+import { OutputBuffer } from "../../src/engine/output/buffer.ts";
+import { Screen } from "../../src/engine/output/screen.ts";
+
+/** A quiet shell (no rc files: see NOTES §9) with a plain prompt. */
+async function shell(server: HttpServer, extra: Record<string, unknown> = {}): Promise<string> {
+  const created = await request(server, "POST", "/api/terminals", {
+    body: { command: "bash", args: ["--norc", "--noprofile"], env: { PS1: "$ " }, ...extra },
+  });
+  assertEquals(created.status, 201, JSON.stringify(created.json));
+  return created.json.data.terminalId;
+}
+
+async function type(server: HttpServer, id: string, input: string): Promise<void> {
+  const sent = await request(server, "POST", `/api/terminals/${id}/input`, { body: { input } });
+  assertEquals(sent.status, 200, JSON.stringify(sent.json));
+}
+
+async function outputOf(server: HttpServer, id: string): Promise<string> {
+  return (await request(server, "GET", `/api/terminals/${id}/output?raw=true`)).json.data.output;
+}
+
+async function refusedWith(promise: Promise<unknown>): Promise<Refused> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof Refused) return error;
+    throw error;
+  }
+  throw new Error("the handshake was accepted");
+}
+
+withHttp(
+  "stream: hello, the current screen, then every byte live, with the token",
+  async (server) => {
+    const id = await shell(server, { cols: 90, rows: 20 });
+    await type(server, id, "echo before-$((6*7))");
+    let output = "";
+    await eventually(() => output.includes("before-42"), 10_000, async () => {
+      output = await outputOf(server, id);
+    });
+    const stream = await openStream(server, `/api/terminals/${id}/stream`);
+    try {
+      await stream.until(() => stream.frames.length >= 1, "the screen");
+      const hello = stream.messages[0];
+      assertEquals(
+        [hello.type, hello.kind, hello.id, hello.cols, hello.rows, hello.running, hello.holder],
+        ["hello", "terminal", id, 90, 20, true, null],
+      );
+      ok(stream.output().includes("before-42"), "the screen holds what was printed before");
+      await type(server, id, "for i in 1 2 3; do echo live-$i-$((i*11)); done");
+      await stream.until(() => stream.output().includes("live-3-33"), "live output");
+      // Raw bytes: the terminal's own line endings and escape sequences, as they came.
+      ok(stream.output().includes("live-1-11\r\n"));
+      await type(server, id, "exit 3");
+      await stream.until(() => stream.messages.some((m) => m.type === "exit"), "the exit");
+      assertEquals(stream.messages.find((m) => m.type === "exit").exitStatus, {
+        exitCode: 3,
+        signal: null,
+      });
+      assertEquals(await stream.closed, 1000);
+    } finally {
+      stream.close();
+    }
+  },
+);
+
+withHttp(
+  "stream: no token, a wrong token, a foreign Origin, another port's page are refused",
+  async (server) => {
+    const id = await shell(server);
+    const path = `/api/terminals/${id}/stream`;
+    assertEquals((await refusedWith(openStream(server, path, { token: null }))).status, 401);
+    assertEquals(
+      (await refusedWith(openStream(server, path, { token: "x".repeat(40) }))).status,
+      401,
+    );
+    const foreign = await refusedWith(openStream(server, path, { origin: "https://evil.example" }));
+    assertEquals(foreign.status, 403);
+    match(foreign.body, /Origin/);
+    // A token in the query string is not a credential.
+    const query = await refusedWith(
+      openStream(server, `${path}?token=${server.token}`, { token: null }),
+    );
+    assertEquals(query.status, 401);
+    // A page on another port of this machine, with a browser's cookie but without the key.
+    const login = await webLogin(server);
+    const otherPort = await refusedWith(openStream(server, path, {
+      token: null,
+      origin: "http://127.0.0.1:1",
+      headers: { cookie: login.cookie },
+      protocols: ["winterm", `winterm.key.${login.key}`],
+    }));
+    assertEquals(otherPort.status, 403);
+    const noKey = await refusedWith(openStream(server, path, {
+      token: null,
+      origin: server.url,
+      headers: { cookie: login.cookie },
+      protocols: ["winterm"],
+    }));
+    assertEquals(noKey.status, 401);
+    assertEquals(
+      (await refusedWith(openStream(server, "/api/terminals/term_nope/stream"))).status,
+      404,
+    );
+    // Not a WebSocket: told so. Nothing else upgrades (an MCP event stream would never end).
+    assertEquals((await request(server, "GET", path)).status, 426);
+    for (const other of ["/mcp", "/api/terminals", `/api/terminals/${id}/output`]) {
+      assertEquals((await refusedWith(openStream(server, other))).status, 400, other);
+    }
+    // The page's own session is accepted (cookie, key as subprotocol, this server's Origin).
+    const page = await openStream(server, path, {
+      token: null,
+      origin: server.url,
+      headers: { cookie: login.cookie },
+      protocols: ["winterm", `winterm.key.${login.key}`],
+    });
+    assertEquals(page.ws.protocol, "winterm");
+    page.close();
+  },
+);
+
+const AUDIT = `${tempDir("winterm-audit-")}/audit.jsonl`;
+
+withHttp(
+  "stream: read-only until take-over; input then reaches the shell (audited); resize only while held, restored after",
+  async (server) => {
+    const id = await shell(server, { cols: 80, rows: 24 });
+    const writer = await openStream(server, `/api/terminals/${id}/stream`);
+    const watcher = await openStream(server, `/api/terminals/${id}/stream`);
+    try {
+      await writer.until(() => writer.frames.length >= 1, "the screen");
+      writer.ws.send(new TextEncoder().encode("echo refused-$((2*2))\r"));
+      writer.send({ type: "resize", cols: 100, rows: 30 });
+      await writer.until(
+        () => writer.messages.filter((m) => m.type === "error").length >= 2,
+        "two refusals",
+      );
+      match(writer.messages.find((m) => m.type === "error").message, /take over/);
+      ok(!(await outputOf(server, id)).includes("refused-4"));
+
+      writer.send({ type: "takeover" });
+      await writer.until(() => writer.messages.some((m) => m.holder === "you"), "control");
+      await watcher.until(() => watcher.messages.some((m) => m.holder === "other"), "told");
+      // Binary frames, split inside a character, and text input messages.
+      const bytes = new TextEncoder().encode("echo typed-€-$((3*3))");
+      writer.ws.send(bytes.subarray(0, 14));
+      writer.ws.send(bytes.subarray(14));
+      writer.send({ type: "input", data: "\r" });
+      await watcher.until(
+        () => watcher.output().includes("typed-€-9"),
+        "the typed command's output",
+      );
+      writer.send({ type: "resize", cols: 100, rows: 30 });
+      await watcher.until(
+        () => watcher.messages.some((m) => m.type === "resize" && m.cols === 100),
+        "the resize",
+      );
+      // The watcher cannot take the size, or type.
+      watcher.send({ type: "resize", cols: 20, rows: 5 });
+      await watcher.until(() => watcher.messages.some((m) => m.type === "error"), "a refusal");
+      writer.send({ type: "handback" });
+      await watcher.until(
+        () => watcher.messages.some((m) => m.type === "resize" && m.cols === 80 && m.rows === 24),
+        "the size from before",
+      );
+      const info = (await request(server, "GET", "/api/terminals")).json.data.terminals[0];
+      assertEquals(info.id, id);
+    } finally {
+      writer.close();
+      watcher.close();
+    }
+    const audit = (await Deno.readTextFile(AUDIT)).trim().split("\n").map((line) =>
+      JSON.parse(line)
+    );
+    const mine = audit.filter((record) => record.id === id);
+    assertEquals(
+      mine.filter((r) => r.event === "takeover" || r.event === "handback").map((r) => [
+        r.event,
+        r.via,
+      ]),
+      [["takeover", "stream"], ["handback", "stream"]],
+    );
+    ok(mine.some((r) => r.event === "input" && r.via === "stream"));
+  },
+  { env: { WINTERM_AUDIT: AUDIT } },
+);
+
+withHttp("stream: a late joiner sees a full-screen program as it is", async (server) => {
+  const id = await shell(server, { cols: 60, rows: 12 });
+  await type(
+    server,
+    id,
+    "printf '\\033[?1049h\\033[2J\\033[1;1Htop-left\\033[6;20H\\033[7mFULL SCREEN\\033[0m\\033[12;1H%s' bot''tom; sleep 60",
+  );
+  let raw = "";
+  await eventually(
+    () => raw.includes("bottom"),
+    10_000,
+    async () => raw = await outputOf(server, id),
+  );
+  const stream = await openStream(server, `/api/terminals/${id}/stream`);
+  try {
+    await stream.until(() => stream.frames.length >= 1, "the screen");
+    // Drawn into a fresh terminal of the same size, the snapshot gives the same screen.
+    const drawn = new OutputBuffer();
+    const screen = new Screen(drawn, stream.messages[0].cols, stream.messages[0].rows);
+    drawn.append(stream.frames[0]);
+    const view = await screen.render();
+    screen.dispose();
+    ok(view.alternate, "on the alternate screen");
+    const rows = view.text.split("\n");
+    assertEquals(rows[0], "top-left");
+    assertEquals(rows[5], " ".repeat(19) + "FULL SCREEN");
+    assertEquals(rows[11], "bottom");
+    ok(!stream.frames[0].includes(0x07), "no stray bell");
+  } finally {
+    stream.close();
+  }
+});
+
+withHttp(
+  "stream: a client that stops reading gets no more than the bound queued; it catches up with a fresh screen",
+  async (server) => {
+    const id = await shell(server);
+    const path = `/api/terminals/${id}/stream`;
+    // A raw client: the handshake, then it reads nothing until the flood is over.
+    const { hostname, port } = new URL(server.url);
+    const stalled = await Deno.connect({ hostname, port: Number(port) });
+    await stalled.write(new TextEncoder().encode(
+      `GET ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\n` +
+        "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n" +
+        `Sec-WebSocket-Version: 13\r\nAuthorization: Bearer ${server.token}\r\n\r\n`,
+    ));
+    const head = new Uint8Array(256);
+    const n = await stalled.read(head);
+    match(new TextDecoder().decode(head.subarray(0, n ?? 0)), /^HTTP\/1.1 101/);
+    const reader = await openStream(server, path);
+    const FLOOD = 12_000_000;
+    try {
+      await type(
+        server,
+        id,
+        `head -c ${FLOOD} /dev/zero | tr '\\0' x; echo; echo flood-$((5*5))-done`,
+      );
+      // The reader sees the end: live, or in the screen it is sent after catching up.
+      await reader.until(
+        () => reader.output().includes("flood-25-done"),
+        "the flood's end",
+        120_000,
+      );
+      ok(
+        await eventually(() => server.stderr().includes("reads too slowly"), 10_000),
+        server.stderr(),
+      );
+      // Now the stalled client reads what there is: what the kernel held and at most the
+      // bound, then a fresh screen; never the whole flood.
+      let total = 0, text = "", resynced = false, ended = false;
+      const sink = new Uint8Array(1 << 16);
+      const decoder = new TextDecoder();
+      for (;;) {
+        const got = await Promise.race([
+          stalled.read(sink),
+          new Promise<"quiet">((resolve) => setTimeout(() => resolve("quiet"), 2000)),
+        ]);
+        if (got === "quiet" || got === null) break;
+        total += got;
+        text = (text + decoder.decode(sink.subarray(0, got), { stream: true })).slice(-4096);
+        resynced ||= text.includes('"type":"resync"');
+        ended ||= text.includes("flood-25-done");
+      }
+      // Without the bound it would get all of it: the server would have queued it.
+      ok(total < FLOOD / 2, `the stalled client got ${total} bytes`);
+      ok(resynced && ended, "it caught up with a fresh screen, and saw the end");
+    } finally {
+      reader.close();
+      stalled.close();
+    }
+  },
+  { env: { WINTERM_STREAM_MAX_BUFFERED_BYTES: "131072" } },
+);
+
+withHttp("stream: at most WINTERM_STREAM_MAX_CONNECTIONS at once (503 beyond)", async (server) => {
+  const id = await shell(server);
+  const path = `/api/terminals/${id}/stream`;
+  const open = [await openStream(server, path), await openStream(server, path)];
+  const refused = await refusedWith(openStream(server, path));
+  assertEquals(refused.status, 503);
+  match(refused.body, /WINTERM_STREAM_MAX_CONNECTIONS/);
+  open[0].close();
+  await open[0].closed;
+  // The server notices the close a moment later.
+  let again: StreamClient | undefined;
+  ok(
+    await eventually(() => again !== undefined, 5000, async () => {
+      again = await openStream(server, path).catch(() => undefined);
+    }),
+  );
+  again!.close();
+  open[1].close();
+}, { env: { WINTERM_STREAM_MAX_CONNECTIONS: "2" } });
+
+withHttp("recording: asciicast v2 of what the terminal printed and its resizes", async (server) => {
+  const id = await shell(server, { cols: 70, rows: 15 });
+  await type(server, id, "printf '中文%s\\n' -$((8*8)); echo rec-$((8*8))");
+  let raw = "";
+  // What only the output holds (the echoed command line has the arithmetic, not its result).
+  await eventually(
+    () => raw.includes("中文-64") && raw.includes("rec-64"),
+    10_000,
+    async () => raw = await outputOf(server, id),
+  );
+  const stream = await openStream(server, `/api/terminals/${id}/stream`);
+  stream.send({ type: "takeover" });
+  await stream.until(() => stream.messages.some((m) => m.holder === "you"), "control");
+  stream.send({ type: "resize", cols: 100, rows: 40 });
+  await stream.until(() => stream.messages.some((m) => m.type === "resize"), "the resize");
+  stream.close();
+  const response = await fetch(`${server.url}/api/terminals/${id}/recording`, {
+    headers: { authorization: `Bearer ${server.token}` },
+  });
+  assertEquals(response.status, 200);
+  match(response.headers.get("content-type")!, /^application\/x-asciicast/);
+  const [first, ...events] = (await response.text()).trimEnd().split("\n").map((line) =>
+    JSON.parse(line)
+  );
+  assertEquals([first.version, first.width, first.height], [2, 70, 15]);
+  match(first.command, /bash/);
+  const output = events.filter((e) => e[1] === "o").map((e) => e[2]).join("");
+  ok(output.includes("rec-64") && output.includes("中文-64"));
+  ok(events.some((e) => e[1] === "r" && e[2] === "100x40"));
+  ok(events.every((e, i) => i === 0 || e[0] >= events[i - 1][0]), "times in order");
+  // Anonymous: nothing.
+  const anonymous = await fetch(`${server.url}/api/terminals/${id}/recording`);
+  assertEquals(anonymous.status, 401);
+  await anonymous.body?.cancel();
+});
+
+withHttp("recording: stops at its bound with a marker, the live output goes on", async (server) => {
+  const id = await shell(server);
+  await type(server, id, "head -c 20000 /dev/zero | tr '\\0' y; echo; echo after-$((9*9))");
+  let raw = "";
+  await eventually(
+    () => raw.includes("after-81"),
+    10_000,
+    async () => raw = await outputOf(server, id),
+  );
+  const text = await (await fetch(`${server.url}/api/terminals/${id}/recording`, {
+    headers: { authorization: `Bearer ${server.token}` },
+  })).text();
+  const events = text.trimEnd().split("\n").slice(1).map((line) => JSON.parse(line));
+  const last = events[events.length - 1];
+  assertEquals(last[1], "m");
+  match(last[2], /WINTERM_RECORDING_MAX_BYTES/);
+  const recorded = events.filter((e) => e[1] === "o").reduce((n, e) => n + e[2].length, 0);
+  ok(recorded <= 8192, `${recorded} characters recorded`);
+}, { env: { WINTERM_RECORDING_MAX_BYTES: "8192" } });
+
+withHttp("commands: listed with their command line, streamed read-only", async (server) => {
+  const client = new Client({ name: "stream-tests", version: "1" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${server.token}` } },
+    }),
+  );
+  try {
+    await client.callTool({
+      name: "run_command",
+      arguments: { command: "echo cmd-$((4*4)); sleep 1; echo cmd-end" },
+    });
+    const list = await request(server, "GET", "/api/commands");
+    assertEquals(list.json.data.count, 1);
+    const command = list.json.data.commands[0];
+    match(command.command, /echo cmd-\$\(\(4\*4\)\)/);
+    const stream = await openStream(server, `/api/commands/${command.token}/stream`);
+    await stream.until(() => stream.output().includes("cmd-end"), "the command's output");
+    ok(stream.output().includes("cmd-16"));
+    await stream.until(() => stream.messages.some((m) => m.type === "exit"), "the end");
+    assertEquals(stream.messages.find((m) => m.type === "exit").exitStatus.exitCode, 0);
+  } finally {
+    await client.close();
+  }
+});
+
+/** Logs in like the page does, with the one-time link; returns the cookie and the key. */
+async function webLogin(server: HttpServer): Promise<{ cookie: string; key: string }> {
+  const code = new URL(server.loginLink).hash.match(/login=([\w-]+)/)![1];
+  const response = await fetch(`${server.url}/api/web/login`, {
+    method: "POST",
+    headers: { origin: server.url, "content-type": "application/json" },
+    body: JSON.stringify({ code }),
+  });
+  assertEquals(response.status, 200);
+  const key = (await response.json()).data.key;
+  return { cookie: response.headers.get("set-cookie")!.split(";")[0], key };
+}
+
+withHttp(
+  "web login: the link once, a session needs cookie, key and this server's page",
+  async (server) => {
+    // Anonymous: the page (no data in it), nothing from the API.
+    const page = await fetch(`${server.url}/`);
+    assertEquals(page.status, 200);
+    const html = await page.text();
+    ok(html.includes("<title>winterm</title>") && !html.includes(server.token));
+    match(page.headers.get("content-security-policy")!, /frame-ancestors 'none'/);
+    for (const path of ["/api/terminals", "/api/commands", "/api/web/session"]) {
+      assertEquals((await request(server, "GET", path, { token: null })).status, 401, path);
+    }
+    // A login forced from another page is refused before the code is even looked at.
+    const code = new URL(server.loginLink).hash.match(/login=([\w-]+)/)![1];
+    const forced = await fetch(`${server.url}/api/web/login`, {
+      method: "POST",
+      headers: { origin: "http://127.0.0.1:1", "content-type": "application/json" },
+      body: JSON.stringify({ code }),
+    });
+    assertEquals(forced.status, 403);
+    await forced.body?.cancel();
+    const login = await webLogin(server);
+    const again = await fetch(`${server.url}/api/web/login`, {
+      method: "POST",
+      headers: { origin: server.url, "content-type": "application/json" },
+      body: JSON.stringify({ code }),
+    });
+    assertEquals(again.status, 401, "the link works once");
+    await again.body?.cancel();
+    const asPage = (extra: Record<string, string> = {}) => ({
+      token: null,
+      headers: { cookie: login.cookie, "x-winterm-key": login.key, ...extra },
+    });
+    assertEquals((await request(server, "GET", "/api/terminals", asPage())).status, 200);
+    const noKey = asPage();
+    delete (noKey.headers as Record<string, string>)["x-winterm-key"];
+    assertEquals((await request(server, "GET", "/api/terminals", noKey)).status, 401);
+    // A state-changing request needs this server's Origin.
+    const post = { body: { command: "true" }, ...asPage() };
+    assertEquals((await request(server, "POST", "/api/terminals", post)).status, 403);
+    assertEquals(
+      (await request(server, "POST", "/api/terminals", {
+        ...post,
+        headers: { ...post.headers, origin: "http://localhost:9" },
+      })).status,
+      403,
+    );
+    // A fresh link, made with the token, logs another browser in; not with a session.
+    const link = await request(server, "POST", "/api/web/links");
+    assertEquals(link.status, 200);
+    match(link.json.data.url, /\/#login=/);
+    assertEquals(
+      (await request(server, "POST", "/api/web/links", {
+        ...asPage({ origin: server.url }),
+      })).status,
+      403,
+    );
+    // Logged out: the cookie is worth nothing.
+    const out = await request(server, "POST", "/api/web/logout", asPage({ origin: server.url }));
+    assertEquals(out.status, 200);
+    match(out.headers.get("set-cookie")!, /Max-Age=0/);
+    assertEquals((await request(server, "GET", "/api/terminals", asPage())).status, 401);
+  },
+);

@@ -1,0 +1,338 @@
+/**
+ * The web view in a real browser: Debian's chromium driven by playwright-core (headless,
+ * never downloading a browser), against the real server over HTTP. One server and one
+ * browser for the whole story, step by step: an anonymous browser gets nothing; the link on
+ * stderr logs it in (and leaves no secret in the page or its address); another site on this
+ * machine cannot use the browser's session; terminals made over MCP and REST are listed by
+ * their command line; output shows within 500 ms of arriving; a full-screen program looks
+ * right to a late joiner; typing after taking over reaches the shell (audited as web); a
+ * recording replays; logging out ends it.
+ */
+import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
+import type { Page } from "playwright-core";
+// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client } from "../helpers/mcp.ts";
+import { request, startHttpServer } from "../helpers/http.ts";
+import { eventually, tempDir } from "../helpers/process.ts";
+import { openStream } from "../helpers/stream.ts";
+import { launchBrowser } from "../helpers/browser.ts";
+
+/**
+ * The page's globals, as the callbacks that run in the browser use them: declared for this
+ * file only, so that the DOM's types stay out of the server's type-check.
+ */
+interface PageNode {
+  textContent: string | null;
+}
+declare const document: {
+  cookie: string;
+  querySelector(selector: string): PageNode | null;
+  querySelectorAll(selector: string): Iterable<PageNode>;
+  getElementById(id: string): { submit(): void } | null;
+};
+declare const localStorage: { getItem(key: string): string | null };
+declare const MutationObserver: new (callback: () => void) => {
+  observe(target: PageNode, options: Record<string, boolean>): void;
+  disconnect(): void;
+};
+
+/** The rows of the live view, as text. */
+function viewRows(page: Page): Promise<string[]> {
+  return page.$$eval(
+    "#screen .xterm-rows > div",
+    (rows) => rows.map((row) => row.textContent ?? ""),
+  );
+}
+
+/** Waits until the live view shows `text`. */
+async function viewShows(page: Page, text: string, timeout = 10_000): Promise<void> {
+  await page.waitForFunction(
+    (needle) => document.querySelector("#screen .xterm-rows")?.textContent?.includes(needle),
+    text,
+    { timeout },
+  );
+}
+
+const AUDIT = `${tempDir("winterm-web-audit-")}/audit.jsonl`;
+
+Deno.test({
+  name: "web view: the issue's proof, in a real browser",
+  // Linux only (where .ci/run installs chromium and vim); a missing browser fails loudly.
+  ignore: Deno.build.os !== "linux",
+  async fn(t) {
+    const server = await startHttpServer([], { WINTERM_AUDIT: AUDIT });
+    const browser = await launchBrowser();
+    const mcp = new Client({ name: "web-tests", version: "1" });
+    let evil: Deno.HttpServer | undefined;
+    try {
+      const context = await browser.newContext({ viewport: { width: 1400, height: 860 } });
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on("pageerror", (error) => errors.push(error.message));
+
+      await t.step("an anonymous browser gets the login form and nothing from /api", async () => {
+        await page.goto(server.url);
+        await page.waitForSelector("#login:not([hidden])");
+        const statuses = await page.evaluate(async () =>
+          await Promise.all(
+            ["/api/terminals", "/api/commands", "/api/web/session", "/api/terminals/x/recording"]
+              .map(async (path) => (await fetch(path)).status),
+          )
+        );
+        assertEquals(statuses, [401, 401, 401, 401]);
+        ok(!(await page.content()).includes(server.token));
+      });
+
+      await t.step("the link printed on stderr logs the browser in, once", async () => {
+        await page.goto(server.loginLink);
+        await page.waitForSelector("#app:not([hidden])");
+        assertEquals(page.url(), `${server.url}/`, "the code has left the address bar");
+        const cookies = await context.cookies(server.url);
+        assertEquals(cookies.length, 1);
+        const [cookie] = cookies;
+        assertEquals([cookie.httpOnly, cookie.sameSite], [true, "Strict"]);
+        match(cookie.name, /^winterm_session_\d+$/);
+        const code = new URL(server.loginLink).hash.slice("#login=".length);
+        const html = await page.content();
+        ok(!html.includes(server.token) && !html.includes(code), "no secret in the page");
+        const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }));
+        ok(!stored.includes(server.token) && !stored.includes(code));
+        ok(!(await page.evaluate(() => document.cookie)).includes("winterm_session"), "HttpOnly");
+        // The same link in another browser: used up.
+        const other = await browser.newContext();
+        const second = await other.newPage();
+        await second.goto(server.loginLink);
+        await second.waitForSelector("#login:not([hidden])");
+        match(await second.textContent("#login-error") ?? "", /already used or has expired/);
+        await other.close();
+      });
+
+      const created = await request(server, "POST", "/api/terminals", {
+        body: {
+          command: "bash",
+          args: ["--norc", "--noprofile"],
+          env: { PS1: "web$ " },
+          cols: 100,
+          rows: 28,
+        },
+      });
+      const id: string = created.json.data.terminalId;
+
+      await t.step("another site on this machine cannot use the browser's session", async () => {
+        // A page on another port of localhost: the same site, so the browser sends the cookie.
+        evil = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () =>
+          new Response(
+            "<!doctype html><title>evil</title><form id=f method=POST enctype=text/plain " +
+              `action="${server.url}/api/terminals/${id}/input"><input name='{"input":"echo pwned-' ` +
+              `value='x","x":"'></form>`,
+            { headers: { "content-type": "text/html" } },
+          ));
+        const evilUrl = `http://127.0.0.1:${(evil.addr as Deno.NetAddr).port}/`;
+        const attacker = await context.newPage();
+        await attacker.goto(evilUrl);
+        const result = await attacker.evaluate(async ({ base, id }) => {
+          const outcome: Record<string, string> = {};
+          try {
+            const r = await fetch(`${base}/api/terminals`, { credentials: "include" });
+            outcome.fetch = String(r.status);
+          } catch (error) {
+            outcome.fetch = `blocked: ${(error as Error).name}`;
+          }
+          try {
+            await fetch(`${base}/api/terminals/${id}/input`, {
+              method: "POST",
+              credentials: "include",
+              mode: "no-cors",
+              headers: { "content-type": "text/plain" },
+              body: JSON.stringify({ input: "echo pwned-by-fetch" }),
+            });
+          } catch {
+            // refused or opaque: either way nothing may happen
+          }
+          outcome.ws = await new Promise<string>((resolve) => {
+            const ws = new WebSocket(`${base.replace("http", "ws")}/api/terminals/${id}/stream`);
+            ws.onopen = () => resolve("open");
+            ws.onerror = () => resolve("refused");
+          });
+          return outcome;
+        }, { base: server.url, id });
+        ok(result.fetch.startsWith("blocked"), JSON.stringify(result));
+        assertEquals(result.ws, "refused");
+        // A plain form post (no script at all) to the input endpoint.
+        await Promise.all([
+          attacker.waitForNavigation().catch(() => {}),
+          attacker.evaluate(() => document.getElementById("f")!.submit()),
+        ]);
+        await attacker.close();
+        const output = (await request(server, "GET", `/api/terminals/${id}/output?raw=true`)).json
+          .data.output;
+        ok(!output.includes("pwned"), output);
+      });
+
+      await t.step(
+        "terminals made over MCP and over REST are listed by their command line",
+        async () => {
+          await mcp.connect(
+            new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+              requestInit: { headers: { authorization: `Bearer ${server.token}` } },
+            }),
+          );
+          const made = await mcp.callTool({
+            name: "terminal_create",
+            arguments: { command: "sh", args: ["-c", "echo made-over-mcp; exec sleep 300"] },
+          });
+          ok(!made.isError, JSON.stringify(made.content));
+          await page.waitForSelector(`#terminals tr[data-id="${id}"]`);
+          await page.waitForFunction(() =>
+            [...document.querySelectorAll("#terminals td:first-child")].some((cell) =>
+              cell.textContent?.includes("echo made-over-mcp")
+            )
+          );
+          match(
+            await page.textContent(`#terminals tr[data-id="${id}"] td:first-child`) ?? "",
+            /bash --norc --noprofile/,
+          );
+        },
+      );
+
+      await t.step("output appears in the view within 500 ms of arriving", async () => {
+        await page.click(`#terminals tr[data-id="${id}"]`);
+        await viewShows(page, "web$");
+        const plain = await openStream(server, `/api/terminals/${id}/stream`);
+        try {
+          const delays: number[] = [];
+          for (let round = 1; round <= 3; round++) {
+            const mark = `mark-${round}-${round * 1111}`;
+            // The page notes when the mark is drawn; the plain client when it arrives.
+            await page.evaluate((needle) => {
+              const rows = document.querySelector("#screen .xterm-rows")!;
+              const observer = new MutationObserver(() => {
+                if (!rows.textContent?.includes(needle)) return;
+                (globalThis as unknown as Record<string, number>)[needle] = Date.now();
+                observer.disconnect();
+              });
+              observer.observe(rows, { childList: true, subtree: true, characterData: true });
+            }, mark);
+            await request(server, "POST", `/api/terminals/${id}/input`, {
+              body: { input: `sleep 0.2; echo mark-${round}-$((${round}*1111))` },
+            });
+            await plain.until(() => plain.output().includes(`${mark}\r\n`), mark);
+            const arrived = Date.now();
+            const shown = await page.waitForFunction(
+              (needle) => (globalThis as unknown as Record<string, number>)[needle],
+              mark,
+              { timeout: 5000 },
+            );
+            delays.push((await shown.jsonValue() as number) - arrived);
+          }
+          ok(Math.max(...delays) < 500, `shown after ${delays.join(", ")} ms`);
+          console.error(`output shown ${delays.join(", ")} ms after reaching a plain client`);
+        } finally {
+          plain.close();
+        }
+      });
+
+      await t.step(
+        "typing in take-over mode reaches the shell (audited as web); read-only before",
+        async () => {
+          await page.click("#screen");
+          await page.keyboard.type("echo not-taken-over");
+          await page.check("#takeover");
+          await page.waitForFunction(() =>
+            document.querySelector("#view-state")?.textContent?.includes("you have taken over")
+          );
+          await page.keyboard.type("echo typed-by-person-$((6*7))");
+          await page.keyboard.press("Enter");
+          await viewShows(page, "typed-by-person-42");
+          const output = (await request(server, "GET", `/api/terminals/${id}/output?raw=true`)).json
+            .data.output;
+          ok(output.includes("typed-by-person-42") && !output.includes("not-taken-over"), output);
+          await page.uncheck("#takeover");
+          await page.waitForFunction(() =>
+            document.querySelector("#view-state")?.textContent?.includes("read-only")
+          );
+          const audit = (await Deno.readTextFile(AUDIT)).trim().split("\n").map((line) =>
+            JSON.parse(line)
+          ).filter((record) => record.id === id);
+          ok(audit.some((r) => r.event === "takeover" && r.via === "web"));
+          ok(audit.some((r) => r.event === "input" && r.via === "web"));
+          ok(audit.some((r) => r.event === "handback" && r.via === "web"));
+        },
+      );
+
+      await t.step("a full-screen program looks right, to a late joiner too", async () => {
+        const file = `${tempDir("winterm-web-")}/notes.txt`;
+        await Deno.writeTextFile(file, "first line\nsecond line\nthird line\n");
+        const editor = (await request(server, "POST", "/api/terminals", {
+          body: { command: "vim", args: ["-u", "NONE", "-N", "-n", file], cols: 90, rows: 20 },
+        })).json.data.terminalId as string;
+        // Let vim draw before anyone watches: the view starts from the engine's screen.
+        let raw = "";
+        ok(
+          await eventually(() => raw.includes("third line"), 10_000, async () => {
+            raw = (await request(server, "GET", `/api/terminals/${editor}/output?raw=true`)).json
+              .data.output;
+          }),
+        );
+        await page.waitForSelector(`#terminals tr[data-id="${editor}"]`);
+        await page.click(`#terminals tr[data-id="${editor}"]`);
+        await viewShows(page, "third line");
+        const rows = await viewRows(page);
+        assertEquals(rows.length, 20);
+        assertEquals(rows.slice(0, 4).map((row) => row.trimEnd()), [
+          "first line",
+          "second line",
+          "third line",
+          "~",
+        ]);
+        match(rows[19], /notes\.txt/);
+        // Live: vim redraws after a command typed by the person.
+        await page.check("#takeover");
+        await page.waitForFunction(() =>
+          document.querySelector("#view-state")?.textContent?.includes("you have taken over")
+        );
+        await page.keyboard.type("ggdd");
+        await page.waitForFunction(() =>
+          document.querySelector("#screen .xterm-rows > div")?.textContent?.startsWith(
+            "second line",
+          )
+        );
+        await page.keyboard.type(":q!");
+        await page.keyboard.press("Enter");
+        await page.waitForFunction(() =>
+          document.querySelector("#view-state")?.textContent?.includes("ended")
+        );
+      });
+
+      await t.step("a recording replays", async () => {
+        await page.click(`#terminals tr[data-id="${id}"]`);
+        await viewShows(page, "typed-by-person-42");
+        await page.click("#recording");
+        await page.waitForSelector("#player .ap-player");
+        await page.waitForFunction(
+          () => document.querySelector("#player")?.textContent?.includes("mark-1-1111"),
+          null,
+          { timeout: 15_000 },
+        );
+      });
+
+      await t.step("logging out ends the session", async () => {
+        await page.click("#logout");
+        await page.waitForSelector("#login:not([hidden])");
+        const status = await page.evaluate(async () =>
+          (await fetch("/api/terminals", {
+            headers: { "x-winterm-key": localStorage.getItem("winterm.key") ?? "" },
+          })).status
+        );
+        assertEquals(status, 401);
+        assertEquals(errors, [], "no script errors");
+      });
+    } finally {
+      await mcp.close().catch(() => {});
+      await browser.close();
+      await evil?.shutdown();
+      await server.stop();
+    }
+  },
+});

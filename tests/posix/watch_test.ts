@@ -1,0 +1,144 @@
+/**
+ * Watching a terminal while it prints: a viewer that joins at any moment gets exactly the
+ * output after its snapshot's offset (nothing missed, nothing twice), and drawing the snapshot
+ * and then every event ends with the same screen as the engine's own; a resize in between is
+ * part of the story. Real PTYs, the engine's TerminalService.
+ */
+import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
+import {
+  compilePattern,
+  type TerminalEvent,
+  TerminalService,
+  type Watch,
+} from "../../src/engine/services/terminals.ts";
+import { OutputBuffer } from "../../src/engine/output/buffer.ts";
+import { Screen } from "../../src/engine/output/screen.ts";
+import { concat } from "../helpers/process.ts";
+
+Deno.test({
+  name: "viewers joining at any moment end with the engine's own screen",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    const terminals = new TerminalService();
+    // 8,000 coloured lines in bursts over about a second, then a full-screen switch.
+    const script = "for i in $(seq 1 8000); do printf 'line %d \\033[3%dmcolour\\033[0m\\n' $i " +
+      "$((i % 8)); [ $((i % 500)) = 0 ] && sleep 0.06; done; " +
+      "printf '\\033[?1049h\\033[5;5Hfull screen'; sleep 30";
+    const terminal = terminals.create({ command: "sh", args: ["-c", script], cols: 70, rows: 15 });
+    const viewers: { screen: Screen; watch: Watch; received: Uint8Array[] }[] = [];
+    const end = () => terminal.stats().totalBytes;
+    try {
+      // Join while the output streams (the last ones after it has stopped).
+      for (let tries = 0; tries < 400 && end() === 0; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      for (let joined = 0; joined < 6; joined++) {
+        await new Promise((resolve) => setTimeout(resolve, 40 * joined));
+        if (joined === 3) terminal.resize(60, 12);
+        // A viewer: its own emulator, drawing the snapshot and then every event, in order.
+        const drawn = new OutputBuffer();
+        const viewer: { screen?: Screen } = {};
+        const received: Uint8Array[] = [];
+        const watch = await terminal.watch((event) => {
+          if (event.type === "output") {
+            received.push(event.data.slice());
+            drawn.append(event.data);
+          } else if (event.type === "resize") viewer.screen!.resize(event.cols, event.rows);
+        });
+        const screen = viewer.screen = new Screen(drawn, watch.cols, watch.rows);
+        drawn.append(watch.snapshot);
+        watch.start();
+        viewers.push({ screen, watch, received });
+      }
+      let engineView = "";
+      for (let tries = 0; tries < 200 && !engineView.includes("full screen"); tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        engineView = (await terminal.screen()).text;
+      }
+      ok(engineView.includes("full screen"), engineView);
+      const expected = await terminal.screen();
+      ok(
+        viewers.some(({ watch }) => watch.offset > 0 && watch.offset < end() * 0.9),
+        "someone joined while it printed",
+      );
+      // All of it is still kept (8,000 lines < the 10,000 kept) and fits one raw read.
+      const all = terminal.acpOutput(true);
+      ok(!all.truncated);
+      const output = new TextEncoder().encode(all.output);
+      assertEquals(output.length, end());
+      for (const [i, { screen, watch, received }] of viewers.entries()) {
+        // Exactly the bytes after the snapshot's offset.
+        const got = concat(received), kept = output.subarray(watch.offset);
+        assertEquals(got.length, kept.length, `viewer ${i}: ${got.length} bytes after its offset`);
+        ok(got.every((byte, at) => byte === kept[at]), `viewer ${i}: the same bytes`);
+        const seen = await screen.render();
+        assertEquals(
+          [seen.text, seen.cols, seen.rows, seen.alternate, seen.cursorX, seen.cursorY],
+          [
+            expected.text,
+            expected.cols,
+            expected.rows,
+            expected.alternate,
+            expected.cursorX,
+            expected.cursorY,
+          ],
+          `viewer ${i}`,
+        );
+      }
+    } finally {
+      for (const { screen, watch } of viewers) {
+        watch.stop();
+        screen.dispose();
+      }
+      await terminals.shutdown(200);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a viewer joining while the screen is behind gets the output kept after its snapshot, resizes in place",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    const terminals = new TerminalService();
+    // Whole-screen scrolls cost the emulator the most: 200,000 of them take it many seconds,
+    // far beyond the second a look at the screen may take.
+    const script = "s=$(printf '\\033[24S'); yes \"$s\" | head -n 200000 | tr -d '\\n'; " +
+      "printf 'done\\n'; read line; printf 'after\\n'; sleep 30";
+    const terminal = terminals.create({ command: "sh", args: ["-c", script], cols: 80, rows: 24 });
+    let watch: Watch | undefined;
+    const until = async (text: string) => {
+      const pattern = compilePattern(text, "", "pattern");
+      assertEquals((await terminal.wait({ pattern, timeoutMs: 20_000 })).condition, "pattern");
+    };
+    try {
+      await until("done");
+      ok((await terminal.screen()).unrenderedBytes > 0, "the screen is behind");
+      const resizedAt = terminal.stats().totalBytes;
+      terminal.resize(60, 20);
+      await terminal.write("go\r");
+      await until("after");
+      const events: TerminalEvent[] = [];
+      watch = await terminal.watch((event) => events.push(event));
+      const end = terminal.stats().totalBytes;
+      ok(watch.offset < resizedAt, `the snapshot at ${watch.offset}, the resize at ${resizedAt}`);
+      assertEquals([watch.cols, watch.rows], [80, 24]);
+      watch.start();
+      // Exactly the kept bytes after the snapshot's offset, the resize where it happened.
+      const all = new TextEncoder().encode(terminal.acpOutput(true).output);
+      assertEquals(all.length, end);
+      const resize = events.findIndex((event) => event.type === "resize");
+      assertEquals(events[resize], { type: "resize", cols: 60, rows: 20 });
+      const bytes = (from: number, to?: number) =>
+        concat(
+          events.slice(from, to).flatMap((event) => event.type === "output" ? [event.data] : []),
+        );
+      assertEquals(bytes(0, resize), all.subarray(watch.offset, resizedAt));
+      assertEquals(bytes(resize + 1), all.subarray(resizedAt));
+      match(new TextDecoder().decode(bytes(resize + 1)), /after/);
+    } finally {
+      watch?.stop();
+      await terminals.shutdown(200);
+    }
+  },
+});

@@ -115,7 +115,7 @@ Deno.test("a stream cleaned in pieces reads as the whole cleaned at once", () =>
 });
 
 Deno.test("a character split between two pieces (a surrogate pair) is one character", () => {
-  const input = "aa\r\u{1F389}b";
+  const input = "aa\r\u{1F389}";
   for (let cut = 0; cut <= input.length; cut++) {
     const cleaner = new Cleaner();
     const streamed = cleaner.push(input.slice(0, cut)) + cleaner.push(input.slice(cut)) +

@@ -8,14 +8,11 @@
  * ```
  * @module
  */
-import process from "node:process";
 import { type Config, ConfigError, parseConfig, USAGE } from "./src/config.ts";
-import { Engine } from "./src/engine/mod.ts";
-import { startHttp, UnsafeConfigError } from "./src/http/server.ts";
+import type { Engine } from "./src/engine/mod.ts";
 import { flushLog, log, setLogLevel } from "./src/log.ts";
-import { toolsFor } from "./src/mcp/profiles.ts";
-import { StdioServerTransport } from "./src/mcp/sdk.ts";
 import { createMcpServer } from "./src/mcp/server.ts";
+import { StdioTransport } from "./src/mcp/stdio.ts";
 import { NAME, VERSION } from "./src/version.ts";
 
 /** Children get this long to exit on their first signal at shutdown; the exit stays under 2 s. */
@@ -23,6 +20,11 @@ const SHUTDOWN_GRACE_MS = 500;
 const SHUTDOWN_DEADLINE_MS = 1800;
 /** How long the last log lines may take to reach stderr at exit. */
 const LOG_FLUSH_MS = 200;
+/**
+ * Over stdio the engine loads once `initialize` is answered (see `main`); a client that says
+ * nothing for this long does not hold up the supervision of what predecessors left.
+ */
+const ENGINE_LOAD_FALLBACK_MS = 500;
 
 function fail(message: string, usage = false): never {
   console.error(`${NAME}: ${message}${usage ? `\n\n${USAGE}` : ""}`);
@@ -44,7 +46,7 @@ function readConfig(): { config: Config; help: boolean; version: boolean } {
  * requested stop; non-zero when the server cannot go on, so that a supervisor restarts it).
  */
 function shutdownOnce(
-  engine: Engine,
+  engine: () => Promise<Engine>,
   stopServing: () => Promise<void>,
 ): (reason: string, code?: number) => void {
   let stopping = false;
@@ -52,16 +54,41 @@ function shutdownOnce(
     if (stopping) return;
     stopping = true;
     (code === 0 ? log.info : log.error)("shutting down", { reason, exitCode: code });
+    let started: Engine | undefined;
     const exit = () => {
-      engine.killEverything();
+      started?.killEverything();
       Deno.exit(code);
     };
     setTimeout(exit, SHUTDOWN_DEADLINE_MS);
-    Promise.all([stopServing().catch(() => {}), engine.shutdown(SHUTDOWN_GRACE_MS)])
+    const stopEngine = engine().then((loaded) => {
+      started = loaded;
+      return loaded.shutdown(SHUTDOWN_GRACE_MS);
+    });
+    Promise.all([stopServing().catch(() => {}), stopEngine])
       .catch((error) => log.error("shutdown failed", { error }))
       .then(() => flushLog(LOG_FLUSH_MS))
       .finally(exit);
   };
+}
+
+/**
+ * Returns the function that loads the engine (on first call; later calls get the same promise).
+ * It is imported, not loaded with main.ts, so that answering `initialize` waits for nothing
+ * but the MCP SDK. A configuration it cannot start with (a bad policy, an unwritable audit
+ * log) ends the server with exit code 2, as before it would serve.
+ */
+function engineLoader(config: Config): () => Promise<Engine> {
+  let loading: Promise<Engine> | undefined;
+  return () =>
+    loading ??= import("./src/engine/mod.ts").then(({ Engine }) => {
+      try {
+        const engine = new Engine(config);
+        log.info("answering for the processes it starts", { ...engine.supervision });
+        return engine;
+      } catch (error) {
+        fail((error as Error).message);
+      }
+    });
 }
 
 /** SIGINT, SIGTERM and SIGHUP (its terminal went away) end the server in order. */
@@ -84,18 +111,15 @@ async function main(): Promise<void> {
     log.error("unhandled rejection", { error: event.reason, stack: event.reason?.stack });
   });
 
-  let engine: Engine;
-  try {
-    engine = new Engine(config);
-  } catch (error) {
-    fail((error as Error).message);
-  }
-  log.info("answering for the processes it starts", { ...engine.supervision });
-
+  const engine = engineLoader(config);
   if (config.http) {
+    const [loaded, { startHttp, UnsafeConfigError }] = await Promise.all([
+      engine(),
+      import("./src/http/server.ts"),
+    ]);
     let http;
     try {
-      http = startHttp(engine, config.http, config.tools);
+      http = startHttp(loaded, config.http, config.tools);
     } catch (error) {
       if (error instanceof UnsafeConfigError) fail(error.message);
       fail(
@@ -109,15 +133,29 @@ async function main(): Promise<void> {
     return;
   }
 
-  const server = createMcpServer(toolsFor(config.tools, engine, "mcp-stdio"), "local");
-  const shutdown = shutdownOnce(engine, () => server.close());
+  // The tools (their schemas, the engine, the output pipeline) load after `initialize` is
+  // answered: when the client says it is initialized, asks for tools, or goes quiet. Loading
+  // them at once would put their evaluation in front of the answer whenever the request
+  // arrives while they load.
+  const tools = () =>
+    Promise.all([engine(), import("./src/mcp/profiles.ts")]).then(([loaded, { toolsFor }]) =>
+      toolsFor(config.tools, loaded, "mcp-stdio")
+    );
+  let toolsLoading: ReturnType<typeof tools> | undefined;
+  const loadTools = () => toolsLoading ??= tools();
+  const server = createMcpServer(loadTools, "local");
+  const transport = new StdioTransport();
+  const shutdown = shutdownOnce(engine, async () => {
+    await server.close();
+    await transport.flushed();
+  });
   onSignals(shutdown);
   server.onclose = () => shutdown("transport closed");
-  // The SDK's stdio transport does not notice the end of stdin (typescript-sdk#2002).
-  process.stdin.on("end", () => shutdown("stdin closed"));
-  process.stdin.on("close", () => shutdown("stdin closed"));
-  process.stdout.on("error", () => shutdown("stdout closed"));
-  await server.connect(new StdioServerTransport());
+  server.oninitialized = () => void loadTools();
+  setTimeout(loadTools, ENGINE_LOAD_FALLBACK_MS);
+  transport.ended.then(() => shutdown("stdin closed"));
+  transport.outputFailed.then(() => shutdown("stdout closed"));
+  await server.connect(transport);
   log.info("serving MCP on stdio", { version: VERSION, pid: Deno.pid, tools: config.tools });
 }
 

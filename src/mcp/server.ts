@@ -18,9 +18,11 @@ import { log } from "../log.ts";
 import { EngineError } from "../engine/errors.ts";
 import { NAME, VERSION } from "../version.ts";
 import {
+  AjvJsonSchemaValidator,
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
+  type jsonSchemaValidator,
   ListToolsRequestSchema,
   McpError,
   type RequestHandlerExtra,
@@ -29,8 +31,7 @@ import {
   type ServerRequest,
   type Tool,
 } from "./sdk.ts";
-import { validationErrors } from "../schema.ts";
-import { type ToolContext, type ToolDefinition } from "./tool.ts";
+import type { ToolContext, ToolDefinition } from "./tool.ts";
 
 const INSTRUCTIONS = "Real terminals for agents. One-shot commands: run_command with wait_ms " +
   "answers status, exit code and output in one call (output over 16 KiB shows its first and last " +
@@ -46,18 +47,39 @@ const INSTRUCTIONS = "Real terminals for agents. One-shot commands: run_command 
  */
 export type Audience = "local" | "remote";
 
-/** Creates a server offering `tools` to `audience`. */
-export function createMcpServer(tools: ToolDefinition[], audience: Audience): Server {
+/** The tools and what checks their arguments, once both are loaded. */
+interface LoadedTools {
+  byName: Map<string, ToolDefinition>;
+  listed: Tool[];
+  validationErrors: (schema: ToolDefinition["input"], value: unknown) => string[];
+}
+
+/**
+ * Creates a server offering `tools` to `audience`. `tools` may be a loader, called on the first
+ * tool request: the server answers `initialize` without them. The argument checker (TypeBox's
+ * compiler), which `initialize` does not need either, is imported then too.
+ */
+export function createMcpServer(
+  tools: ToolDefinition[] | (() => Promise<ToolDefinition[]>),
+  audience: Audience,
+): Server {
   const server = new Server(
     { name: NAME, version: VERSION },
-    { capabilities: { tools: {}, logging: {} }, instructions: INSTRUCTIONS },
+    {
+      capabilities: { tools: {}, logging: {} },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: lazyAjv(),
+    },
   );
-  const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  let listed: Tool[] | undefined;
-  server.setRequestHandler(ListToolsRequestSchema, () => {
-    listed ??= tools.map(describeTool);
-    return { tools: listed };
-  });
+  let loaded: Promise<LoadedTools> | undefined;
+  const ready = () =>
+    loaded ??= Promise.all([typeof tools === "function" ? tools() : tools, import("../schema.ts")])
+      .then(([list, schema]) => ({
+        byName: new Map(list.map((tool) => [tool.name, tool])),
+        listed: list.map(describeTool),
+        validationErrors: schema.validationErrors,
+      }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await ready()).listed }));
   const received = new WeakMap<object, unknown>();
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name } = request.params;
@@ -65,6 +87,7 @@ export function createMcpServer(tools: ToolDefinition[], audience: Audience): Se
     // must be refused like any other unknown argument.
     const args = (received.get(extra) as { arguments?: Record<string, unknown> } | undefined)
       ?.arguments ?? request.params.arguments ?? {};
+    const { byName, validationErrors } = await ready();
     const tool = byName.get(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const problems = validationErrors(tool.input, args);
@@ -83,6 +106,16 @@ export function createMcpServer(tools: ToolDefinition[], audience: Audience): Se
   });
   checkRequestsFirst(server, received);
   return server;
+}
+
+/**
+ * The SDK's own validator (Ajv), made when first asked for: the server checks a client's
+ * answers against a schema only for elicitation, and making Ajv (its meta-schemas and formats)
+ * took 5-7 ms of every start, in front of the `initialize` answer.
+ */
+function lazyAjv(): jsonSchemaValidator {
+  let ajv: AjvJsonSchemaValidator | undefined;
+  return { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) };
 }
 
 /** A request handler as the SDK's protocol layer keeps it (the request is checked inside). */

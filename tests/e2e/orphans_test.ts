@@ -161,6 +161,43 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: "orphans: a command or a shell that ends by itself leaves no process behind",
+  ignore: !linux,
+  async fn() {
+    const mcp = await connect([], { WINTERM_STATE_DIR: STATE_DIR });
+    try {
+      const escaping = Object.entries(KINDS).filter(([kind]) => kind !== "foreground");
+      const markers: string[] = [];
+      for (const [index, [, code]] of escaping.entries()) {
+        const mark = marker();
+        markers.push(mark);
+        // Started, then the command ends at once: what it left must not outlive it.
+        const { status } = await mcp.callOk<{ status: string }>("run_command", {
+          command: `${code(mark)}${code(mark).endsWith("&") ? "" : ";"} sleep 0.2; exit 0`,
+          shell_type: "sh",
+          use_pty: index % 2 === 0,
+          wait_ms: 20_000,
+        });
+        assertEquals(status, "completed");
+      }
+      const terminals = (await startTerminals(mcp)).slice(1); // not the foreground kind's
+      for (const { terminalId, markers: own } of terminals) {
+        markers.push(...own);
+        await mcp.callOk("terminal_write", {
+          terminalId,
+          input: "sleep 0.2; exit",
+          exit: true,
+          timeoutMs: 20_000,
+        });
+      }
+      await noneLeft(markers, "ended by itself");
+    } finally {
+      await mcp.close();
+    }
+  },
+});
+
 /** A server with one command and one terminal of each kind running. */
 async function busyServer() {
   const mcp = await connect([], { WINTERM_STATE_DIR: STATE_DIR });

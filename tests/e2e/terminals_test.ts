@@ -419,7 +419,7 @@ withServer("resize reaches the program", async (mcp) => {
 });
 
 withServer("64 terminals live at once; the 65th is refused", async (mcp) => {
-  const ids = [];
+  const ids: string[] = [];
   for (let i = 0; i < 64; i++) {
     ids.push((await mcp.callOk<Created>("terminal_create", { shell: "sh" })).terminalId);
   }
@@ -447,10 +447,19 @@ withServer("64 terminals live at once; the 65th is refused", async (mcp) => {
       })
     ),
   );
-  ok(
-    answers.every((answer) => answer.condition === "pattern"),
-    JSON.stringify(answers.filter((answer) => answer.condition !== "pattern")),
+  // On failure, what each terminal that did not answer shows (load, or input lost?).
+  const missing = await Promise.all(
+    answers.flatMap((answer, i) => answer.condition === "pattern" ? [] : [i]).map(async (i) => ({
+      i,
+      answer: answers[i],
+      shown: (await mcp.callOk<{ output: string }>("terminal_read", {
+        terminalId: ids[i],
+        mode: "tail",
+        tailLines: 5,
+      })).output,
+    })),
   );
+  ok(missing.length === 0, JSON.stringify(missing));
   await mcp.callOk("terminal_release", { terminalId: ids[0] });
   await mcp.callOk("terminal_create", { shell: "sh" });
 });

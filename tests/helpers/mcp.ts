@@ -18,9 +18,12 @@ export { Client };
 
 /** The entry point. */
 export const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
-/** The permission flags of `deno task start`, so tests run the server exactly as users do. */
+/**
+ * The flags of `deno task start` (permissions, and V8's), so tests run the server exactly as
+ * users do.
+ */
 export const START_FLAGS = config.tasks.start.split(" ").filter((word) =>
-  word.startsWith("--allow")
+  word.startsWith("--allow") || word.startsWith("--v8-flags")
 );
 
 /** A connected client and the server process it talks to. */

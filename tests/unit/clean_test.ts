@@ -114,6 +114,18 @@ Deno.test("a stream cleaned in pieces reads as the whole cleaned at once", () =>
   );
 });
 
+Deno.test("a character split between two pieces (a surrogate pair) is one character", () => {
+  const input = "aa\r\u{1F389}";
+  for (let cut = 0; cut <= input.length; cut++) {
+    const cleaner = new Cleaner();
+    const streamed = cleaner.push(input.slice(0, cut)) + cleaner.push(input.slice(cut)) +
+      cleaner.end();
+    assertEquals(streamed, cleanTerminalText(input), `cut at ${cut}`);
+  }
+  const alone = new Cleaner();
+  assertEquals(alone.push("x\uD83C") + alone.end(), "x\uD83C", "a lone half is kept at the end");
+});
+
 Deno.test("a limit stops the cleaner early, and going on from there loses nothing", () => {
   // With no cursor movement, lines are independent: what is read up to the stop, then the rest,
   // is the whole.

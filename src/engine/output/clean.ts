@@ -316,6 +316,9 @@ export interface CleanerOptions {
   keepLine?: number;
 }
 
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+
 /**
  * A stream's cleaner: feed it the stream's text in pieces; it returns each line once the line
  * is complete. See the module documentation.
@@ -341,6 +344,11 @@ export class Cleaner {
   #consumed = 0;
   /** Lines of the current push already added to the size count. */
   #counted = 0;
+  /**
+   * A high surrogate that ended the last input: the first half of a character whose second half
+   * comes in the next one (written alone only if it does not).
+   */
+  #highSurrogate = "";
 
   /**
    * Cleans the next piece of the stream; returns the lines it completed, each ending in "\n".
@@ -357,6 +365,12 @@ export class Cleaner {
     // The unfinished line's size at the start does not count against this push's limit.
     let produced = -line.size;
     let i = 0;
+    if (this.#highSurrogate) {
+      const pair = this.#state === State.Ground && isLowSurrogate(input.charCodeAt(0));
+      line.write(pair ? this.#highSurrogate + input[0] : this.#highSurrogate);
+      this.#highSurrogate = "";
+      if (pair) i = 1;
+    }
     while (i < n) {
       if (this.#state === State.Ground) {
         if (limit !== Infinity) {
@@ -369,7 +383,9 @@ export class Cleaner {
         const stop = match ? match.index : n;
         if (stop > i) {
           this.#resolveReturn(false);
-          line.write(input.slice(i, stop));
+          const split = stop === n && isHighSurrogate(input.charCodeAt(n - 1));
+          if (split) this.#highSurrogate = input[n - 1];
+          line.write(input.slice(i, split ? n - 1 : stop));
         }
         if (stop >= n) {
           i = n;
@@ -440,6 +456,8 @@ export class Cleaner {
 
   /** Ends the stream: returns the unfinished line and starts afresh. */
   end(): string {
+    if (this.#highSurrogate) this.#line.write(this.#highSurrogate);
+    this.#highSurrogate = "";
     this.#state = State.Ground;
     this.#pendingReturn = false;
     this.#sequenceStart = -1;

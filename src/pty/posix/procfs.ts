@@ -43,6 +43,35 @@ export function processIds(): number[] {
   return pids;
 }
 
+/**
+ * The pids of this process's children (every thread's, from /proc/self/task/TID/children), or
+ * undefined when the kernel does not say (CONFIG_PROC_CHILDREN off).
+ */
+export function ownChildren(): number[] | undefined {
+  const lib = libc();
+  const dir = lib.opendir(cString("/proc/self/task"));
+  if (dir === null) return undefined;
+  const children: number[] = [];
+  try {
+    for (let entry = lib.readdir(dir); entry !== null; entry = lib.readdir(dir)) {
+      const tid = Deno.UnsafePointerView.getCString(entry, DIRENT_NAME);
+      if (!/^\d+$/.test(tid)) continue;
+      const bytes = readProcFile("self", `task/${tid}/children`);
+      if (bytes === undefined && !threadGone(tid)) return undefined;
+      const text = bytes ? decoder.decode(bytes) : "";
+      for (const pid of text.split(" ")) if (pid.trim()) children.push(Number(pid));
+    }
+  } finally {
+    lib.closedir(dir);
+  }
+  return children;
+}
+
+/** True when the thread's directory is gone (it ended while we listed them). */
+function threadGone(tid: string): boolean {
+  return smallProcText("self", `task/${tid}/stat`) === undefined;
+}
+
 /** The bytes of `/proc/<pid>/<name>` (at most `limit`). */
 export function readProcFile(
   pid: number | "self",

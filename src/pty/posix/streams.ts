@@ -23,10 +23,19 @@ export class SharedFd {
 
 /** At most this many reads per readiness, so one flooding child cannot starve the others. */
 const READS_PER_TURN = 32;
+/**
+ * Chunks are handed on as views of blocks read into in turn (no copy, and one allocation per
+ * block instead of one per read: a PTY gives 2-4 KiB a read). A reader's first block is small,
+ * each next one twice the last, up to the largest; a read goes to a fresh block once less than
+ * {@link MIN_READ} is left.
+ */
+const FIRST_BLOCK = 4 * 1024, LARGEST_BLOCK = 64 * 1024, MIN_READ = 1024;
 
 /** Reads an fd until end of file (0, or EIO on a Linux PTY master) and hands on the bytes. */
 export class FdReader implements FdWatcher, OutputReader {
   #ended = false;
+  #block = new Uint8Array(0);
+  #used = 0;
   constructor(
     private readonly reactor: PosixReactor,
     private readonly shared: SharedFd,
@@ -55,11 +64,18 @@ export class FdReader implements FdWatcher, OutputReader {
   /** Reads whatever is available now. */
   drain(): void {
     const lib = libc();
-    const buffer = this.reactor.readBuffer;
     for (let turn = 0; turn < READS_PER_TURN && !this.#ended; turn++) {
-      const n = Number(lib.read(this.fd, buffer, BigInt(buffer.length)));
+      if (this.#block.length - this.#used < MIN_READ) {
+        const size = Math.min(LARGEST_BLOCK, Math.max(FIRST_BLOCK, this.#block.length * 2));
+        this.#block = new Uint8Array(size);
+        this.#used = 0;
+      }
+      const space = this.#block.subarray(this.#used);
+      const n = Number(lib.read(this.fd, space, BigInt(space.length)));
       if (n > 0) {
-        this.onData(buffer.slice(0, n));
+        this.reactor.countRead(n);
+        this.#used += n;
+        this.onData(space.subarray(0, n));
         continue;
       }
       if (n === 0) return this.stop();

@@ -16,11 +16,17 @@
 import { log } from "../../log.ts";
 import { abandonedLedgers, Ledger } from "./ledger.ts";
 import { libc } from "./libc.ts";
-import { bootId } from "./procfs.ts";
+import { bootId, ownChildren } from "./procfs.ts";
 import { processEntry } from "./process_table.ts";
 import { reactor } from "./reactor.ts";
 import { signalNumber } from "./signals.ts";
-import { INSTANCE, type ProcessId, signalTrees, type TreeSelector } from "./tree.ts";
+import {
+  INSTANCE,
+  type ProcessId,
+  proveLeftoversWith,
+  signalTrees,
+  type TreeSelector,
+} from "./tree.ts";
 
 /** prctl option: become a child subreaper. */
 const PR_SET_CHILD_SUBREAPER = 36;
@@ -63,8 +69,10 @@ export function supervise(stateDir: string | undefined): Supervision {
   let subreaper = false;
   if (IS_LINUX) {
     subreaper = libc().prctl?.(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n) === 0;
-    if (subreaper) reactor().adoptOrphans();
-    else log.warn("cannot become a child subreaper: orphans of commands go to init");
+    if (subreaper) {
+      reactor().adoptOrphans();
+      proveLeftoversWith(leftNothing);
+    } else log.warn("cannot become a child subreaper: orphans of commands go to init");
   }
   if (!stateDir) return { subreaper, recovered: 0 };
   const recovered = endAbandoned(stateDir);
@@ -81,6 +89,23 @@ export function supervise(stateDir: string | undefined): Supervision {
     });
   }
   return { subreaper, ledger: ledger?.path, recovered };
+}
+
+/**
+ * True when the trees of these exited children certainly left nothing running: their process
+ * groups are empty, and every child of the server is one it started and still waits for. As a
+ * subreaper the server becomes the parent of whatever a tree leaves behind once its parent is
+ * gone (a double fork, `setsid cmd &`, a job of an exited shell), so the top of anything left
+ * is a child of ours we did not start. Anything unsure (an unreadable list) says false, and the
+ * table is searched as before.
+ */
+function leftNothing(selectors: TreeSelector[]): boolean {
+  const lib = libc();
+  for (const selector of selectors) {
+    for (const root of selector.roots) if (lib.kill(-root.pid, 0) === 0) return false;
+  }
+  const children = ownChildren();
+  return children !== undefined && children.every((pid) => reactor().watches(pid));
 }
 
 /**

@@ -1,0 +1,66 @@
+import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+
+/**
+ * What `deno run main.ts` loads before it can answer `initialize`: the modules main.ts reaches
+ * through static imports. Everything else (the engine, the tools and their schemas, the output
+ * pipeline's libraries, HTTP) is imported when needed, so it must not be reachable that way.
+ */
+const ROOT = new URL("../../", import.meta.url);
+
+interface Dependency {
+  code?: { specifier?: string };
+  isDynamic?: boolean;
+}
+interface Info {
+  modules: { specifier: string; dependencies?: Dependency[] }[];
+  redirects: Record<string, string>;
+}
+
+async function graph(): Promise<Info> {
+  const { code, stdout } = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "main.ts"],
+    cwd: fileURLToPath(ROOT),
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  assertEquals(code, 0);
+  return JSON.parse(new TextDecoder().decode(stdout));
+}
+
+function reachable(info: Info, from: string, dynamic: boolean): Set<string> {
+  const modules = new Map(info.modules.map((module) => [module.specifier, module]));
+  const seen = new Set<string>();
+  const stack = [from];
+  while (stack.length > 0) {
+    const specifier = info.redirects[stack.at(-1)!] ?? stack.at(-1)!;
+    stack.pop();
+    if (seen.has(specifier)) continue;
+    seen.add(specifier);
+    for (const dependency of modules.get(specifier)?.dependencies ?? []) {
+      const target = dependency.code?.specifier;
+      if (target && (dynamic || !dependency.isDynamic)) stack.push(target);
+    }
+  }
+  return seen;
+}
+
+Deno.test("start-up: main.ts loads no npm package and no Node module but parseArgs's", async () => {
+  const info = await graph();
+  const loaded = [...reachable(info, new URL("main.ts", ROOT).href, false)];
+  const foreign = loaded.filter((specifier) =>
+    !specifier.startsWith(ROOT.href) && specifier !== "node:util"
+  );
+  assertEquals(foreign, []);
+  for (const late of ["src/engine/mod.ts", "src/http/server.ts", "src/schema.ts"]) {
+    ok(!loaded.includes(new URL(late, ROOT).href), `${late} is loaded before initialize`);
+  }
+});
+
+Deno.test("start-up: test and benchmark libraries are nowhere in the server's graph", async () => {
+  const info = await graph();
+  const everything = [...reachable(info, new URL("main.ts", ROOT).href, true)];
+  for (const name of ["fast-check", "@lydell/node-pty", "@agentclientprotocol/sdk"]) {
+    assertEquals(everything.filter((specifier) => specifier.includes(name)), [], name);
+  }
+});

@@ -1,0 +1,134 @@
+import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
+import { concatBytes } from "../../src/bytes.ts";
+import { MAX_MESSAGE_BYTES, StdioTransport } from "../../src/mcp/stdio.ts";
+import { fc } from "../helpers/arbitraries.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** stdin as chunks of bytes, handed out one read at a time, then the end. */
+function chunkedInput(chunks: Uint8Array[]) {
+  let next = 0;
+  return {
+    read(buffer: Uint8Array): Promise<number | null> {
+      if (next >= chunks.length) return Promise.resolve(null);
+      const chunk = chunks[next];
+      const n = Math.min(buffer.length, chunk.length);
+      buffer.set(chunk.subarray(0, n));
+      if (n < chunk.length) chunks[next] = chunk.subarray(n);
+      else next++;
+      return Promise.resolve(n);
+    },
+  };
+}
+
+/** stdout that keeps what is written, taking at most `most` bytes a write. */
+function collectingOutput(most = Infinity) {
+  const written: Uint8Array[] = [];
+  return {
+    written,
+    text: () => decoder.decode(concatBytes(written)),
+    write(bytes: Uint8Array): Promise<number> {
+      const n = Math.min(most, bytes.length);
+      written.push(bytes.slice(0, n));
+      return Promise.resolve(n);
+    },
+  };
+}
+
+async function received(chunks: Uint8Array[]): Promise<{ messages: unknown[]; errors: Error[] }> {
+  const transport = new StdioTransport(chunkedInput(chunks), collectingOutput());
+  const messages: unknown[] = [], errors: Error[] = [];
+  transport.onmessage = (message) => messages.push(message);
+  transport.onerror = (error) => errors.push(error);
+  await transport.start();
+  await transport.ended;
+  return { messages, errors };
+}
+
+function cut(bytes: Uint8Array, fractions: number[]): Uint8Array[] {
+  const at = fractions.map((f) => Math.floor(f * bytes.length)).sort((a, b) => a - b);
+  const pieces: Uint8Array[] = [];
+  let start = 0;
+  for (const end of [...at, bytes.length]) {
+    if (end > start) pieces.push(bytes.subarray(start, end));
+    start = end;
+  }
+  return pieces;
+}
+
+const message = fc.record({
+  jsonrpc: fc.constant("2.0" as const),
+  id: fc.integer({ min: 0, max: 1e9 }),
+  method: fc.string({ minLength: 1, maxLength: 20 }),
+  params: fc.record({ text: fc.string({ maxLength: 200, unit: "binary" }) }),
+});
+
+Deno.test("stdio: every message arrives once, in order, however stdin cuts the bytes", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(message, { maxLength: 8 }),
+      fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 12 }),
+      fc.boolean(),
+      async (messages, fractions, crlf) => {
+        const text = messages.map((m) => JSON.stringify(m) + (crlf ? "\r\n" : "\n")).join("");
+        const { messages: got, errors } = await received(cut(encoder.encode(text), fractions));
+        assertEquals(errors, []);
+        assertEquals(got, JSON.parse(JSON.stringify(messages)));
+      },
+    ),
+  );
+});
+
+Deno.test("stdio: a line that is not a message is reported, and the next one still arrives", async () => {
+  const good = { jsonrpc: "2.0", id: 1, method: "ping" };
+  const { messages, errors } = await received([
+    encoder.encode(`{ not json\n{"jsonrpc":"2.0","id":"x","bogus":true}\n`),
+    encoder.encode(JSON.stringify(good) + "\n"),
+  ]);
+  assertEquals(messages, [good]);
+  assertEquals(errors.length, 2);
+});
+
+Deno.test("stdio: a message over the size bound closes the transport with an error", async () => {
+  const transport = new StdioTransport(
+    chunkedInput([encoder.encode('{"jsonrpc":"2.0","method":"x","params":{"a":"')].concat(
+      Array.from({ length: 170 }, () => new Uint8Array(64 * 1024).fill(0x61)),
+    )),
+    collectingOutput(),
+  );
+  const errors: Error[] = [];
+  let closed = false;
+  transport.onerror = (error) => errors.push(error);
+  transport.onclose = () => closed = true;
+  await transport.start();
+  await transport.ended;
+  ok(closed, "not closed");
+  ok(errors.some((error) => error.message.includes(String(MAX_MESSAGE_BYTES))), String(errors));
+});
+
+Deno.test("stdio: answers are written whole and in order, even a few bytes a write", async () => {
+  const output = collectingOutput(7);
+  const transport = new StdioTransport(chunkedInput([]), output);
+  const sent = Array.from({ length: 50 }, (_, id) => ({
+    jsonrpc: "2.0" as const,
+    id,
+    result: { text: "中文 😀 ".repeat(id) },
+  }));
+  await Promise.all(sent.map((m) => transport.send(m)));
+  await transport.flushed();
+  assertEquals(output.text().trimEnd().split("\n").map((line) => JSON.parse(line)), sent);
+});
+
+Deno.test("stdio: a failing stdout is reported once and later answers are dropped", async () => {
+  let writes = 0;
+  const transport = new StdioTransport(chunkedInput([]), {
+    write: () => (writes++, Promise.reject(new Error("broken pipe"))),
+  });
+  await transport.send({ jsonrpc: "2.0", id: 1, result: {} });
+  const error = await transport.outputFailed;
+  assertEquals(error.message, "broken pipe");
+  await transport.send({ jsonrpc: "2.0", id: 2, result: {} });
+  await transport.flushed();
+  assertEquals(writes, 1);
+});

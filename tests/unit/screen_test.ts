@@ -246,6 +246,18 @@ Deno.test("a snapshot taken at any point, then the output from its offset, draws
   );
 });
 
+Deno.test("a snapshot inside the alternate screen puts the normal screen's cursor back exactly", async () => {
+  // Text that ended in the normal screen's last column, then the cursor moved and the switch
+  // (which saves it): the serializer's relative way back was a column off.
+  const bytes = encoder.encode(
+    "\x1b[9;24H\n\x1b[48;2;10;20;30mon blue\x1b[49m\x1b[1;2H\x1b[?1049h\r\n",
+  );
+  for (let cut = 0; cut <= bytes.length; cut++) {
+    const { seen, own } = await redrawn(bytes, cut);
+    assertEquals(seen, own, `cut at ${cut}`);
+  }
+});
+
 Deno.test("a snapshot at every byte of sequences, strings and characters still being written", async () => {
   const bytes = encoder.encode(
     "ab\x1b[2\n1mc\x1b]0;中\x07d\u009b4me😀\x1b[3\r2m\x1bP1$r\x1b\\f\x1b[?1049hg\r\n",

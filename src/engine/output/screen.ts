@@ -294,7 +294,8 @@ const TO_ALTERNATE = "\x1b[?1049h\x1b[H";
  *   switch then fills the screen with: they are reset first (the alternate screen's part
  *   starts from the defaults anyway);
  * - its cursor is put back by relative movements, which go wrong when its text ended in the
- *   last column: the cursor is put back in place absolutely;
+ *   last column: the cursor is put back in place absolutely (the normal screen's too, before
+ *   the switch to the alternate one);
  * - after a character in the last column the cursor waits there to wrap with the next one,
  *   which no movement can say: that character is printed again, with its attributes, and the
  *   attributes of new text are set back;
@@ -304,7 +305,12 @@ function redraw(terminal: XtermTerminal, serializer: Serializer): string {
   let data = serializer.serialize({ scrollback: 0 }).replaceAll("\x1b[0C", "")
     .replaceAll("\x1b[0D", "");
   const switched = data.indexOf(TO_ALTERNATE);
-  if (switched >= 0) data = data.slice(0, switched) + "\x1b[0m" + data.slice(switched);
+  if (switched >= 0) {
+    // The normal screen's cursor too (the switch saves it, and the way back restores it).
+    const normal = terminal.buffer.normal;
+    const at = `\x1b[${normal.cursorY + 1};${Math.min(normal.cursorX, terminal.cols - 1) + 1}H`;
+    data = data.slice(0, switched) + "\x1b[0m" + at + data.slice(switched);
+  }
   const buffer = terminal.buffer.active;
   const row = buffer.cursorY + 1;
   data += `\x1b[${row};${Math.min(buffer.cursorX, terminal.cols - 1) + 1}H`;

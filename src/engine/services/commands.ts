@@ -6,7 +6,7 @@
  * ```ts
  * import { CommandService } from "./commands.ts";
  * const service = new CommandService();
- * const command = service.run({ command: "echo hi", shellType: "default" });
+ * const command = await service.run({ command: "echo hi", shellType: "default" });
  * await command.done;
  * command.read({}).stdout.text; // "hi\n" (cleaned)
  * await service.shutdown();
@@ -34,7 +34,12 @@ import type { RangeRead } from "../output/ranges.ts";
 import { DEFAULT_ANSWER_BYTES, jsonSize } from "../output/shape.ts";
 import { StreamOutput } from "../output/stream.ts";
 import { buildInvocation, type Invocation, type InvocationRequest } from "../launching/shells.ts";
-import { checkTerminalEncoding, ChildCodec, requestedEncoding } from "./encoding.ts";
+import {
+  checkTerminalEncoding,
+  ChildCodec,
+  prepareEncodings,
+  requestedEncoding,
+} from "./encoding.ts";
 import { type Clamped, clampSize, shortDisplay } from "./limits.ts";
 
 /** What {@link CommandService.run} needs. */
@@ -329,7 +334,9 @@ export class Command {
   /**
    * Follows the output as cleaned text: `onText` gets each stream's new complete lines a few
    * times a second (at most 64 KiB at once; older text is skipped and says so), and the last
-   * lines at the exit, then `onExit` is called. Returns the function that stops following.
+   * lines at the exit, then `onExit` is called. What was printed before the call is followed
+   * too (a command may print before whoever started it gets to follow it). Returns the function
+   * that stops following.
    */
   follow(onText: (stream: StreamName, text: string) => void, onExit: () => void): () => void {
     const columns = this.#output.stdout.columns;
@@ -344,15 +351,26 @@ export class Command {
         if (text) onText(stream, text);
       }
     };
+    const push = (stream: StreamName, data: Uint8Array) => {
+      if (data.length === 0) return;
+      followers[stream].push(data);
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        deliver((follower) => follower.take());
+      }, FOLLOW_INTERVAL_MS);
+    };
+    for (const stream of ["stdout", "stderr"] as const) {
+      const output = this.#output[stream];
+      push(stream, output.readBytes(output.start).bytes);
+    }
+    if (!this.running) {
+      clearTimeout(timer);
+      deliver((follower) => follower.end());
+      onExit();
+      return () => {};
+    }
     const stop = this.events.add((event) => {
-      if (event.type === "output") {
-        followers[event.stream].push(event.data);
-        timer ??= setTimeout(() => {
-          timer = undefined;
-          deliver((follower) => follower.take());
-        }, FOLLOW_INTERVAL_MS);
-        return;
-      }
+      if (event.type === "output") return push(event.stream, event.data);
       clearTimeout(timer);
       deliver((follower) => follower.end());
       onExit();
@@ -482,7 +500,10 @@ export class CommandService {
    * Starts a command. Throws {@link EngineError} naming the input at fault. A `maxBufferSize`
    * over the service's is lowered to it (`bufferClamped` says so).
    */
-  run(request: RunRequest): { command: Command; bufferClamped?: Clamped } {
+  async run(request: RunRequest): Promise<{ command: Command; bufferClamped?: Clamped }> {
+    // Before any check: from here on to the launch nothing waits, so no other start can come
+    // between a limit checked and the command counted.
+    await prepareEncodings(request.encoding);
     this.#prune();
     const running = [...this.#commands.values()].filter((command) => command.running).length;
     if (running >= this.maxRunning) {

@@ -1,0 +1,49 @@
+/**
+ * Following a command's output (run_command's enable_streaming): whoever starts following late
+ * (after the command printed, or after it ended) still gets every line from the first, once.
+ * Real PTYs, the engine's CommandService.
+ */
+import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { type Command, CommandService } from "../../src/engine/services/commands.ts";
+
+/** Follows `command` until its exit; resolves with what stdout delivered. */
+function followed(command: Command): Promise<string> {
+  let text = "";
+  return new Promise((resolve) =>
+    command.follow((stream, piece) => {
+      if (stream === "stdout") text += piece;
+    }, () => resolve(text))
+  );
+}
+
+Deno.test({
+  name: "a command followed late is followed from its first line, once",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    const service = new CommandService();
+    try {
+      // Followed once its first line is in, while it still runs.
+      const { command: running } = await service.run({
+        command: "echo first; read _; echo second",
+        shellType: "sh",
+      });
+      await new Promise<void>((resolve) => {
+        const stop = running.events.add((event) => {
+          if (event.type !== "output") return;
+          stop();
+          resolve();
+        });
+      });
+      const whileRunning = followed(running);
+      await running.write("", true);
+      assertEquals(await whileRunning, "first\n\nsecond\n");
+
+      // Followed after it ended: everything, then the exit.
+      const { command: ended } = await service.run({ command: "echo a; echo b", shellType: "sh" });
+      await ended.done;
+      assertEquals(await followed(ended), "a\nb\n");
+    } finally {
+      await service.shutdown();
+    }
+  },
+});

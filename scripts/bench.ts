@@ -119,7 +119,7 @@ async function nodePtyRun(): Promise<number> {
 }
 
 async function engine(service: CommandService): Promise<number> {
-  const { command } = service.run({
+  const { command } = await service.run({
     command: PRODUCER,
     shellType: "sh",
     maxBufferSize: 64 * 1024 * 1024,

@@ -7,8 +7,8 @@
  * import { parseConfig } from "../config.ts";
  * import { Engine } from "./mod.ts";
  * const engine = new Engine(parseConfig([], {}).config);
- * engine.commands.run({ command: "echo hi", shellType: "default" });
- * engine.terminals.create({ command: "python3", args: ["-i"] });
+ * await engine.commands.run({ command: "echo hi", shellType: "default" });
+ * await engine.terminals.create({ command: "python3", args: ["-i"] });
  * await engine.shutdown(500);
  * ```
  * @module

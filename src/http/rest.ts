@@ -308,8 +308,8 @@ export class RestApi {
     );
   }
 
-  #create(body: Static<typeof CreateBody>): Response {
-    const terminal = this.engine.terminals.create({ ...body, via: this.via });
+  async #create(body: Static<typeof CreateBody>): Promise<Response> {
+    const terminal = await this.engine.terminals.create({ ...body, via: this.via });
     const { id, ...rest } = describe(terminal);
     const clamped = terminal.outputByteLimitClamped;
     const notice = clamped

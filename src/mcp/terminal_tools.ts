@@ -438,14 +438,14 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         idempotentHint: false,
         openWorldHint: true,
       },
-      handler: (given) => {
+      handler: async (given) => {
         const { sessionId: _session, _meta, ...args } = withoutNulls(given);
         const env = Array.isArray(args.env)
           ? Object.fromEntries(args.env.map(({ name, value }) => [name, value]))
           : args.env;
-        const terminal = terminals.create({ ...args, env, via });
+        const terminal = await terminals.create({ ...args, env, via });
         const clamped = terminal.outputByteLimitClamped;
-        return Promise.resolve({
+        return {
           ...terminal.info(),
           ...(clamped
             ? {
@@ -453,7 +453,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
                 `${clamped.limit} (WINTERM_TERMINAL_MAX_BYTES)`,
             }
             : {}),
-        });
+        };
       },
     }),
     defineTool({

@@ -390,7 +390,7 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
         openWorldHint: true,
       },
       handler: async (args, context) => {
-        const { command, bufferClamped } = commands.run({
+        const { command, bufferClamped } = await commands.run({
           command: args.command,
           executable: args.executable,
           args: args.args,

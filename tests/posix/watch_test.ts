@@ -24,7 +24,12 @@ Deno.test({
     const script = "for i in $(seq 1 8000); do printf 'line %d \\033[3%dmcolour\\033[0m\\n' $i " +
       "$((i % 8)); [ $((i % 500)) = 0 ] && sleep 0.06; done; " +
       "printf '\\033[?1049h\\033[5;5Hfull screen'; sleep 30";
-    const terminal = terminals.create({ command: "sh", args: ["-c", script], cols: 70, rows: 15 });
+    const terminal = await terminals.create({
+      command: "sh",
+      args: ["-c", script],
+      cols: 70,
+      rows: 15,
+    });
     const viewers: { screen: Screen; watch: Watch; received: Uint8Array[] }[] = [];
     const end = () => terminal.stats().totalBytes;
     try {
@@ -105,7 +110,12 @@ Deno.test({
     // far beyond the second a look at the screen may take.
     const script = "s=$(printf '\\033[24S'); yes \"$s\" | head -n 200000 | tr -d '\\n'; " +
       "printf 'done\\n'; read line; printf 'after\\n'; sleep 30";
-    const terminal = terminals.create({ command: "sh", args: ["-c", script], cols: 80, rows: 24 });
+    const terminal = await terminals.create({
+      command: "sh",
+      args: ["-c", script],
+      cols: 80,
+      rows: 24,
+    });
     let watch: Watch | undefined;
     const until = async (text: string) => {
       const pattern = compilePattern(text, "", "pattern");

@@ -12,9 +12,12 @@ import {
   encodeText,
   EncodingError,
   HOLD_LIMIT,
+  loadCodePages,
   parseEncoding,
   type StreamEncoding,
 } from "../../src/engine/output/decode.ts";
+
+await loadCodePages();
 
 const text = new TextDecoder();
 const utf8 = new TextEncoder();

@@ -6,11 +6,13 @@
  */
 import { deepStrictEqual as assertEquals, match, ok, rejects, throws } from "node:assert/strict";
 import { cleanTerminalText } from "../../src/engine/output/clean.ts";
-import { codePageLabel, createDecoder } from "../../src/engine/output/decode.ts";
+import { codePageLabel, createDecoder, loadCodePages } from "../../src/engine/output/decode.ts";
 import { runningUnderWine, SpawnError } from "../../src/pty/mod.ts";
 import { concat, eventually, start, tempDir, within } from "../helpers/process.ts";
 import { isInvalid, kernel32 } from "../../src/pty/windows/kernel32.ts";
 import { canaryHandle, listProcesses } from "../helpers/windows.ts";
+
+await loadCodePages();
 
 const windows = Deno.build.os === "windows";
 const encoder = new TextEncoder();

@@ -32,8 +32,29 @@
  * @module
  */
 import { concatBytes } from "../../bytes.ts";
-import iconv from "iconv-lite";
-import { Buffer } from "node:buffer";
+import type { Buffer as NodeBuffer } from "node:buffer";
+
+type Iconv = typeof import("iconv-lite");
+/** iconv-lite and Node's Buffer, once {@link loadCodePages} has loaded them. */
+let loaded: { iconv: Iconv; Buffer: typeof NodeBuffer } | undefined;
+let loading: Promise<void> | undefined;
+
+/**
+ * Loads the code page tables (iconv-lite, with Node's Buffer): about 9 MiB a server that only
+ * ever sees UTF-8 (POSIX, a pseudoconsole) never pays. Everything here but UTF-8 needs it
+ * loaded first; later calls return at once.
+ */
+export function loadCodePages(): Promise<void> {
+  return loading ??= Promise.all([import("iconv-lite"), import("node:buffer")]).then(
+    ([module, node]) => void (loaded = { iconv: module.default, Buffer: node.Buffer }),
+  );
+}
+
+/** iconv-lite and Buffer; a use before {@link loadCodePages} is a bug in the caller. */
+function codePages(): { iconv: Iconv; Buffer: typeof NodeBuffer } {
+  if (!loaded) throw new Error("code pages used before loadCodePages() finished");
+  return loaded;
+}
 
 /** How one stream's bytes are to be read (see the module documentation). */
 export type StreamEncoding =
@@ -83,7 +104,7 @@ function isUtf8(label: string): boolean {
  * therefore decoded by a fresh decoder, with the bytes the previous one left pending in front.
  */
 interface IconvDecoder {
-  write(bytes: Buffer): string;
+  write(bytes: NodeBuffer): string;
   end(): string | undefined;
   prevBytes?: number[];
 }
@@ -98,12 +119,13 @@ class CodePageDecoder implements StreamDecoder {
 
   constructor(label: string) {
     this.decided = label;
-    const probe = iconv.getDecoder(label) as unknown as IconvDecoder;
+    const probe = codePages().iconv.getDecoder(label) as unknown as IconvDecoder;
     if (!Array.isArray(probe.prevBytes)) this.#streaming = probe;
   }
 
   push(bytes: Uint8Array): Uint8Array {
     if (bytes.length === 0) return EMPTY;
+    const { iconv, Buffer } = codePages();
     if (this.#streaming) return this.#utf8(this.#streaming.write(Buffer.from(bytes)));
     const decoder = iconv.getDecoder(this.decided) as unknown as IconvDecoder;
     const text = decoder.write(Buffer.from(concatBytes([this.#pending, bytes])));
@@ -116,6 +138,7 @@ class CodePageDecoder implements StreamDecoder {
     if (this.#streaming) {
       text = this.#streaming.end() ?? "";
     } else {
+      const { iconv, Buffer } = codePages();
       const decoder = iconv.getDecoder(this.decided) as unknown as IconvDecoder;
       text = decoder.write(Buffer.from(this.#pending)) + (decoder.end() ?? "");
       this.#pending = EMPTY;
@@ -275,7 +298,8 @@ export function codePageLabel(codePage: number): string | undefined {
 /** True for a double-byte code page (936, 950, 932, 949, GB18030). */
 function isDoubleByte(label: string): boolean {
   try {
-    return (iconv.getCodec(label) as { decodeTables?: unknown }).decodeTables !== undefined;
+    return (codePages().iconv.getCodec(label) as { decodeTables?: unknown }).decodeTables !==
+      undefined;
   } catch {
     return false;
   }
@@ -286,7 +310,7 @@ function supported(label: string): boolean {
   if (isUtf8(label)) return true;
   let codec: { decodeBuf?: unknown; decodeTables?: unknown };
   try {
-    codec = iconv.getCodec(label) as typeof codec;
+    codec = codePages().iconv.getCodec(label) as typeof codec;
   } catch {
     return false;
   }
@@ -350,6 +374,7 @@ const KNOWN_CODE_PAGES: Record<string, number> = {
  */
 export function encodeText(text: string, label: string): Uint8Array {
   if (isUtf8(label)) return utf8Encoder.encode(text);
+  const { iconv, Buffer } = codePages();
   const bytes = new Uint8Array(iconv.encode(text, label));
   const back = iconv.decode(Buffer.from(bytes), label);
   if (back !== text) {

@@ -17,6 +17,7 @@ import {
   createDecoder,
   encodeText,
   EncodingError,
+  loadCodePages,
   parseEncoding,
   type StreamDecoder,
   type StreamEncoding,
@@ -26,6 +27,15 @@ import {
 export interface RequestedEncoding {
   label: string;
   codePage?: number;
+}
+
+/**
+ * Loads the code page tables where a child's encodings may need them: on Windows (the console's
+ * code pages), or for an `encoding` argument. Await it before {@link requestedEncoding} and
+ * {@link ChildCodec}; a server that only sees UTF-8 never loads them.
+ */
+export function prepareEncodings(encoding: string | undefined): Promise<void> | undefined {
+  return HOST_FLAVOR === "windows" || encoding !== undefined ? loadCodePages() : undefined;
 }
 
 /** Reads an `encoding` argument; throws {@link EngineError} naming `field`. */

@@ -11,7 +11,7 @@
  * ```ts
  * import { compilePattern, TerminalService } from "./terminals.ts";
  * const terminals = new TerminalService();
- * const shell = terminals.create({});                       // the platform shell
+ * const shell = await terminals.create({});                       // the platform shell
  * await shell.write("echo ready\r");
  * const pattern = compilePattern("ready", "", "pattern");
  * const outcome = await shell.wait({ pattern, timeoutMs: 5000 });
@@ -53,7 +53,12 @@ import { buildTerminalInvocation, type TerminalInvocationRequest } from "../laun
 import { shellIntegration, ShellScripts } from "../launching/integration/mod.ts";
 import { MarkFilter, newNonce } from "../output/marks.ts";
 import { type FinishedCommand, ShellTracker } from "./shell_state.ts";
-import { checkTerminalEncoding, ChildCodec, requestedEncoding } from "./encoding.ts";
+import {
+  checkTerminalEncoding,
+  ChildCodec,
+  prepareEncodings,
+  requestedEncoding,
+} from "./encoding.ts";
 import { type Clamped, clampSize, shortDisplay } from "./limits.ts";
 import { Takeover } from "./takeover.ts";
 
@@ -1019,7 +1024,9 @@ export class TerminalService {
   }
 
   /** Starts a terminal. Throws {@link EngineError} naming the input at fault. */
-  create(request: CreateTerminalRequest): Terminal {
+  async create(request: CreateTerminalRequest): Promise<Terminal> {
+    // Before any check: from here on to the launch nothing waits (see CommandService.run).
+    await prepareEncodings(request.encoding);
     if (this.#terminals.size >= this.maxTerminals) {
       throw new EngineError(
         "limit",

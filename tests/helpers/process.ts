@@ -7,6 +7,7 @@ import type { ChildProcess, ExitStatus, SpawnOptions } from "../../src/pty/mod.t
 import { spawn } from "../../src/pty/mod.ts";
 import { processStat, readProcFile } from "../../src/pty/posix/procfs.ts";
 import { processTable } from "../../src/pty/posix/process_table.ts";
+import { concatBytes } from "../../src/bytes.ts";
 
 /** A child with its output collected. */
 export interface Collected {
@@ -79,15 +80,7 @@ export function tempDir(prefix: string): string {
 }
 
 /** Concatenates byte chunks. */
-export function concat(chunks: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
-  }
-  return out;
-}
+export const concat = concatBytes;
 
 /** The live pids in session `sid` (Linux). */
 export function sessionMembers(sid: number): number[] {

@@ -35,6 +35,7 @@
  * ```
  * @module
  */
+import { concatBytes } from "../../bytes.ts";
 
 /** The largest number passed on in any parameter. */
 export const MAX_NUMBER = 99_999;
@@ -163,7 +164,7 @@ export class ScreenInput {
     flush();
     if (this.#state === State.Ground) out.push(data.subarray(runStart, i));
     this.#parser.push(data.subarray(0, i));
-    return { bytes: out.length === 1 ? out[0] : concat(out), consumed: i };
+    return { bytes: concatBytes(out), consumed: i };
   }
 
   /** About how many cells the emulator touches for a CSI sequence. */
@@ -382,14 +383,4 @@ class ParserPosition {
     this.#state = Parser.Ground;
     this.#length = 0;
   }
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }

@@ -464,6 +464,11 @@ export class Cleaner {
     return this.#line.finish();
   }
 
+  /** Whether the input so far ends inside an escape sequence. */
+  get inSequence(): boolean {
+    return this.#state !== State.Ground;
+  }
+
   /**
    * How many characters at the end of the last input belong to a sequence that is not finished
    * yet (0 when none is, or when it began before the last input).
@@ -632,6 +637,34 @@ export class Cleaner {
         break;
     }
   }
+}
+
+/**
+ * How many characters at the start of `after` finish an escape sequence that `before` leaves
+ * unfinished (0 when `before` ends outside any sequence): where a stream whose older part was
+ * dropped can be read from without a fragment of a sequence showing up as text. `before` must
+ * start outside any sequence (at an ESC or a C1 control, which start afresh). A line feed, or
+ * the start of another sequence, ends the count before it; `after.length` when the sequence
+ * goes on past `after`.
+ *
+ * @example
+ * ```ts
+ * import { sequenceRemainder } from "./clean.ts";
+ * sequenceRemainder("\x1b[38;5", ";114mX"); // 6: ";114m" ends the colour
+ * sequenceRemainder("\x1b[0mok", "X");      // 0
+ * ```
+ */
+export function sequenceRemainder(before: string, after: string): number {
+  const cleaner = new Cleaner();
+  cleaner.push(before);
+  if (!cleaner.inSequence) return 0;
+  for (let i = 0; i < after.length; i++) {
+    const code = after.charCodeAt(i);
+    if (code === ESC || code === LF || (code >= 0x80 && code <= 0x9f)) return i;
+    cleaner.push(after[i]);
+    if (!cleaner.inSequence) return i + 1;
+  }
+  return after.length;
 }
 
 /** Cleans a whole text (see the module documentation). */

@@ -317,7 +317,8 @@ export interface CleanerOptions {
 }
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
-const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+/** Whether `code` is the second half of a surrogate pair. */
+export const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff;
 
 /**
  * A stream's cleaner: feed it the stream's text in pieces; it returns each line once the line

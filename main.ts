@@ -18,6 +18,8 @@ import { NAME, VERSION } from "./src/version.ts";
 /** Children get this long to exit on their first signal at shutdown; the exit stays under 2 s. */
 const SHUTDOWN_GRACE_MS = 500;
 const SHUTDOWN_DEADLINE_MS = 1800;
+/** How long requests already read may take to be answered when the server stops. */
+const ANSWER_WAIT_MS = 1000;
 /** How long the last log lines may take to reach stderr at exit. */
 const LOG_FLUSH_MS = 200;
 /**
@@ -146,6 +148,9 @@ async function main(): Promise<void> {
   const server = createMcpServer(loadTools, "local");
   const transport = new StdioTransport();
   const shutdown = shutdownOnce(engine, async () => {
+    // Closing drops the answers still being made: a client that sends its last requests and
+    // closes stdin at once (a pipe) gets them first.
+    await transport.answered(ANSWER_WAIT_MS);
     await server.close();
     await transport.flushed();
   });

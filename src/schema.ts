@@ -23,10 +23,16 @@ import {
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import type { ValueError } from "@sinclair/typebox/errors";
 
+/**
+ * An argument or an environment value: text a C string can carry (no NUL), so a bad one is
+ * refused naming its field rather than as a failure to start the program.
+ */
+export const CString = Type.String({ maxLength: 32768, pattern: "^[^\\u0000]*$" });
+
 /** Environment variables to add or override: names without `=` or NUL. */
 export const Env = Type.Record(
   Type.String({ pattern: "^[^=\\u0000]+$" }),
-  Type.String({ maxLength: 32768 }),
+  CString,
   {
     additionalProperties: false,
     maxProperties: 500,
@@ -129,6 +135,9 @@ function describe(error: ValueError, root: TObject): string {
     } (got ${show(error.value)})`;
   }
   if (anyOf) {
+    // An option that took the value's shape but failed inside it names the field at fault.
+    const inner = failureInside(error);
+    if (inner) return describe(inner, root);
     const options = anyOf.filter((option) => option.type !== "null");
     const orNull = options.length < anyOf.length ? " or null" : "";
     return `'${field}' must be ${options.map(optionExpectation).join(", or ")}${orNull} (got ${
@@ -138,12 +147,25 @@ function describe(error: ValueError, root: TObject): string {
   return `'${field}' must be ${expectation(schema)} (got ${show(error.value)})`;
 }
 
+/** The first failure of a union's options below the union's own field, if any. */
+function failureInside(error: ValueError): ValueError | undefined {
+  for (const option of error.errors ?? []) {
+    for (const inner of option) {
+      if (inner.path.length > error.path.length) return inner;
+      const deeper = failureInside(inner);
+      if (deeper) return deeper;
+    }
+  }
+  return undefined;
+}
+
 /** What one option of a union accepts: "one of "a", "b"" for an enum, else as any schema. */
 function optionExpectation(schema: Record<string, unknown>): string {
-  const anyOf = schema.anyOf as { const?: unknown }[] | undefined;
-  return anyOf?.every((option) => option.const !== undefined)
-    ? `one of ${anyOf.map((option) => show(option.const)).join(", ")}`
-    : expectation(schema);
+  const anyOf = schema.anyOf as Record<string, unknown>[] | undefined;
+  if (anyOf?.every((option) => option.const !== undefined)) {
+    return `one of ${anyOf.map((option) => show(option.const)).join(", ")}`;
+  }
+  return anyOf ? anyOf.map(optionExpectation).join(", or ") : expectation(schema);
 }
 
 /** What a schema accepts, in words: "an integer from 1 to 3600". */

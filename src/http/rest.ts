@@ -38,7 +38,7 @@ import { LINE_MODES, type Terminal } from "../engine/services/terminals.ts";
 import type { Command } from "../engine/services/commands.ts";
 import { log } from "../log.ts";
 import { SIGNAL_NAMES, type SignalName } from "../pty/mod.ts";
-import { Encoding, Env, literals, validationErrors } from "../schema.ts";
+import { CString, Encoding, Env, literals, validationErrors } from "../schema.ts";
 import { VERSION } from "../version.ts";
 
 /** The error codes of the API. */
@@ -77,7 +77,7 @@ function done(message: string): Response {
 const CreateBody = Type.Object({
   shell: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
   command: Type.Optional(Type.String({ minLength: 1, maxLength: 32768 })),
-  args: Type.Optional(Type.Array(Type.String({ maxLength: 32768 }), { maxItems: 1000 })),
+  args: Type.Optional(Type.Array(CString, { maxItems: 1000 })),
   cwd: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
   env: Type.Optional(Env),
   cols: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),

@@ -57,6 +57,9 @@ export class StdioTransport implements Transport {
   #writing: Promise<void> | undefined;
   #drained: (() => void)[] = [];
   #outputGone = false;
+  /** Ids of the requests received and not answered yet. */
+  readonly #unanswered = new Set<string | number>();
+  #allAnswered: (() => void)[] = [];
   readonly #encoder = new TextEncoder();
   readonly #decoder = new TextDecoder();
 
@@ -75,6 +78,14 @@ export class StdioTransport implements Transport {
 
   /** Queues a message; waits only while more than {@link HIGH_WATER_BYTES} are queued. */
   async send(message: JSONRPCMessage): Promise<void> {
+    if (
+      "id" in message && !("method" in message) && message.id !== undefined &&
+      this.#unanswered.delete(message.id)
+    ) {
+      if (this.#unanswered.size === 0) {
+        for (const resolve of this.#allAnswered.splice(0)) resolve();
+      }
+    }
     if (this.#outputGone) return;
     const bytes = this.#encoder.encode(serializeMessage(message));
     this.#queue.push(bytes);
@@ -93,6 +104,21 @@ export class StdioTransport implements Transport {
       this.onclose?.();
     }
     return Promise.resolve();
+  }
+
+  /**
+   * Settles once every request received so far has been answered (its answer sent), or after
+   * `timeoutMs`: a client may send its last requests and close stdin at once, as a pipe does.
+   */
+  answered(timeoutMs: number): Promise<void> {
+    if (this.#unanswered.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.#allAnswered.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** Settles once everything sent so far is written (or stdout failed). */
@@ -145,6 +171,7 @@ export class StdioTransport implements Transport {
       this.onerror?.(error as Error);
       return;
     }
+    if ("method" in message && "id" in message) this.#unanswered.add(message.id);
     this.onmessage?.(message);
   }
 

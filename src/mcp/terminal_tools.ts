@@ -19,7 +19,7 @@ import {
   type TerminalService,
 } from "../engine/services/terminals.ts";
 import { type ExitStatus, SIGNAL_NAMES } from "../pty/mod.ts";
-import { Encoding, Env, literals, nullable, withoutNulls } from "../schema.ts";
+import { CString, Encoding, Env, literals, nullable, withoutNulls } from "../schema.ts";
 import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
 
 const MIB = 1024 * 1024;
@@ -67,7 +67,7 @@ const AcpFields = {
 const AcpEnv = Type.Array(
   Type.Object({
     name: Type.String({ pattern: "^[^=\\u0000]+$" }),
-    value: Type.String({ maxLength: 32768 }),
+    value: CString,
     _meta: Meta,
   }, {
     additionalProperties: false,
@@ -83,7 +83,7 @@ const CreateInput = Type.Object({
       "clients run it. With args (one or more): the program to run with them, no shell. " +
       "Omitted: an interactive shell to type into.",
   })),
-  args: nullable(Type.Array(Type.String({ maxLength: 32768 }), {
+  args: nullable(Type.Array(CString, {
     maxItems: 1000,
     description: "Arguments of the program `command`, passed exactly, no shell. [] is the same " +
       "as none: `command` is then a command line for the shell.",

@@ -17,7 +17,7 @@ import { EngineError } from "../engine/errors.ts";
 import { waitFor } from "../engine/events.ts";
 import { findCmd, findPowerShell, SHELL_TYPES } from "../engine/launching/shells.ts";
 import { NAME, VERSION } from "../version.ts";
-import { Encoding, Env, literals } from "../schema.ts";
+import { CString, Encoding, Env, literals } from "../schema.ts";
 import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
 
 const MIB = 1024 * 1024;
@@ -70,7 +70,7 @@ const RunCommandInput = Type.Object({
       "With 'executable': the program to run (then args are its arguments). With a shell type: " +
       "the path of that shell.",
   })),
-  args: Type.Optional(Type.Array(Type.String({ maxLength: 32768 }), {
+  args: Type.Optional(Type.Array(CString, {
     maxItems: 1000,
     description: "Arguments, passed as they are (shell_type 'executable' only).",
   })),

@@ -107,6 +107,48 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: "requests piped in, then the end of stdin, are answered before the server exits",
+  ignore: !linux,
+  async fn() {
+    // Before the fix, `printf '<initialize>\n' | winterm-mcp | cat` exited 0 without a word about
+    // one time in five: closing the server at the end of stdin dropped the answers being made.
+    // A race, so a few servers in a row, fed through a shell pipe as a user would.
+    const initialize = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "pipe", version: "1" },
+      },
+    });
+    const getVersion = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "get_version", arguments: {} },
+    });
+    for (let round = 0; round < 8; round++) {
+      const messages = round % 2 ? [initialize, getVersion] : [initialize];
+      const { code, stdout } = await new Deno.Command("bash", {
+        args: [
+          "-c",
+          `printf '%s\\n' "$@" | "${Deno.execPath()}" run ${START_FLAGS.join(" ")} "${MAIN}" | cat`,
+          "pipe",
+          ...messages,
+        ],
+        stderr: "null",
+      }).output();
+      assertEquals(code, 0);
+      const answers = new TextDecoder().decode(stdout).trim().split("\n").filter(Boolean)
+        .map((line) => JSON.parse(line));
+      assertEquals(answers.map((answer) => answer.id), messages.map((_, index) => index + 1));
+    }
+  },
+});
+
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   Deno.test({
     name: `${signal} ends the server (exit 0) and every process it started`,

@@ -230,6 +230,45 @@ withServer(
 );
 
 withServer(
+  "output dropped by the buffer limit leaves no fragment of an escape sequence in any read",
+  async (mcp) => {
+    // Before the fix, the oldest kept output began inside a colour or link sequence, and every
+    // read of it (whole, from offset 0, the tail) began with text such as "114m" or "65".
+    const colours = "''.join('\\x1b[38;5;%dmX' % (i % 200) for i in range(3000))";
+    const links = "''.join('\\x1b]8;;http://example.com/%d\\x1b\\\\L' % i for i in range(300))";
+    for (const [program, letter] of [[colours, "X"], [links, "L"]]) {
+      for (const use_pty of [false, true]) {
+        const done = await mcp.callOk<Query & { token: string; stdout_dropped_bytes: number }>(
+          "run_command",
+          {
+            command: `python3 -c "import sys; sys.stdout.write(${program})"`,
+            use_pty,
+            max_buffer_size: 1025,
+            wait_ms: 30_000,
+          },
+        );
+        ok(done.stdout_dropped_bytes > 0, "the buffer limit dropped output");
+        const reads = [
+          done.stdout,
+          (await mcp.callOk<Query>("query_command_status", { token: done.token, stdout_offset: 0 }))
+            .stdout,
+          (await mcp.callOk<Query>("query_command_status", { token: done.token, tail_lines: 1 }))
+            .stdout,
+        ];
+        for (const read of reads) {
+          match(read, new RegExp(`^${letter}+$`), `pty ${use_pty}: ${read}`);
+        }
+        const raw = await mcp.callOk<Query>("query_command_status", {
+          token: done.token,
+          raw: true,
+        });
+        match(raw.stdout, new RegExp(`^(\x1b|${letter})`), `pty ${use_pty}: ${raw.stdout}`);
+      }
+    }
+  },
+);
+
+withServer(
   "catastrophic patterns answer within their timeout, and others are answered meanwhile",
   async (mcp) => {
     const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {

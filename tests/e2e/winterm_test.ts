@@ -393,6 +393,31 @@ withServer("every bad input is refused clearly and the server keeps serving", as
     ["run_command", { command: "ls", colour: true }, /'colour' is not a known argument/],
     ["run_command", { command: "ls", env: { "A=B": "x" } }, /'env.A=B' is not allowed here/],
     ["run_command", { command: "ls", env: { A: 1 } }, /'env.A' must be a string/],
+    // A NUL (which a C string cannot hold) is refused naming its field, not the program.
+    [
+      "run_command",
+      { command: "ls", env: { A: "x\u0000y" } },
+      /'env.A' must be a string .*matching/,
+    ],
+    [
+      "run_command",
+      { command: "echo", shell_type: "executable", args: ["x\u0000y"] },
+      /'args.0' must be a string .*matching/,
+    ],
+    ["terminal_create", { env: { A: "x\u0000y" } }, /'env.A' must be a string .*matching/],
+    [
+      "terminal_create",
+      { env: [{ name: "A", value: "x\u0000y" }] },
+      /'env.0.value' must be a string .*matching/,
+    ],
+    [
+      "terminal_create",
+      { command: "echo", args: ["x\u0000y"] },
+      /'args.0' must be a string .*matching/,
+    ],
+    // Inside a union (an env object, or ACP's list), the field at fault is named.
+    ["terminal_create", { env: [{ name: "A" }] }, /'env.0.value' is required/],
+    ["terminal_create", { env: "x" }, /'env' must be an object, or an array/],
     [
       "run_command",
       { command: "ls", max_buffer_size: 10 },

@@ -1,6 +1,7 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { OutputBudget } from "../../src/engine/output/budget.ts";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
+import { cleanTerminalText } from "../../src/engine/output/clean.ts";
 import { isContinuation } from "../../src/engine/output/utf8.ts";
 import { fc, stringOf, TEXT_PIECES } from "../helpers/arbitraries.ts";
 
@@ -56,7 +57,7 @@ Deno.test("OutputBuffer matches a never-dropping model under random appends and 
     fc.property(limits, steps, ([maxBytes, maxLines], steps) => {
       const buffer = new OutputBuffer({ maxBytes, maxLines });
       const model = new Model();
-      let time = 1000;
+      let time = 1000, previous = 0;
       for (const { chunk, tick, probes, lineStride, lookBack, offsetFraction } of steps) {
         time += tick;
         model.append(chunk, time);
@@ -69,9 +70,13 @@ Deno.test("OutputBuffer matches a never-dropping model under random appends and 
         if (maxLines > 0 && model.lineStarts.length > maxLines) {
           start = Math.max(start, model.lineStarts[model.lineStarts.length - maxLines]);
         }
-        // Both limits only ever move the start forward, so the current one is exact.
-        assertEquals(buffer.start, start);
-        const kept = buffer.start;
+        // Both limits only ever move the start forward; a cut inside an escape sequence moves it
+        // on past the sequence, at most 4 KiB further (see the test below).
+        const least = Math.max(start, previous);
+        assertEquals(buffer.start >= least && buffer.start <= least + 4096, true);
+        const looked = model.bytes.slice(Math.max(0, least - 4096), least);
+        if (!looked.includes(0x1b) && !looked.includes(0xc2)) assertEquals(buffer.start, least);
+        const kept = previous = buffer.start;
         // Random reads give the model's bytes, and report what was dropped.
         for (const [x, y] of probes) {
           const from = Math.floor(x * (end + 2));
@@ -207,4 +212,47 @@ Deno.test("the budget is shared: past it, finished work goes first, then the lar
   });
   big.append(new Uint8Array(2000));
   assertEquals([budget.used, big.retained], [9000, 9000]);
+});
+
+Deno.test("dropping old output never leaves the start inside an escape sequence", () => {
+  // Before the fix, a limit that cut the stream inside a sequence kept its end, and every read
+  // of the oldest output began with a fragment such as "114m" or ";1H" shown as text.
+  const sequence = fc.oneof(
+    fc.tuple(fc.constantFrom("\x1b[", "\x9b"), fc.array(fc.nat(99_999), { maxLength: 6 }))
+      .chain(([introducer, params]) =>
+        fc.constantFrom(..."mHJKhlr").map((final) => introducer + params.join(";") + final)
+      ),
+    fc.tuple(
+      fc.constantFrom("\x1b]8;;", "\x1b]0;", "\x1bP", "\x9d", "\x1b_"),
+      stringOf([...TEXT_PIECES, ";", "/", ":"], 40),
+      fc.constantFrom("\x07", "\x1b\\", "\x9c"),
+    ).filter(([start, , end]) => start !== "\x1bP" && start !== "\x1b_" || end !== "\x07")
+      .map((parts) => parts.join("")),
+    fc.constantFrom("\x1b(B", "\x1b7", "\x1b8", "\x1b=", "\x1b[?2004h"),
+  );
+  const output = fc.array(
+    fc.oneof(sequence, fc.constantFrom("X", "XX", "\n", "\r\n")),
+    { minLength: 1, maxLength: 300 },
+  ).map((parts) => encoder.encode(parts.join("")));
+  const input = fc.record({
+    output,
+    // More than the longest sequence generated (one longer than what is kept may leave its end).
+    keep: fc.integer({ min: 256, max: 600 }),
+    sizes: fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 10 }),
+  });
+  fc.assert(
+    fc.property(input, ({ output, keep, sizes }) => {
+      const buffer = new OutputBuffer({ maxBytes: keep });
+      for (let at = 0, i = 0; at < output.length; i++) {
+        const size = sizes[i % sizes.length];
+        buffer.append(output.slice(at, at + size));
+        at += size;
+        const kept = cleanTerminalText(buffer.readText().text);
+        assertEquals(/^[X \n]*$/.test(kept), true, `kept ${JSON.stringify(kept)}`);
+      }
+      // Nothing more than the sequence in the way is dropped.
+      assertEquals(buffer.end - buffer.start <= keep, true);
+    }),
+    { numRuns: 300 },
+  );
 });

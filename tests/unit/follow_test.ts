@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { cleanTerminalText } from "../../src/engine/output/clean.ts";
 import { TextFollower } from "../../src/engine/output/follow.ts";
-import { cuts, fc, hostileOutput } from "../helpers/arbitraries.ts";
+import { cuts, fc, hostileOutput, stringOf } from "../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
 
@@ -28,15 +28,38 @@ Deno.test("followed in pieces cut anywhere (even inside characters), the text is
   );
 });
 
-Deno.test("a flood waiting to be taken keeps its newest text and says how much it skipped", () => {
+Deno.test("a flood waiting to be taken keeps its newest lines and says how much it skipped", () => {
   const follower = new TextFollower({ maxChars: 100 });
   follower.push(encoder.encode("x".repeat(99) + "\n" + "y".repeat(49) + "\n"));
-  assertEquals(
-    follower.take(),
-    "[... 50 characters skipped ...]\n" + "x".repeat(49) + "\n" +
-      "y".repeat(49) + "\n",
-  );
+  // Whole lines: before the fix the newest 49 x's were handed out as if they were a line.
+  assertEquals(follower.take(), "[... 100 characters skipped ...]\n" + "y".repeat(49) + "\n");
   // A line that never ends keeps only its newest part.
   follower.push(encoder.encode("z".repeat(10_000)));
   ok(follower.end().length <= 300);
+});
+
+Deno.test("after a skip, streaming goes on at a line start, and the skip counts exactly what is missing", () => {
+  // `seq` flooding faster than notifications are sent: before the fix a piece began "7\n876618",
+  // the end of line 876617 shown as a line of its own.
+  const lines = fc.array(stringOf(["7", "a", " ", "😀", "中"], 30), {
+    minLength: 1,
+    maxLength: 300,
+  });
+  fc.assert(
+    fc.property(lines, fc.integer({ min: 8, max: 200 }), (lines, maxChars) => {
+      const follower = new TextFollower({ maxChars });
+      const whole = lines.map((line) => line + "\n").join("");
+      follower.push(encoder.encode(whole));
+      const piece = follower.take();
+      const marker = piece.match(/^\[\.\.\. (\d+) characters skipped \.\.\.\]\n/);
+      const shown = marker ? piece.slice(marker[0].length) : piece;
+      const skipped = marker ? Number(marker[1]) : 0;
+      assertEquals(whole.slice(skipped), shown);
+      ok(
+        skipped === 0 || whole[skipped - 1] === "\n",
+        `cut inside a line: ${JSON.stringify(piece)}`,
+      );
+    }),
+    { numRuns: 300 },
+  );
 });

@@ -1,5 +1,6 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { concatBytes } from "../../src/bytes.ts";
+import { Server } from "../../src/mcp/sdk.ts";
 import { MAX_MESSAGE_BYTES, StdioTransport } from "../../src/mcp/stdio.ts";
 import { fc } from "../helpers/arbitraries.ts";
 
@@ -131,4 +132,43 @@ Deno.test("stdio: a failing stdout is reported once and later answers are droppe
   await transport.send({ jsonrpc: "2.0", id: 2, result: {} });
   await transport.flushed();
   assertEquals(writes, 1);
+});
+
+Deno.test("stdio: requests read before stdin ends are answered before the server closes", async () => {
+  // Closing the server aborts the handlers still making answers: before the fix the server closed
+  // as soon as stdin ended, and `printf '<initialize>\n' | winterm-mcp` often answered nothing.
+  const initialize = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "pipe", version: "1" },
+    },
+  };
+  const output = collectingOutput();
+  const transport = new StdioTransport(
+    chunkedInput([encoder.encode(JSON.stringify(initialize) + "\n")]),
+    output,
+  );
+  const server = new Server({ name: "demo", version: "1.0.0" }, { capabilities: {} });
+  await server.connect(transport);
+  await transport.ended;
+  await transport.answered(10_000);
+  await server.close();
+  await transport.flushed();
+  assertEquals(JSON.parse(output.text()).id, 1);
+});
+
+Deno.test("stdio: answered() gives up after its time when a request stays unanswered", async () => {
+  const transport = new StdioTransport(
+    chunkedInput([encoder.encode('{"jsonrpc":"2.0","id":7,"method":"tools/list"}\n')]),
+    collectingOutput(),
+  );
+  await transport.start();
+  await transport.ended;
+  await transport.answered(50); // nobody answers: it settles anyway
+  await transport.send({ jsonrpc: "2.0", id: 7, result: {} });
+  await transport.answered(60_000); // answered: at once
 });

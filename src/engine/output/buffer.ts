@@ -22,7 +22,8 @@
  * @module
  */
 import type { BudgetMember, OutputBudget } from "./budget.ts";
-import { boundaryAtOrAfter, completePrefixLength } from "./utf8.ts";
+import { sequenceRemainder } from "./clean.ts";
+import { boundaryAtOrAfter, completePrefixLength, utf8Length } from "./utf8.ts";
 
 /** Limits of an {@link OutputBuffer}. */
 export interface OutputBufferOptions {
@@ -57,6 +58,13 @@ export interface TextRange {
 export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
 const SMALL_APPEND = 1024;
 const TAIL_MAX = 64 * 1024;
+/**
+ * How far before a cut the start of an escape sequence it may fall inside is looked for, and how
+ * far after it the sequence's end (the bound within which a read holds back an unfinished one).
+ * A sequence still unfinished at the newest byte is dropped as far as it goes; should the buffer
+ * keep less than one sequence, its end arriving later is kept (and shown as text).
+ */
+const SEQUENCE_LOOK = 4096;
 
 /** An array with a moving head: pushes at the end, drops at the front, O(1) amortised. */
 class Queue<T> {
@@ -267,6 +275,8 @@ export class OutputBuffer implements BudgetMember {
 
   #dropBefore(newStart: number): void {
     if (newStart <= this.#start) return;
+    // A cut inside an escape sequence drops the rest of it too: kept, its end would read as text.
+    newStart = this.#pastSequence(newStart);
     this.#start = newStart;
     const lines = this.#lineStarts;
     // Each queue keeps its entry covering the new start: a partly dropped block, the line the
@@ -274,6 +284,23 @@ export class OutputBuffer implements BudgetMember {
     this.#blocks.dropBefore(this.#blocks.lastAtOrBelow(newStart, blockStart));
     lines.dropBefore(lines.lastAtOrBelow(newStart, identity));
     this.#marks.dropBefore(this.#marks.lastAtOrBelow(newStart, markOffset));
+  }
+
+  /** `at`, or the end of the escape sequence `at` falls inside (see {@link SEQUENCE_LOOK}). */
+  #pastSequence(at: number): number {
+    if (at >= this.#end) return at;
+    const lookFrom = Math.max(this.#start, at - SEQUENCE_LOOK);
+    const window = this.read(lookFrom, Math.min(this.#end, at + SEQUENCE_LOOK)).bytes;
+    // A character cut in two belongs before the cut (a C1 control may be one).
+    const cut = boundaryAtOrAfter(window, at - lookFrom);
+    const from = lastSequenceStart(window.subarray(0, cut));
+    if (from < 0) return at;
+    const decoder = new TextDecoder();
+    const rest = decoder.decode(window.subarray(cut));
+    const length = sequenceRemainder(decoder.decode(window.subarray(from, cut)), rest);
+    if (length === 0) return at;
+    if (length === rest.length) return lookFrom + window.length;
+    return lookFrom + cut + utf8Length(rest.slice(0, length));
   }
 
   /** Reads bytes in [from, to) (defaults: everything kept). */
@@ -364,6 +391,15 @@ export class OutputBuffer implements BudgetMember {
     const index = marks.lastAtOrBelow(time, markTime) + 1;
     return index < marks.next ? Math.max(this.#start, marks.at(index).offset) : this.#end;
   }
+}
+
+/** Where the last ESC or C1 control (UTF-8: C2 80-9F) in `bytes` starts, or -1. */
+function lastSequenceStart(bytes: Uint8Array): number {
+  const escape = bytes.lastIndexOf(0x1b);
+  for (let i = bytes.length - 2; i > escape; i--) {
+    if (bytes[i] === 0xc2 && bytes[i + 1] >= 0x80 && bytes[i + 1] <= 0x9f) return i;
+  }
+  return escape;
 }
 
 /** The part of `block` (which starts at absolute `blockStart`) inside [from, to). */

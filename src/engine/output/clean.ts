@@ -317,7 +317,8 @@ export interface CleanerOptions {
 }
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
-const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+/** Whether `code` is the second half of a surrogate pair. */
+export const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff;
 
 /**
  * A stream's cleaner: feed it the stream's text in pieces; it returns each line once the line
@@ -462,6 +463,11 @@ export class Cleaner {
     this.#pendingReturn = false;
     this.#sequenceStart = -1;
     return this.#line.finish();
+  }
+
+  /** Whether the input so far ends inside an escape sequence. */
+  get inSequence(): boolean {
+    return this.#state !== State.Ground;
   }
 
   /**
@@ -632,6 +638,34 @@ export class Cleaner {
         break;
     }
   }
+}
+
+/**
+ * How many characters at the start of `after` finish an escape sequence that `before` leaves
+ * unfinished (0 when `before` ends outside any sequence): where a stream whose older part was
+ * dropped can be read from without a fragment of a sequence showing up as text. `before` must
+ * start outside any sequence (at an ESC or a C1 control, which start afresh). A line feed, or
+ * the start of another sequence, ends the count before it; `after.length` when the sequence
+ * goes on past `after`.
+ *
+ * @example
+ * ```ts
+ * import { sequenceRemainder } from "./clean.ts";
+ * sequenceRemainder("\x1b[38;5", ";114mX"); // 6: ";114m" ends the colour
+ * sequenceRemainder("\x1b[0mok", "X");      // 0
+ * ```
+ */
+export function sequenceRemainder(before: string, after: string): number {
+  const cleaner = new Cleaner();
+  cleaner.push(before);
+  if (!cleaner.inSequence) return 0;
+  for (let i = 0; i < after.length; i++) {
+    const code = after.charCodeAt(i);
+    if (code === ESC || code === LF || (code >= 0x80 && code <= 0x9f)) return i;
+    cleaner.push(after[i]);
+    if (!cleaner.inSequence) return i + 1;
+  }
+  return after.length;
 }
 
 /** Cleans a whole text (see the module documentation). */

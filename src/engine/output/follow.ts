@@ -5,8 +5,9 @@
  * complete lines (a line being redrawn, such as a progress bar, is handed out once it ends; the
  * last line when the stream ends), so the pieces put together are exactly the cleaned output.
  *
- * Memory is bounded: at most `maxChars` characters wait to be taken (older ones are skipped, and
- * the next piece says how many), and a line that never ends keeps only its newest `maxChars`.
+ * Memory is bounded: at most `maxChars` characters wait to be taken (older lines are skipped, and
+ * the next piece says how many characters), and a line that never ends keeps only its newest
+ * `maxChars`.
  *
  * @example
  * ```ts
@@ -19,7 +20,7 @@
  * ```
  * @module
  */
-import { Cleaner } from "./clean.ts";
+import { Cleaner, isLowSurrogate } from "./clean.ts";
 
 /** See the module documentation. */
 export class TextFollower {
@@ -59,8 +60,12 @@ export class TextFollower {
     this.#pending += text;
     const excess = this.#pending.length - this.#maxChars;
     if (excess > 0) {
-      this.#skipped += excess;
-      this.#pending = this.#pending.slice(excess);
+      // Skip to the start of a line: the end of a line shown alone would read as a line of its
+      // own. Only the unfinished last line handed over at the end can lack one.
+      let cut = this.#pending.indexOf("\n", excess - 1) + 1;
+      if (cut === 0) cut = excess + (isLowSurrogate(this.#pending.charCodeAt(excess)) ? 1 : 0);
+      this.#skipped += cut;
+      this.#pending = this.#pending.slice(cut);
     }
   }
 }

@@ -410,6 +410,32 @@ withServer(
   },
 );
 
+withServer(
+  "following by since_timestamp moves on through a millisecond of more than a page",
+  async (mcp) => {
+    // seq prints many pages within one millisecond: each page that stops inside it must report
+    // a time after which exactly the rest follows (it used to repeat the same page forever).
+    const { token } = await mcp.callOk<{ token: string }>("run_command", {
+      command: "seq 1 100000",
+      wait_ms: 30_000,
+    });
+    let since = 0, seen = "", pages = 0, truncated = true;
+    while (truncated) {
+      const answer = await mcp.callOk<Query & { stdout_truncated: boolean }>(
+        "enhanced_query_command_status",
+        { token, since_timestamp: since },
+      );
+      seen += answer.stdout;
+      truncated = answer.stdout_truncated;
+      ok(answer.last_output_timestamp !== null && answer.last_output_timestamp >= since);
+      since = answer.last_output_timestamp!;
+      ok(++pages <= 200, `still not through after ${pages} pages (at ${seen.length} bytes)`);
+    }
+    const expected = Array.from({ length: 100000 }, (_, i) => `${i + 1}\n`).join("");
+    ok(seen === expected, `output missed or repeated (${seen.length} of ${expected.length})`);
+  },
+);
+
 withServer("enable_streaming sends clean text, whatever falls between two flushes", async (mcp) => {
   // deno-lint-ignore no-explicit-any
   const messages: any[] = [];

@@ -1,4 +1,4 @@
-import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { OutputBudget } from "../../src/engine/output/budget.ts";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
 import { cleanTerminalText } from "../../src/engine/output/clean.ts";
@@ -254,5 +254,36 @@ Deno.test("dropping old output never leaves the start inside an escape sequence"
       assertEquals(buffer.end - buffer.start <= keep, true);
     }),
     { numRuns: 300 },
+  );
+});
+
+Deno.test("splitting the time at an offset: the rest of its millisecond comes after, order kept", () => {
+  fc.assert(
+    fc.property(
+      // Chunks with the milliseconds they arrived in (the clock may stand still or step back).
+      fc.array(fc.tuple(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 0, max: 3 })), {
+        minLength: 1,
+        maxLength: 40,
+      }),
+      fc.array(fc.nat(), { maxLength: 8 }),
+      (chunks, cuts) => {
+        const buffer = new OutputBuffer();
+        let time = 1000;
+        for (const [size, step] of chunks) buffer.append(new Uint8Array(size), time += step - 1);
+        for (const cut of cuts) {
+          const offset = cut % buffer.end;
+          buffer.splitTimeAt(offset);
+          if (offset > 0) {
+            ok(buffer.timeAt(offset) > buffer.timeAt(offset - 1), `split at ${offset}`);
+            // What follows the time before the split starts exactly at the split.
+            assertEquals(buffer.offsetAfter(buffer.timeAt(offset) - 1), offset);
+          }
+        }
+        for (let offset = 1; offset < buffer.end; offset++) {
+          ok(buffer.timeAt(offset) >= buffer.timeAt(offset - 1), `times ascend at ${offset}`);
+        }
+      },
+    ),
+    { numRuns: 500 },
   );
 });

@@ -95,6 +95,11 @@ class Queue<T> {
     this.#items.push(item);
   }
 
+  /** Puts `item` at absolute `index` (a kept one, or {@link next}); later items move up one. */
+  insert(index: number, item: T): void {
+    this.#items.splice(index - this.#base, 0, item);
+  }
+
   dropBefore(index: number): void {
     this.#head = Math.max(this.#head, Math.min(index, this.next) - this.#base);
     if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
@@ -214,6 +219,24 @@ export class OutputBuffer implements BudgetMember {
    */
   reserveUntil(time: number): void {
     this.#reported = Math.max(this.#reported, time);
+  }
+
+  /**
+   * Makes the byte at `offset` the first of its millisecond: if it arrived in the same one as
+   * the byte before it, it and the bytes after it in that millisecond are stamped one ms later
+   * (merging with the next millisecond if that is the next arrival time). A reader whose page
+   * stops at `offset`, inside a millisecond more than a page arrived in, is then told a time
+   * after which exactly the rest follows, and so always moves on.
+   */
+  splitTimeAt(offset: number): void {
+    const marks = this.#marks;
+    const index = marks.lastAtOrBelow(offset, markOffset);
+    if (index < marks.first || offset >= this.#end) return;
+    const mark = marks.at(index);
+    if (mark.offset === offset) return;
+    const next = index + 1 < marks.next ? marks.at(index + 1) : undefined;
+    if (next?.time === mark.time + 1) next.offset = offset;
+    else marks.insert(index + 1, { offset, time: mark.time + 1 });
   }
 
   /** Drops the oldest `bytes` kept bytes (for the server-wide budget). */

@@ -162,6 +162,11 @@ export class StreamOutput {
     return this.#buffer.offsetAfter(time);
   }
 
+  /** Makes the byte at `offset` the first of its millisecond (see OutputBuffer.splitTimeAt). */
+  splitTimeAt(offset: number): void {
+    this.#buffer.splitTimeAt(offset);
+  }
+
   /** Arrival times up to `time` have been reported: later bytes are stamped later. */
   reserveUntil(time: number): void {
     this.#buffer.reserveUntil(time);

@@ -322,6 +322,9 @@ export class Command {
   #reportTime(reads: Record<StreamName, CommandStreamRead>): number | null {
     const streams = ["stdout", "stderr"] as const;
     const short = streams.filter((s) => reads[s].end < this.#output[s].end);
+    // A page that stops inside a millisecond splits it, so that "after the time told" starts
+    // exactly where the page stopped (else a millisecond of more than a page repeats forever).
+    for (const s of short) this.#output[s].splitTimeAt(reads[s].end);
     const times = short.length
       ? short.map((s) => this.#output[s].timeAt(reads[s].end) - 1)
       : streams.map((s) => this.#output[s].newestTime()).filter((t) => t !== undefined);

@@ -230,6 +230,32 @@ for (const shell of ["bash", "sh", "zsh", "fish"]) {
   );
 }
 
+for (const shell of ["bash", "sh", "zsh", "fish"]) {
+  shellTest(
+    `${shell}: the cwd is exact whatever bytes the directory's name holds`,
+    async (mcp) => {
+      // BEL, ESC and LF would end the mark early; %41 must not come back as A.
+      const base = await Deno.makeTempDir();
+      const dir = `${base}/a\x07b\x1b[31mc\nd%41;e 中z`;
+      await Deno.mkdir(dir);
+      try {
+        const terminalId = await open(mcp, shell);
+        const moved = await run(mcp, terminalId, `cd ${base}/a*z`);
+        assertEquals([moved.condition, moved.exitCode, moved.cwd], ["done", 0, dir]);
+        assertEquals((await listed(mcp, terminalId)).cwd, dir);
+        const screen = await mcp.callOk<{ output: string }>("terminal_read", {
+          terminalId,
+          mode: "screen",
+        });
+        ok(!screen.output.includes("133;"), screen.output);
+      } finally {
+        await Deno.remove(base, { recursive: true });
+      }
+    },
+    { ignore: !linux || !has(shell) },
+  );
+}
+
 shellTest("input is reported within 300 ms of the prompt, and never for sleep", async (mcp) => {
   const terminalId = await open(mcp, "bash");
   const cases = [

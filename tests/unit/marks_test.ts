@@ -142,6 +142,15 @@ Deno.test("mark bodies: exit codes, working directories, command lines", () => {
   assertEquals(parseMark("P;C:\\Users\\me"), { kind: "cwd", path: "C:\\Users\\me" });
   assertEquals(parseMark("P;$PWD"), undefined);
   assertEquals(parseMark("P;/a;b"), { kind: "cwd", path: "/a;b" });
+  // Encoded (every shell but cmd): any byte, %XX as the UTF-8 bytes it stands for.
+  assertEquals(parseMark("P;enc:/a%07b%1Bc%0Ad%2541;e %E4%B8%AD"), {
+    kind: "cwd",
+    path: "/a\x07b\x1bc\nd%41;e 中",
+  });
+  assertEquals(parseMark("P;enc:C:\\100%25"), { kind: "cwd", path: "C:\\100%" });
+  assertEquals(parseMark("P;enc:%ZZ/x"), undefined);
+  // cmd's path is as it is: a % in it stays.
+  assertEquals(parseMark("P;C:\\a%41"), { kind: "cwd", path: "C:\\a%41" });
   assertEquals(parseMark("E;ls -l; echo"), { kind: "command", text: "ls -l; echo" });
   assertEquals(parseMark("Q"), undefined);
   assertEquals(newNonce().length, 32);

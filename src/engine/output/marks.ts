@@ -11,7 +11,8 @@
  * | `ESC ] 133 ; B ; <nonce> BEL` | the prompt ends: the shell reads a command |
  * | `ESC ] 133 ; C ; <nonce> BEL` | the command's output starts (`C ; nl`: after the line break that follows) |
  * | `ESC ] 133 ; D ; <exit code> ; <nonce> BEL` | the command finished (no code: no command ran) |
- * | `ESC ] 133 ; P ; <path> ; <nonce> BEL` | the shell's working directory (raw: any byte but BEL, ESC and LF) |
+ * | `ESC ] 133 ; P ; enc:<path> ; <nonce> BEL` | the shell's working directory, percent-encoded (at least `%`, BEL, ESC and LF; every byte allowed) |
+ * | `ESC ] 133 ; P ; <path> ; <nonce> BEL` | the same as it is (cmd, whose paths hold no control character and which cannot encode) |
  * | `ESC ] 133 ; E ; <command line> ; <nonce> BEL` | the command line about to run |
  *
  * The nonce is random per terminal and never printed by anything but the shell's own hooks,
@@ -95,12 +96,20 @@ export function parseMark(body: string): ShellMark | undefined {
     return { kind: "command-end", exitCode: Number.isSafeInteger(code) ? code : null };
   }
   if (kind === "P") {
-    const path = value;
+    const path = value.startsWith("enc:") ? percentDecoded(value.slice(4)) : value;
     // Only an absolute path (POSIX, or a Windows drive or share) is a directory.
     return /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(path) ? { kind: "cwd", path } : undefined;
   }
   if (kind === "E") return { kind: "command", text: value };
   return undefined;
+}
+
+/** `%XX` sequences as the bytes they stand for (UTF-8, as a path's bytes are here). */
+function percentDecoded(text: string): string {
+  return text.replace(
+    /(?:%[0-9A-Fa-f]{2})+/g,
+    (run) => decoder.decode(Uint8Array.from(run.slice(1).split("%"), (hex) => parseInt(hex, 16))),
+  );
 }
 
 /** See the module documentation. */

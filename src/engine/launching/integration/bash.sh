@@ -19,10 +19,10 @@ if [ -n "$__winterm_nonce" ] && [ -z "${__winterm_ps0-}" ]; then
   __winterm_set_status() { builtin return "$1"; }
   __winterm_report() {
     builtin printf '\e]133;D;%s;%s\a' "$1" "$__winterm_nonce"
-    case $PWD in
-      *[$'\a\e\n']*) ;;
-      *) builtin printf '\e]133;P;%s;%s\a' "$PWD" "$__winterm_nonce" ;;
-    esac
+    # Percent-encoded: a directory's name may hold any byte, the mark must not end early.
+    builtin local path="${PWD//\%/%25}"
+    path=${path//$'\a'/%07} path=${path//$'\e'/%1B} path=${path//$'\n'/%0A}
+    builtin printf '\e]133;P;enc:%s;%s\a' "$path" "$__winterm_nonce"
   }
   __winterm_wrap() {
     if [ "$PS1" != "${__winterm_ps1-}" ]; then

@@ -10,7 +10,8 @@ function __winterm_postexec --on-event fish_postexec
     printf '\e]133;D;%s;%s\a' $status $__winterm_nonce
 end
 function __winterm_cwd --on-event fish_prompt
-    string match -qr '[\a\e\n]' -- $PWD; or printf '\e]133;P;%s;%s\a' "$PWD" $__winterm_nonce
+    # Percent-encoded: a directory's name may hold any byte, the mark must not end early.
+    printf '\e]133;P;enc:%s;%s\a' (string escape --style=url -- $PWD) $__winterm_nonce
 end
 function __winterm_status
     return $argv[1]

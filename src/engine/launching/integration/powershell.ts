@@ -23,7 +23,10 @@ function global:prompt {
   $state.Exit = $global:LASTEXITCODE
   $e = [char]27
   $marks = "$e]133;D;$code;$($state.Nonce)$e\\"
-  if ($PWD.Provider.Name -eq 'FileSystem') { $marks += "$e]133;P;$($PWD.ProviderPath);$($state.Nonce)$e\\" }
+  if ($PWD.Provider.Name -eq 'FileSystem') {
+    $path = $PWD.ProviderPath.Replace('%', '%25').Replace([string][char]7, '%07').Replace([string]$e, '%1B').Replace("\`n", '%0A')
+    $marks += "$e]133;P;enc:$path;$($state.Nonce)$e\\"
+  }
   $marks += "$e]133;A;$($state.Nonce)$e\\"
   if (-not $ok) { Write-Error 'failure' -ErrorAction Ignore }
   $text = if ($state.Prompt) { & $state.Prompt } else { "PS $($PWD.Path)> " }

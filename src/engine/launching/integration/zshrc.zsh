@@ -23,7 +23,12 @@ if [[ -n $__winterm_nonce ]]; then
       __winterm_plain=${(S)__winterm_mark//$'\e'\[*m/}
       builtin printf '%s%*s\r%*s\r' "$__winterm_mark" $(( COLUMNS - ${#__winterm_plain} )) '' ${#__winterm_plain} ''
     fi
-    [[ $PWD == *[$'\a\e\n']* ]] || builtin printf '\e]133;P;%s;%s\a' "$PWD" $__winterm_nonce
+    # Percent-encoded: a directory's name may hold any byte, the mark must not end early.
+    builtin local __winterm_path="${PWD//\%/%25}"
+    __winterm_path=${__winterm_path//$'\a'/%07}
+    __winterm_path=${__winterm_path//$'\e'/%1B}
+    __winterm_path=${__winterm_path//$'\n'/%0A}
+    builtin printf '\e]133;P;enc:%s;%s\a' "$__winterm_path" $__winterm_nonce
   }
   __winterm_wrap() {
     if [[ $PS1 != ${__winterm_ps1-} ]]; then

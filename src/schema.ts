@@ -80,10 +80,9 @@ const checkers = new WeakMap<TSchema, TypeCheck<TSchema>>();
 export function validationErrors(schema: TObject, args: unknown): string[] {
   const smuggled = prototypeKeys(args, "");
   if (smuggled.length) {
-    const known = Object.keys(schema.properties).join(", ");
     return smuggled.slice(0, 5).map((path) =>
       path === "__proto__"
-        ? `'__proto__' is not a known argument (known: ${known})`
+        ? `'__proto__' is not a known argument (${knownArguments(schema)})`
         : `'${path}' is not allowed here (unknown name)`
     );
   }
@@ -118,14 +117,19 @@ function show(value: unknown): string {
   return text.length > 60 ? text.slice(0, 57) + "..." : text;
 }
 
+/** The arguments a tool takes, as an unknown argument's refusal lists them. */
+function knownArguments(schema: TObject): string {
+  const known = Object.keys(schema.properties);
+  return known.length ? `known: ${known.join(", ")}` : "it takes no arguments";
+}
+
 function describe(error: ValueError, root: TObject): string {
   const field = fieldName(error.path);
   const schema = error.schema as Record<string, unknown>;
   if (error.message === "Unexpected property") {
-    const known = Object.keys(root.properties).join(", ");
     return error.path.split("/").length > 2
       ? `'${field}' is not allowed here (${describeKeyRule(schema)})`
-      : `'${field}' is not a known argument (known: ${known})`;
+      : `'${field}' is not a known argument (${knownArguments(root)})`;
   }
   if (error.message === "Expected required property") return `'${field}' is required`;
   const anyOf = schema.anyOf as Record<string, unknown>[] | undefined;

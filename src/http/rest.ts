@@ -119,6 +119,11 @@ export class InvalidInput extends Error {
   }
 }
 
+/** A body that may be left out: none is `{}`; anything sent (`null` too) is validated as sent. */
+function bodyOrEmpty(body: unknown): unknown {
+  return body === undefined ? {} : body;
+}
+
 function validate<
   T extends
     | typeof CreateBody
@@ -252,7 +257,7 @@ export class RestApi {
       await next();
     });
     api.get("/health", () => this.health());
-    api.post("/terminals", (c) => this.#create(validate(CreateBody, c.get("body") ?? {})));
+    api.post("/terminals", (c) => this.#create(validate(CreateBody, bodyOrEmpty(c.get("body")))));
     api.get("/terminals", () => this.#list());
     api.post(
       "/terminals/:id/input",
@@ -272,7 +277,8 @@ export class RestApi {
     api.get("/commands", () => this.#commands());
     api.delete(
       "/terminals/:id",
-      async (c) => await this.#delete(c.req.param("id"), validate(DeleteBody, c.get("body") ?? {})),
+      async (c) =>
+        await this.#delete(c.req.param("id"), validate(DeleteBody, bodyOrEmpty(c.get("body")))),
     );
     api.all(
       "*",

@@ -31,6 +31,8 @@ import {
 
 /** The longest message accepted (the SDK's stdio transports use the same bound). */
 export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+/** The longest error message sent for a line that is no message (the SDK's reasons can be long). */
+const MAX_ERROR_MESSAGE = 1000;
 /** Bytes read at once. */
 const READ_SIZE = 64 * 1024;
 /** Answers queued beyond this make `send` wait until they are written. */
@@ -164,15 +166,43 @@ export class StdioTransport implements Transport {
 
   #deliver(line: Uint8Array): void {
     const text = this.#decoder.decode(line).replace(/\r$/, "");
+    if (text.trim() === "") return;
     let message: JSONRPCMessage;
     try {
       message = deserializeMessage(text);
     } catch (error) {
       this.onerror?.(error as Error);
+      this.#refuse(text, error as Error);
       return;
     }
     if ("method" in message && "id" in message) this.#unanswered.add(message.id);
     this.onmessage?.(message);
+  }
+
+  /**
+   * Answers a line that is no JSON-RPC message as JSON-RPC 2.0 says: -32700 when it is not JSON,
+   * else -32600 with its id where it has a usable one (null otherwise), so that a client waiting
+   * for its answer hears why instead of nothing.
+   */
+  #refuse(text: string, error: Error): void {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return void this.#sendError(null, -32700, `Parse error: ${error.message}`);
+    }
+    const id = (parsed as { id?: unknown } | null)?.id;
+    this.#sendError(
+      typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? id : null,
+      -32600,
+      `Invalid Request: ${error.message}`,
+    );
+  }
+
+  #sendError(id: string | number | null, code: number, message: string): void {
+    const error = { code, message: message.slice(0, MAX_ERROR_MESSAGE) };
+    // `id: null` is JSON-RPC's own answer to a message whose id cannot be read.
+    void this.send({ jsonrpc: "2.0", id, error } as unknown as JSONRPCMessage);
   }
 
   async #write(): Promise<void> {

@@ -199,6 +199,14 @@ withHttp("REST refuses what it should, with the right status and code", async (s
     [
       "POST",
       "/api/terminals",
+      { raw: "null", headers: { "content-type": "application/json" } },
+      400,
+      "INVALID_INPUT",
+      /must be an object \(got null\)/,
+    ],
+    [
+      "POST",
+      "/api/terminals",
       { body: { cwd: "/no/such/dir" } },
       400,
       "INVALID_INPUT",

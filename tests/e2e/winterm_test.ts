@@ -453,7 +453,7 @@ withServer("every bad input is refused clearly and the server keeps serving", as
     ["send_command_input", { token: "nope", input: "x" }, /'token': no command with token nope/],
     ["send_command_input", { token: "nope" }, /'input' is required/],
     ["terminate_command", { token: "nope" }, /'token': no command with token nope/],
-    ["get_version", { extra: 1 }, /'extra' is not a known argument/],
+    ["get_version", { extra: 1 }, /'extra' is not a known argument \(it takes no arguments\)/],
   ];
   for (const [tool, args, expected] of cases) {
     const result = await mcp.call(tool, args);

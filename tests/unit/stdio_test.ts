@@ -91,6 +91,25 @@ Deno.test("stdio: a line that is not a message is reported, and the next one sti
   assertEquals(errors.length, 2);
 });
 
+Deno.test("stdio: a line that is not a message is answered as JSON-RPC says; blank lines are not", async () => {
+  const output = collectingOutput();
+  const transport = new StdioTransport(
+    chunkedInput([
+      encoder.encode(`{ not json\n\n  \r\n{"jsonrpc":"2.0","id":"x","bogus":1}\n[1]\n`),
+    ]),
+    output,
+  );
+  await transport.start();
+  await transport.ended;
+  await transport.flushed();
+  const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
+  assertEquals(
+    answers.map(({ id, error }) => [id, error.code]),
+    [[null, -32700], ["x", -32600], [null, -32600]],
+  );
+  ok(answers[0].error.message.startsWith("Parse error: "), answers[0].error.message);
+});
+
 Deno.test("stdio: a message over the size bound closes the transport with an error", async () => {
   const transport = new StdioTransport(
     chunkedInput([encoder.encode('{"jsonrpc":"2.0","method":"x","params":{"a":"')].concat(

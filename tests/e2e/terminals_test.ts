@@ -456,7 +456,21 @@ withServer("64 terminals live at once; the 65th is refused", async (mcp) => {
         terminalId: ids[i],
         mode: "tail",
         tailLines: 5,
+        raw: true,
       })).output,
+      stats: await mcp.callOk("terminal_stats", { terminalId: ids[i] }),
+      listed: (await mcp.callOk<{ terminals: { terminalId: string; pid: number }[] }>(
+        "terminal_list",
+      )).terminals.find((terminal) => terminal.terminalId === ids[i]),
+      // The shell's state as the kernel sees it (blocked reading the terminal, or not).
+      kernel: await (async () => {
+        const pid = (await mcp.callOk<{ terminals: { terminalId: string; pid: number }[] }>(
+          "terminal_list",
+        )).terminals.find((terminal) => terminal.terminalId === ids[i])?.pid;
+        const read = (name: string) =>
+          Deno.readTextFile(`/proc/${pid}/${name}`).catch((error) => String(error));
+        return { stat: await read("stat"), wchan: await read("wchan") };
+      })(),
     })),
   );
   ok(missing.length === 0, JSON.stringify(missing));

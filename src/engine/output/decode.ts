@@ -40,9 +40,9 @@ let loaded: { iconv: Iconv; Buffer: typeof NodeBuffer } | undefined;
 let loading: Promise<void> | undefined;
 
 /**
- * Loads the code page tables (iconv-lite, with Node's Buffer): about 9 MiB a server that only
- * ever sees UTF-8 (POSIX, a pseudoconsole) never pays. Everything here but UTF-8 needs it
- * loaded first; later calls return at once.
+ * Loads the code page tables (iconv-lite, with Node's Buffer), which a server that only ever
+ * sees UTF-8 (POSIX, a pseudoconsole) need not pay for (3 MiB of an idle server's memory,
+ * measured). Everything here but UTF-8 needs them loaded first; later calls return at once.
  */
 export function loadCodePages(): Promise<void> {
   return loading ??= Promise.all([import("iconv-lite"), import("node:buffer")]).then(
@@ -297,9 +297,9 @@ export function codePageLabel(codePage: number): string | undefined {
 
 /** True for a double-byte code page (936, 950, 932, 949, GB18030). */
 function isDoubleByte(label: string): boolean {
+  const { iconv } = codePages();
   try {
-    return (codePages().iconv.getCodec(label) as { decodeTables?: unknown }).decodeTables !==
-      undefined;
+    return (iconv.getCodec(label) as { decodeTables?: unknown }).decodeTables !== undefined;
   } catch {
     return false;
   }
@@ -308,9 +308,10 @@ function isDoubleByte(label: string): boolean {
 /** True for labels this module decodes: UTF-8, UTF-16, and iconv-lite's code page tables. */
 function supported(label: string): boolean {
   if (isUtf8(label)) return true;
+  const { iconv } = codePages();
   let codec: { decodeBuf?: unknown; decodeTables?: unknown };
   try {
-    codec = codePages().iconv.getCodec(label) as typeof codec;
+    codec = iconv.getCodec(label) as typeof codec;
   } catch {
     return false;
   }

@@ -135,6 +135,11 @@ export class StdioTransport implements Transport {
         const n = await this.input.read(buffer);
         if (n === null) break;
         this.#take(buffer.subarray(0, n));
+        // A client that sends and never reads (junk lines each get an answer) must not grow the
+        // queue without bound: stdin waits until the answers so far are written.
+        while (this.#queuedBytes > HIGH_WATER_BYTES && !this.#outputGone) {
+          await new Promise<void>((resolve) => this.#drained.push(resolve));
+        }
       }
     } catch (error) {
       this.onerror?.(error as Error);

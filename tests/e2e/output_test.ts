@@ -436,6 +436,45 @@ withServer(
   },
 );
 
+withServer(
+  "following stdout and stderr together by since_timestamp repeats nothing of either",
+  async (mcp) => {
+    // stdout all first, then stderr: a page that stops inside stdout must not show stderr that
+    // came after the time it reports (it showed stderr's first page again and again), and a
+    // page of one byte must not show the other stream's next bytes twice.
+    const command = "seq 1 2000; seq 1 2000 >&2; for i in 1 2 3 4 5 6 7 8 9; do " +
+      "echo out$i; echo err$i >&2; done";
+    const { token } = await mcp.callOk<{ token: string }>("run_command", {
+      command,
+      shell_type: "bash",
+      use_pty: false,
+      wait_ms: 30_000,
+    });
+    const whole = await mcp.callOk<Query & { stderr: string }>("query_command_status", {
+      token,
+      stdout_offset: 0,
+      stderr_offset: 0,
+      max_bytes: 1_000_000,
+    });
+    for (const maxBytes of [300, 1]) {
+      let since = 0, stdout = "", stderr = "", pages = 0, more = true;
+      while (more) {
+        const answer = await mcp.callOk<
+          Query & { stderr: string; stderr_truncated: boolean }
+        >("enhanced_query_command_status", { token, since_timestamp: since, max_bytes: maxBytes });
+        [stdout, stderr] = [stdout + answer.stdout, stderr + answer.stderr];
+        more = answer.stdout_truncated || answer.stderr_truncated;
+        ok(answer.last_output_timestamp! >= since && (answer.stdout || answer.stderr || !more));
+        since = answer.last_output_timestamp!;
+        ok(++pages <= 100_000, `still not through after ${pages} pages`);
+        ok(stderr.length <= whole.stderr.length, `stderr repeated (max_bytes ${maxBytes})`);
+      }
+      ok(stdout === whole.stdout, `stdout missed or repeated (max_bytes ${maxBytes})`);
+      ok(stderr === whole.stderr, `stderr missed or repeated (max_bytes ${maxBytes})`);
+    }
+  },
+);
+
 withServer("enable_streaming sends clean text, whatever falls between two flushes", async (mcp) => {
   // deno-lint-ignore no-explicit-any
   const messages: any[] = [];

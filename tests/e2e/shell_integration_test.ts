@@ -234,15 +234,22 @@ for (const shell of ["bash", "sh", "zsh", "fish"]) {
   shellTest(
     `${shell}: the cwd is exact whatever bytes the directory's name holds`,
     async (mcp) => {
-      // BEL, ESC and LF would end the mark early; %41 must not come back as A.
+      // BEL, ESC and LF would end the mark early; %41 must not come back as A; CAN and SUB
+      // (which end an OSC on a terminal) are not encoded by the shells.
       const base = await Deno.makeTempDir();
-      const dir = `${base}/a\x07b\x1b[31mc\nd%41;e 中z`;
+      const dir = `${base}/a\x07b\x1b[31mc\nd%41;e\x18f\x1ag 中z`;
       await Deno.mkdir(dir);
+      // Near PATH_MAX, all '%': three times as long encoded.
+      let deep = base;
+      while (deep.length < 3800) deep += "/" + "%".repeat(200);
+      await Deno.mkdir(deep, { recursive: true });
       try {
         const terminalId = await open(mcp, shell);
         const moved = await run(mcp, terminalId, `cd ${base}/a*z`);
         assertEquals([moved.condition, moved.exitCode, moved.cwd], ["done", 0, dir]);
         assertEquals((await listed(mcp, terminalId)).cwd, dir);
+        const deeper = await run(mcp, terminalId, `cd ${deep}`);
+        assertEquals([deeper.condition, deeper.exitCode, deeper.cwd], ["done", 0, deep]);
         const screen = await mcp.callOk<{ output: string }>("terminal_read", {
           terminalId,
           mode: "screen",

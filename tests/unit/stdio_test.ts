@@ -191,3 +191,31 @@ Deno.test("stdio: answered() gives up after its time when a request stays unansw
   await transport.send({ jsonrpc: "2.0", id: 7, result: {} });
   await transport.answered(60_000); // answered: at once
 });
+
+Deno.test("stdio: a client that sends junk and never reads stops being read, not queued for", async () => {
+  // stdin offers 16 MiB of junk lines (each answered with -32700); stdout takes nothing.
+  const junk = new TextEncoder().encode("junk {not json\n".repeat(4096));
+  let offered = 0;
+  const input = {
+    read(buffer: Uint8Array): Promise<number | null> {
+      if (offered >= 16 * 1024 * 1024) return Promise.resolve(null);
+      const n = Math.min(buffer.length, junk.length);
+      buffer.set(junk.subarray(0, n));
+      offered += n;
+      return Promise.resolve(n);
+    },
+  };
+  const transport = new StdioTransport(input, { write: () => new Promise<number>(() => {}) });
+  let ended = false;
+  transport.ended.then(() => ended = true);
+  await transport.start();
+  // Wait until reading stops (or the whole flood was taken: the defect).
+  let last = -1, still = 0;
+  while (!ended && still < 200) {
+    still = offered === last ? still + 1 : 0;
+    last = offered;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  ok(!ended && offered < 8 * 1024 * 1024, `read ${offered} bytes with nothing written`);
+  await transport.close();
+});

@@ -63,10 +63,13 @@ export interface FilteredOutput {
   marks: PlacedMark[];
 }
 
-/** A longer sequence is not a mark (the longest a shell sends: a path, a command line). */
-export const MAX_MARK_BYTES = 8192;
+/**
+ * A longer sequence is not a mark. The longest a shell sends is a path: PATH_MAX (4096) bytes
+ * with every byte percent-encoded (as fish's url style does) is 12288, and a command line.
+ */
+export const MAX_MARK_BYTES = 16384;
 
-const ESC = 0x1b, BEL = 0x07, LF = 0x0a, CAN = 0x18, SUB = 0x1a, BACKSLASH = 0x5c;
+const ESC = 0x1b, BEL = 0x07, LF = 0x0a, BACKSLASH = 0x5c;
 /** `] 1 3 3 ;` after ESC. */
 const PREFIX = [0x5d, 0x31, 0x33, 0x33, 0x3b];
 const decoder = new TextDecoder();
@@ -195,7 +198,10 @@ export class MarkFilter {
         const end = byte === BEL ? at + 1 : at + 2;
         return this.#accept(input.subarray(bodyStart, at), end);
       }
-      if (byte === CAN || byte === SUB || byte === LF) return undefined;
+      // CAN and SUB, which end an OSC on a terminal, are not looked at: a directory's name may
+      // hold them (the shells encode only %, BEL, ESC and LF), and without the nonce the
+      // sequence stays output all the same.
+      if (byte === LF) return undefined;
     }
     if (limit === input.length && input.length - start < MAX_MARK_BYTES) {
       this.#searched = limit - start;

@@ -117,8 +117,9 @@ export interface CommandRead {
   /**
    * When the output shown ends (ms since the epoch): pass it as `after` to follow the command.
    * Never a time later output can share; when a stream's read stopped short, one millisecond
-   * before its first byte not shown (that millisecond's output may then be read twice, never
-   * missed). Null before any output.
+   * before its first byte not shown (that millisecond is split there first, so its rest is
+   * stamped later: read on from this time, nothing comes twice or is missed; a page by time
+   * shows no byte of either stream after it). Null before any output.
    */
   lastOutputTime: number | null;
   /** Set when `maxBytes` was more than the answer limit. */
@@ -255,25 +256,33 @@ export class Command {
     const maxBytes = request.maxBytes === undefined
       ? { value: Math.min(DEFAULT_ANSWER_BYTES, limit), clamped: undefined }
       : clampSize(request.maxBytes, limit);
-    const from = (stream: StreamName) =>
-      request.after === undefined
+    const starts = {} as Record<StreamName, number | undefined>;
+    for (const stream of ["stdout", "stderr"] as const) {
+      starts[stream] = request.after === undefined
         ? request.offsets?.[stream]
         : this.#output[stream].offsetAfter(request.after);
-    const pending = (stream: StreamName) => this.#output[stream].end - (from(stream) ?? 0);
+    }
+    const pending = (stream: StreamName) => this.#output[stream].end - (starts[stream] ?? 0);
     const [small, large]: StreamName[] = pending("stderr") <= pending("stdout")
       ? ["stderr", "stdout"]
       : ["stdout", "stderr"];
     const reads = {} as Record<StreamName, CommandStreamRead>;
+    const budgets = {} as Record<StreamName, number>;
     let used = 0;
     for (const stream of [small, large]) {
-      const budget = stream === small ? Math.floor(maxBytes.value / 2) : maxBytes.value - used;
-      reads[stream] = this.#readStream(stream, from(stream), budget, request);
+      budgets[stream] = stream === small ? Math.floor(maxBytes.value / 2) : maxBytes.value - used;
+      reads[stream] = this.#readStream(stream, starts[stream], budgets[stream], request);
       used += jsonSize(reads[stream].text);
     }
+    const reread = request.after === undefined
+      ? undefined
+      : (stream: StreamName, end: number) =>
+        this.#readStream(stream, starts[stream], budgets[stream], request, end);
+    const lastOutputTime = this.#reportTime(reads, reread);
     return {
       stdout: reads.stdout,
       stderr: reads.stderr,
-      lastOutputTime: this.#reportTime(reads),
+      lastOutputTime,
       ...(maxBytes.clamped ? { maxBytesClamped: maxBytes.clamped } : {}),
     };
   }
@@ -284,6 +293,7 @@ export class Command {
     offset: number | undefined,
     budget: number,
     request: CommandReadRequest,
+    end = Infinity,
   ): CommandStreamRead {
     const output = this.#output[stream];
     const options = { raw: request.raw, final: !this.running, budget };
@@ -313,25 +323,53 @@ export class Command {
       const dropped = Math.max(0, Math.min(output.start, output.end) - (offset ?? 0));
       return done({ text: lines.output, start, end: lines.end, dropped }, lines.truncated);
     }
-    if (offset !== undefined) return done(output.readFrom(offset, Infinity, options), false);
+    if (offset !== undefined && end <= offset) {
+      const start = Math.max(offset, output.start);
+      return done({ text: "", start, end: start, dropped: start - offset }, false);
+    }
+    if (offset !== undefined) {
+      return done(output.readFrom(offset, end - offset, options), false);
+    }
     const shaped = output.readShaped(0, { ...options, hint: (at) => hint(at) });
     return done(shaped, shaped.omitted !== undefined);
   }
 
-  /** The time a read reports (see {@link CommandRead.lastOutputTime}), reserved on both streams. */
-  #reportTime(reads: Record<StreamName, CommandStreamRead>): number | null {
+  /**
+   * The time a read reports (see {@link CommandRead.lastOutputTime}), reserved on both streams.
+   * With `reread` (a page by time), a stream whose page goes past that time is read again up to
+   * it (its rest would come again after the time told), which may lower the time in turn.
+   */
+  #reportTime(
+    reads: Record<StreamName, CommandStreamRead>,
+    reread?: (stream: StreamName, end: number) => CommandStreamRead,
+  ): number | null {
     const streams = ["stdout", "stderr"] as const;
-    const short = streams.filter((s) => reads[s].end < this.#output[s].end);
-    // A page that stops inside a millisecond splits it, so that "after the time told" starts
-    // exactly where the page stopped (else a millisecond of more than a page repeats forever).
-    for (const s of short) this.#output[s].splitTimeAt(reads[s].end);
-    const times = short.length
-      ? short.map((s) => this.#output[s].timeAt(reads[s].end) - 1)
-      : streams.map((s) => this.#output[s].newestTime()).filter((t) => t !== undefined);
-    if (times.length === 0) return null;
-    const time = short.length ? Math.min(...times) : Math.max(...times);
-    for (const stream of streams) this.#output[stream].reserveUntil(time);
-    return time;
+    const forced = new Set<StreamName>();
+    while (true) {
+      const short = streams.filter((s) => reads[s].end < this.#output[s].end);
+      // A page that stops inside a millisecond splits it, so that "after the time told" starts
+      // exactly where the page stopped (else a millisecond of more than a page repeats forever).
+      for (const s of short) this.#output[s].splitTimeAt(reads[s].end);
+      const times = short.length
+        ? short.map((s) => this.#output[s].timeAt(reads[s].end) - 1)
+        : streams.map((s) => this.#output[s].newestTime()).filter((t) => t !== undefined);
+      if (times.length === 0) return null;
+      const time = short.length ? Math.min(...times) : Math.max(...times);
+      // Each pass lowers the time or reads a stream again up to it, ending there or before (a
+      // page shorter than before), unless a character or sequence whose bytes arrived on both
+      // sides of the time must be shown whole: that page stays as it is.
+      let again = false;
+      for (const s of reread === undefined ? [] : streams) {
+        const cut = this.#output[s].offsetAfter(time);
+        if (reads[s].end <= cut || forced.has(s)) continue;
+        const read = reread!(s, cut);
+        if (read.end > cut) forced.add(s);
+        else [reads[s], again] = [read, true];
+      }
+      if (again) continue;
+      for (const stream of streams) this.#output[stream].reserveUntil(time);
+      return time;
+    }
   }
 
   /**

@@ -287,3 +287,14 @@ Deno.test("splitting the time at an offset: the rest of its millisecond comes af
     { numRuns: 500 },
   );
 });
+
+Deno.test("a cut inside a sequence with invalid UTF-8 after it drops exactly the sequence", () => {
+  // Bytes 0x80 decode to U+FFFD (three bytes re-encoded): counted as such, the start went past
+  // the end of the buffer and the line index fell behind (found by the model test above).
+  const buffer = new OutputBuffer({ maxBytes: 100 });
+  const sequence = [0x1b, 0x5d, ...new Array(100).fill(0), ...new Array(30).fill(0x80), 0x18];
+  buffer.append(Uint8Array.from([...new Array(900).fill(0x61), ...sequence, 0x62, 0x63]));
+  assertEquals(buffer.start, buffer.end - 2, "kept: what follows the sequence (CAN ends it)");
+  buffer.append(Uint8Array.from([0x0a, 0x64]));
+  assertEquals([buffer.start, buffer.firstLine, buffer.lineCount], [buffer.end - 4, 0, 2]);
+});

@@ -23,7 +23,7 @@
  */
 import type { BudgetMember, OutputBudget } from "./budget.ts";
 import { sequenceRemainder } from "./clean.ts";
-import { boundaryAtOrAfter, completePrefixLength, utf8Length } from "./utf8.ts";
+import { boundaryAtOrAfter, bytesOfDecodedPrefix, completePrefixLength } from "./utf8.ts";
 
 /** Limits of an {@link OutputBuffer}. */
 export interface OutputBufferOptions {
@@ -323,7 +323,8 @@ export class OutputBuffer implements BudgetMember {
     const length = sequenceRemainder(decoder.decode(window.subarray(from, cut)), rest);
     if (length === 0) return at;
     if (length === rest.length) return lookFrom + window.length;
-    return lookFrom + cut + utf8Length(rest.slice(0, length));
+    // Counted in the bytes themselves: invalid ones decode to U+FFFD, three bytes re-encoded.
+    return lookFrom + cut + bytesOfDecodedPrefix(window.subarray(cut), length);
   }
 
   /** Reads bytes in [from, to) (defaults: everything kept). */

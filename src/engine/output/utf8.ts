@@ -48,6 +48,25 @@ export function completePrefixLength(bytes: Uint8Array): number {
 }
 
 /** The number of UTF-8 bytes of a string, without encoding it. */
+/**
+ * How many of `bytes` decode (as TextDecoder does, invalid bytes as U+FFFD) to the first `chars`
+ * UTF-16 units of their text: the byte offset of a position in `new TextDecoder().decode(bytes)`.
+ * Unlike {@link utf8Length} of that text, right where invalid bytes stand in for fewer or more.
+ */
+export function bytesOfDecodedPrefix(bytes: Uint8Array, chars: number): number {
+  if (chars <= 0) return 0;
+  // The decoded length of a prefix (holding back an unfinished last character) only grows with
+  // the prefix: the smallest prefix that reaches `chars` is found by bisection.
+  let low = 0, high = bytes.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    const decoded = new TextDecoder().decode(bytes.subarray(0, mid), { stream: true }).length;
+    if (decoded >= chars) high = mid;
+    else low = mid + 1;
+  }
+  return low;
+}
+
 export function utf8Length(text: string): number {
   let bytes = 0;
   for (let i = 0; i < text.length; i++) {

@@ -4,6 +4,7 @@
  * to stdout. Driven with raw JSON-RPC lines so that nothing but stdin's end can stop it.
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
+import { initializeRequest } from "../helpers/jsonrpc.ts";
 import { MAIN, START_FLAGS } from "../helpers/mcp.ts";
 import { eventually, processesWith, uniqueMarker } from "../helpers/process.ts";
 
@@ -55,16 +56,7 @@ function startRaw(): RawServer {
 
 async function startWithChildren(marker: string): Promise<RawServer> {
   const server = startRaw();
-  await server.send({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "raw", version: "1" },
-    },
-  });
+  await server.send(initializeRequest("raw"));
   await server.response(1);
   await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
   const commands = [
@@ -114,16 +106,7 @@ Deno.test({
     // Before the fix, `printf '<initialize>\n' | winterm-mcp | cat` exited 0 without a word about
     // one time in five: closing the server at the end of stdin dropped the answers being made.
     // A race, so a few servers in a row, fed through a shell pipe as a user would.
-    const initialize = JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "pipe", version: "1" },
-      },
-    });
+    const initialize = JSON.stringify(initializeRequest("pipe"));
     const getVersion = JSON.stringify({
       jsonrpc: "2.0",
       id: 2,

@@ -3,6 +3,7 @@ import { concatBytes } from "../../src/bytes.ts";
 import { Server } from "../../src/mcp/sdk.ts";
 import { MAX_MESSAGE_BYTES, StdioTransport } from "../../src/mcp/stdio.ts";
 import { fc } from "../helpers/arbitraries.ts";
+import { initializeRequest } from "../helpers/jsonrpc.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -156,16 +157,7 @@ Deno.test("stdio: a failing stdout is reported once and later answers are droppe
 Deno.test("stdio: requests read before stdin ends are answered before the server closes", async () => {
   // Closing the server aborts the handlers still making answers: before the fix the server closed
   // as soon as stdin ended, and `printf '<initialize>\n' | winterm-mcp` often answered nothing.
-  const initialize = {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "pipe", version: "1" },
-    },
-  };
+  const initialize = initializeRequest("pipe");
   const output = collectingOutput();
   const transport = new StdioTransport(
     chunkedInput([encoder.encode(JSON.stringify(initialize) + "\n")]),

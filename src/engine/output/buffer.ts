@@ -313,6 +313,7 @@ export class OutputBuffer implements BudgetMember {
   #pastSequence(at: number): number {
     if (at >= this.#end) return at;
     const lookFrom = Math.max(this.#start, at - SEQUENCE_LOOK);
+    if (!this.#holdsSequenceStart(lookFrom, at)) return at;
     const window = this.read(lookFrom, Math.min(this.#end, at + SEQUENCE_LOOK)).bytes;
     // A character cut in two belongs before the cut (a C1 control may be one).
     const cut = boundaryAtOrAfter(window, at - lookFrom);
@@ -325,6 +326,18 @@ export class OutputBuffer implements BudgetMember {
     if (length === rest.length) return lookFrom + window.length;
     // Counted in the bytes themselves: invalid ones decode to U+FFFD, three bytes re-encoded.
     return lookFrom + cut + bytesOfDecodedPrefix(window.subarray(cut), length);
+  }
+
+  /**
+   * Whether [from, to) holds an ESC or a C2 byte (the first of a C1 control's two). A buffer in
+   * a flood trims on every append; most output holds neither near the cut, which then costs
+   * no copy of the window around it.
+   */
+  #holdsSequenceStart(from: number, to: number): boolean {
+    for (const piece of this.#pieces(from, to)) {
+      if (piece.includes(0x1b) || piece.includes(0xc2)) return true;
+    }
+    return false;
   }
 
   /** Reads bytes in [from, to) (defaults: everything kept). */

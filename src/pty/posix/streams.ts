@@ -80,14 +80,21 @@ export class FdReader implements FdWatcher, OutputReader {
     if (revents & READ_READY) this.drain();
   }
 
-  /** Reads whatever is available now. */
+  /**
+   * Reads whatever is available now. Reads that follow one another in a block are handed on as
+   * one chunk (when the turn ends or the block is full): a PTY gives about 4 KiB a read, and
+   * every chunk costs each consumer a pass (40 MB: 8,500 reads, a few hundred chunks).
+   */
   drain(): void {
     const lib = libc();
+    let from = this.#used;
     for (let turn = 0; turn < READS_PER_TURN && !this.#ended; turn++) {
       if (this.#block.length - this.#used < MIN_READ) {
+        this.#handOn(from);
+        if (this.#ended) return; // its consumer stopped it
         const size = Math.min(LARGEST_BLOCK, Math.max(FIRST_BLOCK, this.#block.length * 2));
         this.#block = new Uint8Array(size);
-        this.#used = 0;
+        this.#used = from = 0;
       }
       const space = this.#block.subarray(this.#used);
       const n = Number(lib.read(this.fd, space, BigInt(space.length)));
@@ -95,9 +102,10 @@ export class FdReader implements FdWatcher, OutputReader {
         this.#unconfirmed = 0;
         this.reactor.countRead(n);
         this.#used += n;
-        this.onData(space.subarray(0, n));
         continue;
       }
+      this.#handOn(from);
+      from = this.#used;
       if (n === 0) return this.stop();
       const code = errno();
       if (code === C.EAGAIN) return;
@@ -107,6 +115,12 @@ export class FdReader implements FdWatcher, OutputReader {
       if (code !== C.EIO) log.debug("read ended", { fd: this.fd, error: errnoName(code) });
       return this.stop();
     }
+    this.#handOn(from);
+  }
+
+  /** Hands on what was read into the block since `from`. */
+  #handOn(from: number): void {
+    if (this.#used > from) this.onData(this.#block.subarray(from, this.#used));
   }
 
   /** Stops reading (end of data, or the owner gave up waiting for it). */

@@ -24,6 +24,7 @@
 import type { BudgetMember, OutputBudget } from "./budget.ts";
 import { sequenceRemainder } from "./clean.ts";
 import { boundaryAtOrAfter, bytesOfDecodedPrefix, completePrefixLength } from "./utf8.ts";
+import { forEachLineFeed } from "../../bytes.ts";
 
 /** Limits of an {@link OutputBuffer}. */
 export interface OutputBufferOptions {
@@ -253,13 +254,12 @@ export class OutputBuffer implements BudgetMember {
   }
 
   #indexLines(data: Uint8Array, offset: number): void {
-    if (this.#atLineStart) this.#lineStarts.push(offset);
-    let newline = data.indexOf(10);
-    while (newline !== -1 && newline + 1 < data.length) {
-      this.#lineStarts.push(offset + newline + 1);
-      newline = data.indexOf(10, newline + 1);
-    }
-    this.#atLineStart = newline === data.length - 1;
+    const lines = this.#lineStarts, last = data.length - 1;
+    if (this.#atLineStart) lines.push(offset);
+    forEachLineFeed(data, (index) => {
+      if (index < last) lines.push(offset + index + 1);
+    });
+    this.#atLineStart = data[last] === 10;
   }
 
   #store(data: Uint8Array): void {

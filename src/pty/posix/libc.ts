@@ -100,7 +100,8 @@ const SYMBOLS = {
   write: { parameters: ["i32", "buffer", "usize"], result: "isize" },
   pipe: { parameters: ["buffer"], result: "i32" },
   poll: { parameters: ["buffer", "u64", "i32"], result: "i32", nonblocking: true },
-  poll_now: { name: "poll", parameters: ["buffer", "u64", "i32"], result: "i32" },
+  // On the JS thread: for a look that must not wait, or waits briefly on purpose.
+  poll_sync: { name: "poll", parameters: ["buffer", "u64", "i32"], result: "i32" },
   waitpid: { parameters: ["i32", "buffer", "i32"], result: "i32" },
   waitid: { parameters: ["i32", "i32", "buffer", "i32"], result: "i32" },
   kill: { parameters: ["i32", "i32"], result: "i32" },

@@ -33,7 +33,7 @@ function brokenByPoll(fd: number): boolean {
   const view = new DataView(fds.buffer);
   view.setInt32(0, fd, true);
   view.setInt16(4, POLLIN | POLLOUT, true);
-  if (libc().poll_now(fds, 1n, 0) !== 1) return false;
+  if (libc().poll_sync(fds, 1n, 0) !== 1) return false;
   return (view.getInt16(6, true) & (POLLHUP | POLLERR | POLLNVAL)) !== 0;
 }
 /** Failures in a row that poll does not confirm, after which the fd counts as broken anyway. */

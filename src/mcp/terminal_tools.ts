@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "../typebox.ts";
 import type { FrontEnd } from "../engine/launching/audit.ts";
 import { EngineError } from "../engine/errors.ts";
 import { KEY_NAMES, keySequence } from "../engine/services/keys.ts";

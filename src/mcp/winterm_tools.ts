@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "../typebox.ts";
 import type { FrontEnd } from "../engine/launching/audit.ts";
 import type {
   Command,

@@ -15,6 +15,7 @@ import {
   describeExit,
   estimateTokens,
   LINE_MODES,
+  loadPatterns,
   type Terminal,
   type TerminalService,
 } from "../engine/services/terminals.ts";
@@ -359,8 +360,10 @@ type WaitArgs = Pick<
 /**
  * A wait's condition, compiled first: a bad pattern is refused before anything is typed.
  * `input`: terminal_wait's wait for a read of the terminal (terminal_write's `input` is text).
+ * The pattern engine loads with the first pattern.
  */
-function waitCondition(args: WaitArgs, input?: boolean) {
+async function waitCondition(args: WaitArgs, input?: boolean) {
+  if (args.pattern !== undefined) await loadPatterns();
   return {
     pattern: args.pattern === undefined
       ? undefined
@@ -376,7 +379,7 @@ function waitCondition(args: WaitArgs, input?: boolean) {
 /** Waits as terminal_wait does and answers what it found (terminal_write shares it). */
 async function waitAnswer(
   terminal: Terminal,
-  condition: ReturnType<typeof waitCondition>,
+  condition: Awaited<ReturnType<typeof waitCondition>>,
   args: WaitArgs,
   context: ToolContext,
 ) {
@@ -481,7 +484,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         }
         const waits = args.pattern !== undefined || args.idleMs !== undefined || !!args.exit ||
           !!args.prompt || args.timeoutMs !== undefined;
-        const condition = waits ? waitCondition(args) : undefined;
+        const condition = waits ? await waitCondition(args) : undefined;
         const enter = args.input !== undefined && !args.keys?.length &&
           (args.appendNewline ?? true);
         const text = (args.input ?? "") + (enter ? keySequence("enter") : "") +
@@ -547,9 +550,9 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       input: WaitInput,
       output: WaitOutput,
       annotations: READ_ONLY,
-      handler: (args, context) => {
+      handler: async (args, context) => {
         const terminal = terminals.get(args.terminalId);
-        return waitAnswer(terminal, waitCondition(args, args.input), args, context);
+        return waitAnswer(terminal, await waitCondition(args, args.input), args, context);
       },
     }),
     defineTool({

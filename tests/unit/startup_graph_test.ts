@@ -57,6 +57,17 @@ Deno.test("start-up: main.ts loads no npm package and no Node module but parseAr
   }
 });
 
+Deno.test("idle: the engine, the tools and their schemas load no npm package", async () => {
+  // What an idle stdio server has loaded: main.ts, then what it imports once `initialize` is
+  // answered. npm packages there (re2js, TypeBox from npm) held megabytes of idle memory.
+  const info = await graph();
+  const idle = new Set<string>();
+  for (const entry of ["main.ts", "src/engine/mod.ts", "src/mcp/profiles.ts", "src/schema.ts"]) {
+    for (const specifier of reachable(info, new URL(entry, ROOT).href, false)) idle.add(specifier);
+  }
+  assertEquals([...idle].filter((specifier) => specifier.startsWith("npm:")), []);
+});
+
 Deno.test("start-up: test and benchmark libraries are nowhere in the server's graph", async () => {
   const info = await graph();
   const everything = [...reachable(info, new URL("main.ts", ROOT).href, true)];

@@ -63,7 +63,12 @@ import { type Clamped, clampSize, shortDisplay } from "./limits.ts";
 import { Takeover } from "./takeover.ts";
 
 export { LINE_MODES, type LineMode } from "../output/lines.ts";
-export { compilePattern, type Pattern, type PatternMatch } from "../output/patterns.ts";
+export {
+  compilePattern,
+  loadPatterns,
+  type Pattern,
+  type PatternMatch,
+} from "../output/patterns.ts";
 
 /** Limits and timings of a {@link TerminalService}. */
 export interface TerminalServiceOptions {

@@ -68,6 +68,13 @@ Deno.test("idle: the engine, the tools and their schemas load no npm package", a
   assertEquals([...idle].filter((specifier) => specifier.startsWith("npm:")), []);
 });
 
+Deno.test("start-up: Deno loads a dynamic import's modules when it runs, not before", async () => {
+  // Without lazy-dynamic-imports, `deno run` reads every module a literal import() reaches (the
+  // HTTP front end, its assets) before it starts, and holds them: 2 MiB of idle memory.
+  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
+  ok(config.unstable?.includes("lazy-dynamic-imports"));
+});
+
 Deno.test("start-up: test and benchmark libraries are nowhere in the server's graph", async () => {
   const info = await graph();
   const everything = [...reachable(info, new URL("main.ts", ROOT).href, true)];

@@ -9,17 +9,11 @@
 import { type Static, Type } from "../typebox.ts";
 import type { FrontEnd } from "../engine/launching/audit.ts";
 import { EngineError } from "../engine/errors.ts";
+import { estimateTokens } from "../engine/output/shape.ts";
 import { KEY_NAMES, keySequence } from "../engine/services/keys.ts";
-import {
-  compilePattern,
-  describeExit,
-  estimateTokens,
-  LINE_MODES,
-  loadPatterns,
-  type Terminal,
-  type TerminalService,
-} from "../engine/services/terminals.ts";
-import { type ExitStatus, SIGNAL_NAMES } from "../pty/mod.ts";
+import type { Terminal, TerminalService } from "../engine/services/terminals.ts";
+import { LINE_MODES } from "../engine/vocabulary.ts";
+import { describeExit, type ExitStatus, SIGNAL_NAMES } from "../pty/types.ts";
 import { CString, Encoding, Env, literals, nullable, withoutNulls } from "../schema.ts";
 import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
 
@@ -363,11 +357,14 @@ type WaitArgs = Pick<
  * The pattern engine loads with the first pattern.
  */
 async function waitCondition(args: WaitArgs, input?: boolean) {
-  if (args.pattern !== undefined) await loadPatterns();
+  let pattern;
+  if (args.pattern !== undefined) {
+    const { compilePattern, loadPatterns } = await import("../engine/output/patterns.ts");
+    await loadPatterns();
+    pattern = compilePattern(args.pattern, args.flags ?? "", "pattern");
+  }
   return {
-    pattern: args.pattern === undefined
-      ? undefined
-      : compilePattern(args.pattern, args.flags ?? "", "pattern"),
+    pattern,
     idleMs: args.idleMs,
     prompt: args.prompt,
     input,
@@ -422,8 +419,14 @@ function exitField(terminal: Terminal): { exitStatus?: ExitStatus } {
   return terminal.exitStatus ? { exitStatus: terminal.exitStatus } : {};
 }
 
-/** The terminal tools over a terminal service; `via` names the front end in the audit log. */
-export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDefinition[] {
+/**
+ * The terminal tools over a terminal service; `via` names the front end in the audit log. The
+ * service is asked for by each call, so that the tools can be listed before it is loaded.
+ */
+export function terminalTools(
+  service: () => Promise<TerminalService>,
+  via: FrontEnd,
+): ToolDefinition[] {
   return [
     defineTool({
       name: "terminal_create",
@@ -442,6 +445,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         openWorldHint: true,
       },
       handler: async (given) => {
+        const terminals = await service();
         const { sessionId: _session, _meta, ...args } = withoutNulls(given);
         const env = Array.isArray(args.env)
           ? Object.fromEntries(args.env.map(({ name, value }) => [name, value]))
@@ -479,6 +483,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         openWorldHint: false,
       },
       handler: async (args, context) => {
+        const terminals = await service();
         if (args.input === undefined && !args.keys?.length) {
           throw new EngineError("invalid_input", "give input, keys, or both", "input");
         }
@@ -514,7 +519,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       output: ReadOutput,
       annotations: READ_ONLY,
       handler: async (args) => {
-        const terminal = terminals.get(args.terminalId);
+        const terminal = (await service()).get(args.terminalId);
         if (args.mode === "screen") {
           const { text, truncated, ...screen } = await terminal.screen();
           const stats = terminal.stats();
@@ -551,7 +556,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       output: WaitOutput,
       annotations: READ_ONLY,
       handler: async (args, context) => {
-        const terminal = terminals.get(args.terminalId);
+        const terminal = (await service()).get(args.terminalId);
         return waitAnswer(terminal, await waitCondition(args, args.input), args, context);
       },
     }),
@@ -573,7 +578,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         openWorldHint: true,
       },
       handler: async (args, context) => {
-        const terminal = terminals.get(args.terminalId);
+        const terminal = (await service()).get(args.terminalId);
         return await withProgress(
           terminal.run(args.command, args.timeoutMs ?? 30_000, {
             signal: context.signal,
@@ -604,12 +609,9 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         exitStatus: Type.Optional(ExitStatusSchema),
       }),
       annotations: READ_ONLY,
-      handler: (args) => {
-        const terminal = terminals.get(args.terminalId);
-        return Promise.resolve({
-          ...terminal.acpOutput(args.raw ?? false),
-          ...exitField(terminal),
-        });
+      handler: async (args) => {
+        const terminal = (await service()).get(args.terminalId);
+        return { ...terminal.acpOutput(args.raw ?? false), ...exitField(terminal) };
       },
     }),
     defineTool({
@@ -629,7 +631,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       output: ExitStatusSchema,
       annotations: READ_ONLY,
       handler: async (args, context) => {
-        const terminal = terminals.get(args.terminalId);
+        const terminal = (await service()).get(args.terminalId);
         const timeoutMs = args.timeoutMs ?? DEFAULT_WAIT_MS;
         const outcome = await withProgress(
           terminal.wait({ timeoutMs, signal: context.signal }),
@@ -674,6 +676,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         openWorldHint: false,
       },
       handler: async (args) => {
+        const terminals = await service();
         const terminal = terminals.get(args.terminalId);
         if (!terminal.running) {
           return {
@@ -719,7 +722,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         openWorldHint: false,
       },
       handler: async (args) => {
-        const exitStatus = await terminals.release(args.terminalId, via);
+        const exitStatus = await (await service()).release(args.terminalId, via);
         return { terminalId: args.terminalId, released: true, exitStatus };
       },
     }),
@@ -731,9 +734,9 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       input: Type.Object({}, { additionalProperties: false }),
       output: Type.Object({ terminals: Type.Array(TerminalInfo), count: Type.Integer() }),
       annotations: READ_ONLY,
-      handler: () => {
-        const list = terminals.list().map((terminal) => terminal.info());
-        return Promise.resolve({ terminals: list, count: list.length });
+      handler: async () => {
+        const list = (await service()).list().map((terminal) => terminal.info());
+        return { terminals: list, count: list.length };
       },
     }),
     defineTool({
@@ -755,7 +758,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         ...ActivityFields,
       }),
       annotations: READ_ONLY,
-      handler: (args) => Promise.resolve(terminals.get(args.terminalId).stats()),
+      handler: async (args) => (await service()).get(args.terminalId).stats(),
     }),
     defineTool({
       name: "terminal_resize",
@@ -778,9 +781,9 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         idempotentHint: true,
         openWorldHint: false,
       },
-      handler: (args) => {
-        terminals.get(args.terminalId).resize(args.cols, args.rows);
-        return Promise.resolve({ terminalId: args.terminalId, cols: args.cols, rows: args.rows });
+      handler: async (args) => {
+        (await service()).get(args.terminalId).resize(args.cols, args.rows);
+        return { terminalId: args.terminalId, cols: args.cols, rows: args.rows };
       },
     }),
   ];

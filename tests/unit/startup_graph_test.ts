@@ -57,15 +57,21 @@ Deno.test("start-up: main.ts loads no npm package and no Node module but parseAr
   }
 });
 
-Deno.test("idle: the engine, the tools and their schemas load no npm package", async () => {
+Deno.test("idle: the groundwork, the tools and their schemas load no npm package and no engine", async () => {
   // What an idle stdio server has loaded: main.ts, then what it imports once `initialize` is
-  // answered. npm packages there (re2js, TypeBox from npm) held megabytes of idle memory.
+  // answered. npm packages there (re2js, TypeBox from npm) held megabytes of idle memory; the
+  // engine loads with the first tool call.
   const info = await graph();
   const idle = new Set<string>();
-  for (const entry of ["main.ts", "src/engine/mod.ts", "src/mcp/profiles.ts", "src/schema.ts"]) {
+  for (
+    const entry of ["main.ts", "src/engine/groundwork.ts", "src/mcp/profiles.ts", "src/schema.ts"]
+  ) {
     for (const specifier of reachable(info, new URL(entry, ROOT).href, false)) idle.add(specifier);
   }
   assertEquals([...idle].filter((specifier) => specifier.startsWith("npm:")), []);
+  for (const late of ["src/engine/mod.ts", "src/engine/services/terminals.ts", "src/pty/mod.ts"]) {
+    ok(!idle.has(new URL(late, ROOT).href), `${late} is loaded by an idle server`);
+  }
 });
 
 Deno.test("start-up: Deno loads a dynamic import's modules when it runs, not before", async () => {

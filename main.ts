@@ -202,7 +202,10 @@ async function main(): Promise<void> {
   onSignals(shutdown);
   server.onclose = () => shutdown("transport closed");
   server.oninitialized = prepare;
-  setTimeout(prepare, GROUNDWORK_FALLBACK_MS);
+  // Not setTimeout: Deno's is Node's, whose first use loads part of Deno's Node layer (about
+  // 3 MiB, measured), which an idle server otherwise never needs. This timer does not keep the
+  // process alive; reading stdin does.
+  AbortSignal.timeout(GROUNDWORK_FALLBACK_MS).addEventListener("abort", prepare);
   transport.ended.then(() => shutdown("stdin closed"));
   transport.outputFailed.then(() => shutdown("stdout closed"));
   await server.connect(transport);

@@ -9,6 +9,7 @@
  * @module
  */
 import { type Config, ConfigError, parseConfig, USAGE } from "./src/config.ts";
+import type { Groundwork } from "./src/engine/groundwork.ts";
 import type { Engine } from "./src/engine/mod.ts";
 import { flushLog, log, setLogLevel } from "./src/log.ts";
 import { createMcpServer } from "./src/mcp/server.ts";
@@ -23,10 +24,10 @@ const ANSWER_WAIT_MS = 1000;
 /** How long the last log lines may take to reach stderr at exit. */
 const LOG_FLUSH_MS = 200;
 /**
- * Over stdio the engine loads once `initialize` is answered (see `main`); a client that says
- * nothing for this long does not hold up the supervision of what predecessors left.
+ * Over stdio the groundwork is laid once `initialize` is answered (see `main`); a client that
+ * says nothing for this long does not hold up the supervision of what predecessors left.
  */
-const ENGINE_LOAD_FALLBACK_MS = 500;
+const GROUNDWORK_FALLBACK_MS = 500;
 
 function fail(message: string, usage = false): never {
   console.error(`${NAME}: ${message}${usage ? `\n\n${USAGE}` : ""}`);
@@ -42,13 +43,28 @@ function readConfig(): { config: Config; help: boolean; version: boolean } {
   }
 }
 
+/** Something loaded when first asked for; later calls get the same promise. */
+interface Lazy<T> {
+  (): Promise<T>;
+  /** The load, if something asked for it. */
+  started(): Promise<T> | undefined;
+}
+
+function lazy<T>(load: () => Promise<T>): Lazy<T> {
+  let loading: Promise<T> | undefined;
+  return Object.assign(() => loading ??= load(), { started: () => loading });
+}
+
 /**
  * Returns the function that ends the server, once, whatever asks first: `stopServing` (stop
  * accepting requests), then every process the engine started, then exit with `code` (0 for a
  * requested stop; non-zero when the server cannot go on, so that a supervisor restarts it).
+ * The groundwork is laid now if it was not yet (it ends what killed predecessors left); the
+ * engine is stopped if it was loaded, as nothing was started without it.
  */
 function shutdownOnce(
-  engine: () => Promise<Engine>,
+  groundwork: Lazy<Groundwork>,
+  engine: Lazy<Engine>,
   stopServing: () => Promise<void>,
 ): (reason: string, code?: number) => void {
   let stopping = false;
@@ -56,17 +72,26 @@ function shutdownOnce(
     if (stopping) return;
     stopping = true;
     (code === 0 ? log.info : log.error)("shutting down", { reason, exitCode: code });
-    let started: Engine | undefined;
+    let laid: Groundwork | undefined;
     const exit = () => {
-      started?.killEverything();
+      laid?.endEverything();
       Deno.exit(code);
     };
     setTimeout(exit, SHUTDOWN_DEADLINE_MS);
-    const stopEngine = engine().then((loaded) => {
-      started = loaded;
-      return loaded.shutdown(SHUTDOWN_GRACE_MS);
-    });
-    Promise.all([stopServing().catch(() => {}), stopEngine])
+    let stopped: Promise<Engine> | undefined;
+    const stopEngine = async () => {
+      const loading = engine.started();
+      if (!loading || loading === stopped) return;
+      stopped = loading;
+      await (await loading).shutdown(SHUTDOWN_GRACE_MS);
+    };
+    Promise.all([
+      stopServing().catch(() => {}),
+      groundwork().then((ready) => void (laid = ready)),
+      stopEngine(),
+    ])
+      // A request answered meanwhile may have loaded it.
+      .then(stopEngine)
       .catch((error) => log.error("shutdown failed", { error }))
       .then(() => flushLog(LOG_FLUSH_MS))
       .finally(exit);
@@ -74,23 +99,38 @@ function shutdownOnce(
 }
 
 /**
- * Returns the function that loads the engine (on first call; later calls get the same promise).
- * It is imported, not loaded with main.ts, so that answering `initialize` waits for nothing
- * but the MCP SDK. A configuration it cannot start with (a bad policy, an unwritable audit
- * log) ends the server with exit code 2, as before it would serve.
+ * Returns the function that lays the engine's groundwork (groundwork.ts: the policy, the audit
+ * log, and the supervision of what the server starts, which first ends what killed
+ * predecessors left). It is imported, not loaded with main.ts, so that answering `initialize`
+ * waits for nothing but the MCP SDK. A configuration it cannot start with (a bad policy, an
+ * unwritable audit log) ends the server with exit code 2, as before it would serve.
  */
-function engineLoader(config: Config): () => Promise<Engine> {
-  let loading: Promise<Engine> | undefined;
-  return () =>
-    loading ??= import("./src/engine/mod.ts").then(({ Engine }) => {
+function groundworkLoader(config: Config): Lazy<Groundwork> {
+  return lazy(() =>
+    import("./src/engine/groundwork.ts").then(async ({ layGroundwork }) => {
+      let groundwork;
       try {
-        const engine = new Engine(config);
-        log.info("answering for the processes it starts", { ...engine.supervision });
-        return engine;
+        groundwork = await layGroundwork(config);
       } catch (error) {
         fail((error as Error).message);
       }
-    });
+      log.info("answering for the processes it starts", { ...groundwork.supervision });
+      return groundwork;
+    })
+  );
+}
+
+/** Returns the function that loads the engine over the groundwork. */
+function engineLoader(config: Config, groundwork: Lazy<Groundwork>): Lazy<Engine> {
+  return lazy(() =>
+    Promise.all([groundwork(), import("./src/engine/mod.ts")]).then(([laid, { Engine }]) => {
+      try {
+        return new Engine(config, laid);
+      } catch (error) {
+        fail((error as Error).message);
+      }
+    })
+  );
 }
 
 /** SIGINT, SIGTERM and SIGHUP (its terminal went away) end the server in order. */
@@ -113,7 +153,8 @@ async function main(): Promise<void> {
     log.error("unhandled rejection", { error: event.reason, stack: event.reason?.stack });
   });
 
-  const engine = engineLoader(config);
+  const groundwork = groundworkLoader(config);
+  const engine = engineLoader(config, groundwork);
   if (config.http) {
     const [loaded, { startHttp, UnsafeConfigError }] = await Promise.all([
       engine(),
@@ -128,26 +169,30 @@ async function main(): Promise<void> {
         `cannot serve HTTP on ${config.http.host}:${config.http.port}: ${(error as Error).message}`,
       );
     }
-    const shutdown = shutdownOnce(engine, () => http.close());
+    const shutdown = shutdownOnce(groundwork, engine, () => http.close());
     // A server that cannot accept connections is of no use: exit non-zero (Restart=on-failure).
     http.failed.then((error) => shutdown(`the HTTP listener failed: ${error.message}`, 1));
     onSignals(shutdown);
     return;
   }
 
-  // The tools (their schemas, the engine, the output pipeline) load after `initialize` is
-  // answered: when the client says it is initialized, asks for tools, or goes quiet. Loading
-  // them at once would put their evaluation in front of the answer whenever the request
-  // arrives while they load.
-  const tools = () =>
-    Promise.all([engine(), import("./src/mcp/profiles.ts")]).then(([loaded, { toolsFor }]) =>
-      toolsFor(config.tools, loaded, "mcp-stdio")
-    );
-  let toolsLoading: ReturnType<typeof tools> | undefined;
-  const loadTools = () => toolsLoading ??= tools();
+  // The groundwork and the tools (their schemas) load after `initialize` is answered: when the
+  // client says it is initialized, asks for tools, or goes quiet. Loading them at once would put
+  // their evaluation in front of the answer whenever the request arrives while they load. The
+  // engine (the services, the output pipeline, launching) loads with the first tool call: an
+  // idle server does not hold it.
+  const loadTools = lazy(() =>
+    import("./src/mcp/profiles.ts").then(({ toolsFor }) =>
+      toolsFor(config.tools, engine, "mcp-stdio")
+    )
+  );
+  const prepare = () => {
+    void groundwork();
+    void loadTools();
+  };
   const server = createMcpServer(loadTools, "local");
   const transport = new StdioTransport();
-  const shutdown = shutdownOnce(engine, async () => {
+  const shutdown = shutdownOnce(groundwork, engine, async () => {
     // Closing drops the answers still being made: a client that sends its last requests and
     // closes stdin at once (a pipe) gets them first.
     await transport.answered(ANSWER_WAIT_MS);
@@ -156,8 +201,11 @@ async function main(): Promise<void> {
   });
   onSignals(shutdown);
   server.onclose = () => shutdown("transport closed");
-  server.oninitialized = () => void loadTools();
-  setTimeout(loadTools, ENGINE_LOAD_FALLBACK_MS);
+  server.oninitialized = prepare;
+  // Not setTimeout: Deno's is Node's, whose first use loads part of Deno's Node layer (about
+  // 3 MiB, measured), which an idle server otherwise never needs. This timer does not keep the
+  // process alive; reading stdin does.
+  AbortSignal.timeout(GROUNDWORK_FALLBACK_MS).addEventListener("abort", prepare);
   transport.ended.then(() => shutdown("stdin closed"));
   transport.outputFailed.then(() => shutdown("stdout closed"));
   await server.connect(transport);

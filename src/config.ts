@@ -11,7 +11,7 @@
  * ```
  * @module
  */
-import { parseArgs } from "node:util";
+import { parseFlags } from "./flags.ts";
 import { type LogLevel, parseLogLevel } from "./log.ts";
 
 const MIB = 1024 * 1024;
@@ -233,23 +233,18 @@ export function parseConfig(
 ): ParsedCommandLine {
   let values;
   try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        help: { type: "boolean", short: "h" },
-        version: { type: "boolean", short: "v" },
-        "log-level": { type: "string" },
-        tools: { type: "string" },
-        policy: { type: "string" },
-        audit: { type: "string" },
-        "state-dir": { type: "string" },
-        http: { type: "boolean" },
-        host: { type: "string" },
-        port: { type: "string" },
-      },
-    }));
+    values = parseFlags(args, {
+      help: { type: "boolean", short: "h" },
+      version: { type: "boolean", short: "v" },
+      "log-level": { type: "string" },
+      tools: { type: "string" },
+      policy: { type: "string" },
+      audit: { type: "string" },
+      "state-dir": { type: "string" },
+      http: { type: "boolean" },
+      host: { type: "string" },
+      port: { type: "string" },
+    });
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { Type } from "@sinclair/typebox";
+ * import { Type } from "./typebox.ts";
  * import { validationErrors } from "./schema.ts";
  * validationErrors(Type.Object({ n: Type.Integer({ minimum: 1 }) }), { n: 0 });
  * // ["'n' must be an integer >= 1 (got 0)"]
@@ -19,9 +19,10 @@ import {
   type TSchema,
   type TUnion,
   Type,
-} from "@sinclair/typebox";
-import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
-import type { ValueError } from "@sinclair/typebox/errors";
+  type TypeCheck,
+  TypeCompiler,
+  type ValueError,
+} from "./typebox.ts";
 
 /**
  * An argument or an environment value: text a C string can carry (no NUL), so a bad one is

@@ -5,8 +5,10 @@
  * @example
  * ```ts
  * import { parseConfig } from "../config.ts";
+ * import { layGroundwork } from "./groundwork.ts";
  * import { Engine } from "./mod.ts";
- * const engine = new Engine(parseConfig([], {}).config);
+ * const { config } = parseConfig([], {});
+ * const engine = new Engine(config, await layGroundwork(config));
  * await engine.commands.run({ command: "echo hi", shellType: "default" });
  * await engine.terminals.create({ command: "python3", args: ["-i"] });
  * await engine.shutdown(500);
@@ -15,13 +17,12 @@
  */
 import { join } from "node:path";
 import type { Config } from "../config.ts";
-import { endAllChildren, superviseChildren, type Supervision } from "../pty/mod.ts";
-import { AuditLog } from "./launching/audit.ts";
+import type { Supervision } from "../pty/supervision.ts";
+import type { Groundwork } from "./groundwork.ts";
 import { ShellScripts } from "./launching/integration/mod.ts";
 import { OutputBudget } from "./output/budget.ts";
 import { CommandService } from "./services/commands.ts";
 import { Launcher } from "./launching/launcher.ts";
-import { Policy } from "./launching/policy.ts";
 import { TerminalService } from "./services/terminals.ts";
 
 /** The engine's settings (a subset of the server's configuration). */
@@ -33,20 +34,12 @@ export class Engine {
   readonly terminals: TerminalService;
   /** What answers for the processes the engine starts beyond their own trees (one per process). */
   readonly supervision: Supervision;
+  readonly #groundwork: Groundwork;
 
-  /**
-   * Loads the policy and opens the audit log, if configured. Throws (PolicyError, or the file
-   * error) when either cannot be used: better not to start than to start unguarded. Then takes
-   * charge of the processes it will start, ending what killed predecessors left (see
-   * `superviseChildren`).
-   */
-  constructor(options: EngineOptions) {
-    const launcher = new Launcher(
-      options.policyPath ? Policy.load(options.policyPath) : undefined,
-      options.auditPath
-        ? new AuditLog(options.auditPath, { inputContent: options.auditInputContent })
-        : undefined,
-    );
+  /** The services, over `groundwork`: its policy, audit log and supervision (groundwork.ts). */
+  constructor(options: EngineOptions, groundwork: Groundwork) {
+    this.#groundwork = groundwork;
+    const launcher = new Launcher(groundwork.policy, groundwork.audit);
     // One budget for the output of every command and terminal.
     const budget = new OutputBudget(options.outputBudgetBytes);
     this.commands = new CommandService({
@@ -76,7 +69,7 @@ export class Engine {
         options.stateDir === undefined ? undefined : join(options.stateDir, "shell-integration"),
       ),
     });
-    this.supervision = superviseChildren(options.stateDir);
+    this.supervision = groundwork.supervision;
   }
 
   /**
@@ -90,6 +83,6 @@ export class Engine {
 
   /** Kills at once whatever the engine started that still runs (the end of any shutdown). */
   killEverything(): void {
-    endAllChildren();
+    this.#groundwork.endEverything();
   }
 }

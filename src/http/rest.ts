@@ -28,7 +28,7 @@
  * ```
  * @module
  */
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "../typebox.ts";
 import { type Context, Hono } from "hono";
 import type { FrontEnd } from "../engine/launching/audit.ts";
 import { EngineError } from "../engine/errors.ts";

@@ -81,7 +81,7 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
     console.error(`winterm-mcp: HTTP bearer token (set WINTERM_TOKEN to choose one): ${token}`);
   }
   const sessions = new McpSessions(
-    () => createMcpServer(toolsFor(profile, engine, "mcp-http"), "remote"),
+    () => createMcpServer(toolsFor(profile, () => Promise.resolve(engine), "mcp-http"), "remote"),
     { idleMs: config.sessionIdleSeconds * 1000, maxSessions: config.maxSessions },
   );
   const rest = new RestApi(engine);

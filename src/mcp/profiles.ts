@@ -10,14 +10,23 @@ import type { ToolDefinition } from "./tool.ts";
 import { terminalTools } from "./terminal_tools.ts";
 import { wintermTools } from "./winterm_tools.ts";
 
-/** The tools of a profile, for the front end `via`. */
-export function toolsFor(profile: ToolProfile, engine: Engine, via: FrontEnd): ToolDefinition[] {
+/**
+ * The tools of a profile, for the front end `via`. Each call asks `engine` for the engine: the
+ * tools are listed without it (over stdio it loads with the first call).
+ */
+export function toolsFor(
+  profile: ToolProfile,
+  engine: () => Promise<Engine>,
+  via: FrontEnd,
+): ToolDefinition[] {
+  const commands = () => engine().then((loaded) => loaded.commands);
+  const terminals = () => engine().then((loaded) => loaded.terminals);
   switch (profile) {
     case "winterm":
-      return wintermTools(engine.commands, via);
+      return wintermTools(commands, via);
     case "terminals":
-      return terminalTools(engine.terminals, via);
+      return terminalTools(terminals, via);
     default:
-      return [...wintermTools(engine.commands, via), ...terminalTools(engine.terminals, via)];
+      return [...wintermTools(commands, via), ...terminalTools(terminals, via)];
   }
 }

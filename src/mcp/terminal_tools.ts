@@ -6,19 +6,14 @@
  *
  * @module
  */
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "../typebox.ts";
 import type { FrontEnd } from "../engine/launching/audit.ts";
 import { EngineError } from "../engine/errors.ts";
+import { estimateTokens } from "../engine/output/shape.ts";
 import { KEY_NAMES, keySequence } from "../engine/services/keys.ts";
-import {
-  compilePattern,
-  describeExit,
-  estimateTokens,
-  LINE_MODES,
-  type Terminal,
-  type TerminalService,
-} from "../engine/services/terminals.ts";
-import { type ExitStatus, SIGNAL_NAMES } from "../pty/mod.ts";
+import type { Terminal, TerminalService } from "../engine/services/terminals.ts";
+import { LINE_MODES } from "../engine/vocabulary.ts";
+import { describeExit, type ExitStatus, SIGNAL_NAMES } from "../pty/types.ts";
 import { CString, Encoding, Env, literals, nullable, withoutNulls } from "../schema.ts";
 import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
 
@@ -359,12 +354,17 @@ type WaitArgs = Pick<
 /**
  * A wait's condition, compiled first: a bad pattern is refused before anything is typed.
  * `input`: terminal_wait's wait for a read of the terminal (terminal_write's `input` is text).
+ * The pattern engine loads with the first pattern.
  */
-function waitCondition(args: WaitArgs, input?: boolean) {
+async function waitCondition(args: WaitArgs, input?: boolean) {
+  let pattern;
+  if (args.pattern !== undefined) {
+    const { compilePattern, loadPatterns } = await import("../engine/output/patterns.ts");
+    await loadPatterns();
+    pattern = compilePattern(args.pattern, args.flags ?? "", "pattern");
+  }
   return {
-    pattern: args.pattern === undefined
-      ? undefined
-      : compilePattern(args.pattern, args.flags ?? "", "pattern"),
+    pattern,
     idleMs: args.idleMs,
     prompt: args.prompt,
     input,
@@ -376,7 +376,7 @@ function waitCondition(args: WaitArgs, input?: boolean) {
 /** Waits as terminal_wait does and answers what it found (terminal_write shares it). */
 async function waitAnswer(
   terminal: Terminal,
-  condition: ReturnType<typeof waitCondition>,
+  condition: Awaited<ReturnType<typeof waitCondition>>,
   args: WaitArgs,
   context: ToolContext,
 ) {
@@ -419,8 +419,14 @@ function exitField(terminal: Terminal): { exitStatus?: ExitStatus } {
   return terminal.exitStatus ? { exitStatus: terminal.exitStatus } : {};
 }
 
-/** The terminal tools over a terminal service; `via` names the front end in the audit log. */
-export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDefinition[] {
+/**
+ * The terminal tools over a terminal service; `via` names the front end in the audit log. The
+ * service is asked for by each call, so that the tools can be listed before it is loaded.
+ */
+export function terminalTools(
+  service: () => Promise<TerminalService>,
+  via: FrontEnd,
+): ToolDefinition[] {
   return [
     defineTool({
       name: "terminal_create",
@@ -439,6 +445,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         openWorldHint: true,
       },
       handler: async (given) => {
+        const terminals = await service();
         const { sessionId: _session, _meta, ...args } = withoutNulls(given);
         const env = Array.isArray(args.env)
           ? Object.fromEntries(args.env.map(({ name, value }) => [name, value]))
@@ -476,12 +483,13 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         openWorldHint: false,
       },
       handler: async (args, context) => {
+        const terminals = await service();
         if (args.input === undefined && !args.keys?.length) {
           throw new EngineError("invalid_input", "give input, keys, or both", "input");
         }
         const waits = args.pattern !== undefined || args.idleMs !== undefined || !!args.exit ||
           !!args.prompt || args.timeoutMs !== undefined;
-        const condition = waits ? waitCondition(args) : undefined;
+        const condition = waits ? await waitCondition(args) : undefined;
         const enter = args.input !== undefined && !args.keys?.length &&
           (args.appendNewline ?? true);
         const text = (args.input ?? "") + (enter ? keySequence("enter") : "") +
@@ -511,7 +519,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       output: ReadOutput,
       annotations: READ_ONLY,
       handler: async (args) => {
-        const terminal = terminals.get(args.terminalId);
+        const terminal = (await service()).get(args.terminalId);
         if (args.mode === "screen") {
           const { text, truncated, ...screen } = await terminal.screen();
           const stats = terminal.stats();
@@ -547,9 +555,9 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       input: WaitInput,
       output: WaitOutput,
       annotations: READ_ONLY,
-      handler: (args, context) => {
-        const terminal = terminals.get(args.terminalId);
-        return waitAnswer(terminal, waitCondition(args, args.input), args, context);
+      handler: async (args, context) => {
+        const terminal = (await service()).get(args.terminalId);
+        return waitAnswer(terminal, await waitCondition(args, args.input), args, context);
       },
     }),
     defineTool({
@@ -570,7 +578,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         openWorldHint: true,
       },
       handler: async (args, context) => {
-        const terminal = terminals.get(args.terminalId);
+        const terminal = (await service()).get(args.terminalId);
         return await withProgress(
           terminal.run(args.command, args.timeoutMs ?? 30_000, {
             signal: context.signal,
@@ -601,12 +609,9 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         exitStatus: Type.Optional(ExitStatusSchema),
       }),
       annotations: READ_ONLY,
-      handler: (args) => {
-        const terminal = terminals.get(args.terminalId);
-        return Promise.resolve({
-          ...terminal.acpOutput(args.raw ?? false),
-          ...exitField(terminal),
-        });
+      handler: async (args) => {
+        const terminal = (await service()).get(args.terminalId);
+        return { ...terminal.acpOutput(args.raw ?? false), ...exitField(terminal) };
       },
     }),
     defineTool({
@@ -626,7 +631,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       output: ExitStatusSchema,
       annotations: READ_ONLY,
       handler: async (args, context) => {
-        const terminal = terminals.get(args.terminalId);
+        const terminal = (await service()).get(args.terminalId);
         const timeoutMs = args.timeoutMs ?? DEFAULT_WAIT_MS;
         const outcome = await withProgress(
           terminal.wait({ timeoutMs, signal: context.signal }),
@@ -671,6 +676,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         openWorldHint: false,
       },
       handler: async (args) => {
+        const terminals = await service();
         const terminal = terminals.get(args.terminalId);
         if (!terminal.running) {
           return {
@@ -716,7 +722,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         openWorldHint: false,
       },
       handler: async (args) => {
-        const exitStatus = await terminals.release(args.terminalId, via);
+        const exitStatus = await (await service()).release(args.terminalId, via);
         return { terminalId: args.terminalId, released: true, exitStatus };
       },
     }),
@@ -728,9 +734,9 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
       input: Type.Object({}, { additionalProperties: false }),
       output: Type.Object({ terminals: Type.Array(TerminalInfo), count: Type.Integer() }),
       annotations: READ_ONLY,
-      handler: () => {
-        const list = terminals.list().map((terminal) => terminal.info());
-        return Promise.resolve({ terminals: list, count: list.length });
+      handler: async () => {
+        const list = (await service()).list().map((terminal) => terminal.info());
+        return { terminals: list, count: list.length };
       },
     }),
     defineTool({
@@ -752,7 +758,7 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         ...ActivityFields,
       }),
       annotations: READ_ONLY,
-      handler: (args) => Promise.resolve(terminals.get(args.terminalId).stats()),
+      handler: async (args) => (await service()).get(args.terminalId).stats(),
     }),
     defineTool({
       name: "terminal_resize",
@@ -775,9 +781,9 @@ export function terminalTools(terminals: TerminalService, via: FrontEnd): ToolDe
         idempotentHint: true,
         openWorldHint: false,
       },
-      handler: (args) => {
-        terminals.get(args.terminalId).resize(args.cols, args.rows);
-        return Promise.resolve({ terminalId: args.terminalId, cols: args.cols, rows: args.rows });
+      handler: async (args) => {
+        (await service()).get(args.terminalId).resize(args.cols, args.rows);
+        return { terminalId: args.terminalId, cols: args.cols, rows: args.rows };
       },
     }),
   ];

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { Type } from "@sinclair/typebox";
+ * import { Type } from "../typebox.ts";
  * import { defineTool } from "./tool.ts";
  * const echo = defineTool({
  *   name: "echo",
@@ -19,7 +19,7 @@
  * ```
  * @module
  */
-import type { Static, TObject } from "@sinclair/typebox";
+import type { Static, TObject } from "../typebox.ts";
 import type { LoggingMessageNotification, ToolAnnotations } from "./sdk.ts";
 
 /** What a handler can do besides computing its answer. */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, Type } from "../typebox.ts";
 import type { FrontEnd } from "../engine/launching/audit.ts";
 import type {
   Command,
@@ -15,7 +15,7 @@ import type {
 } from "../engine/services/commands.ts";
 import { EngineError } from "../engine/errors.ts";
 import { waitFor } from "../engine/events.ts";
-import { findCmd, findPowerShell, SHELL_TYPES } from "../engine/launching/shells.ts";
+import { SHELL_TYPES } from "../engine/vocabulary.ts";
 import { NAME, VERSION } from "../version.ts";
 import { CString, Encoding, Env, literals } from "../schema.ts";
 import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
@@ -368,8 +368,14 @@ function streamOutput(command: Command, context: ToolContext): void {
   );
 }
 
-/** The winterm tools over a command service; `via` names the front end in the audit log. */
-export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefinition[] {
+/**
+ * The winterm tools over a command service; `via` names the front end in the audit log. The
+ * service is asked for by each call, so that the tools can be listed before it is loaded.
+ */
+export function wintermTools(
+  service: () => Promise<CommandService>,
+  via: FrontEnd,
+): ToolDefinition[] {
   return [
     defineTool({
       name: "run_command",
@@ -390,7 +396,7 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
         openWorldHint: true,
       },
       handler: async (args, context) => {
-        const { command, bufferClamped } = await commands.run({
+        const { command, bufferClamped } = await (await service()).run({
           command: args.command,
           executable: args.executable,
           args: args.args,
@@ -451,7 +457,7 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
         openWorldHint: false,
       },
       handler: async (args, context) => {
-        const command = commands.get(args.token);
+        const command = (await service()).get(args.token);
         if (!command) return notFound(args.token);
         if (args.wait_ms && command.running) {
           await withProgress(
@@ -480,15 +486,15 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
         idempotentHint: true,
         openWorldHint: false,
       },
-      handler: (args) => {
-        const command = commands.get(args.token);
-        if (!command) return Promise.resolve(notFound(args.token));
-        return Promise.resolve(report(command, {
+      handler: async (args) => {
+        const command = (await service()).get(args.token);
+        if (!command) return notFound(args.token);
+        return report(command, {
           after: args.since_timestamp,
           maxBytes: args.max_bytes,
           raw: args.raw ?? false,
           hint: offsetHint,
-        }));
+        });
       },
     }),
     defineTool({
@@ -509,7 +515,7 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
         openWorldHint: false,
       },
       handler: async (args) => {
-        const command = lookup(commands, args.token);
+        const command = lookup(await service(), args.token);
         await command.write(args.input, args.append_newline ?? true, via);
         if (args.eof) await command.closeInput();
         return {
@@ -534,7 +540,7 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
         openWorldHint: false,
       },
       handler: async (args) => {
-        const command = lookup(commands, args.token);
+        const command = lookup(await service(), args.token);
         await command.terminate(via);
         return {
           success: true,
@@ -556,10 +562,12 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
         idempotentHint: true,
         openWorldHint: false,
       },
-      handler: () => {
+      handler: async () => {
+        // Shell discovery belongs to the engine's launching code: loaded when first asked.
+        const { findCmd, findPowerShell } = await import("../engine/launching/shells.ts");
         const env = Deno.env.toObject();
         const context = { cwd: Deno.cwd(), env };
-        return Promise.resolve({
+        return {
           name: NAME,
           version: VERSION,
           service_status: "running",
@@ -579,7 +587,7 @@ export function wintermTools(commands: CommandService, via: FrontEnd): ToolDefin
             WINTERM_CMD_PATH: env.WINTERM_CMD_PATH ?? null,
             WINTERM_LOG_LEVEL: env.WINTERM_LOG_LEVEL ?? null,
           },
-        });
+        };
       },
     }),
   ];

@@ -13,13 +13,12 @@
  */
 import { openDirectory as openPosixDirectory } from "./posix/directory.ts";
 import { preparePosix, spawnPosix } from "./posix/process.ts";
-import { endAll, supervise, type Supervision } from "./posix/supervisor.ts";
 import { openDirectory as openWindowsDirectory } from "./windows/directory.ts";
 import { prepareWindows, spawnWindows } from "./windows/process.ts";
 import type { ChildProcess, OpenDirectory, PreparedSpawn, SpawnOptions } from "./types.ts";
 
 export * from "./types.ts";
-export type { Supervision };
+export { endAllChildren, superviseChildren, type Supervision } from "./supervision.ts";
 export {
   envValue,
   HOST_FLAVOR,
@@ -56,20 +55,4 @@ export function spawn(what: SpawnOptions | PreparedSpawn): ChildProcess {
  */
 export function openDirectory(path: string): OpenDirectory {
   return WINDOWS ? openWindowsDirectory(path) : openPosixDirectory(path);
-}
-
-/**
- * Makes the server answer for everything it starts, beyond each child's own tree: on Linux a
- * child subreaper, and under `stateDir` a ledger through which the next server ends what this
- * one left if it is killed (and this one ends what killed predecessors left). On Windows job
- * objects end every tree when the server dies, so there is nothing to do. Call once, first.
- */
-export function superviseChildren(stateDir: string | undefined): Supervision {
-  if (WINDOWS) return { subreaper: false, recovered: 0 };
-  return supervise(stateDir);
-}
-
-/** The last step of a shutdown: kills whatever this server started that still runs. */
-export function endAllChildren(): number {
-  return WINDOWS ? 0 : endAll();
 }

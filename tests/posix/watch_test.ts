@@ -7,6 +7,7 @@
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import {
   compilePattern,
+  loadPatterns,
   type TerminalEvent,
   TerminalService,
   type Watch,
@@ -14,6 +15,8 @@ import {
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
 import { Screen } from "../../src/engine/output/screen.ts";
 import { concat } from "../helpers/process.ts";
+
+await loadPatterns();
 
 Deno.test({
   name: "viewers joining at any moment end with the engine's own screen",

@@ -1,10 +1,16 @@
 import { deepStrictEqual as assertEquals, match, ok, throws } from "node:assert/strict";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
-import { compilePattern, MATCH_OVERLAP, PatternScanner } from "../../src/engine/output/patterns.ts";
+import {
+  compilePattern,
+  loadPatterns,
+  MATCH_OVERLAP,
+  PatternScanner,
+} from "../../src/engine/output/patterns.ts";
 import { EngineError } from "../../src/engine/errors.ts";
 import { cuts, fc, pieces, stringOf } from "../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
+await loadPatterns();
 
 Deno.test("what RE2 lacks is refused, naming the construct and the field", () => {
   const cases: [string, RegExp][] = [

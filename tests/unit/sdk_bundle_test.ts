@@ -1,7 +1,12 @@
 import { ok } from "node:assert/strict";
-import { makeSdkBundle, SDK_BUNDLE } from "../../scripts/bundle_sdk.ts";
+import { fileURLToPath } from "node:url";
+import { BUNDLES, makeBundle } from "../../scripts/bundle_sdk.ts";
 
-Deno.test("src/mcp/sdk.generated.js is the pinned SDK as scripts/bundle_sdk.ts makes it", async () => {
-  const current = Deno.readTextFileSync(SDK_BUNDLE);
-  ok(current === await makeSdkBundle(), "out of date: run `deno task bundle-sdk` and commit");
-});
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+for (const bundle of BUNDLES) {
+  Deno.test(`${bundle.output} is the pinned package as scripts/bundle_sdk.ts makes it`, async () => {
+    const current = Deno.readTextFileSync(`${ROOT}${bundle.output}`);
+    ok(current === await makeBundle(bundle), "out of date: run `deno task bundle-sdk` and commit");
+  });
+}

@@ -45,16 +45,39 @@ function reachable(info: Info, from: string, dynamic: boolean): Set<string> {
   return seen;
 }
 
-Deno.test("start-up: main.ts loads no npm package and no Node module but parseArgs's", async () => {
+Deno.test("start-up: main.ts loads no npm package and no Node module", async () => {
   const info = await graph();
   const loaded = [...reachable(info, new URL("main.ts", ROOT).href, false)];
-  const foreign = loaded.filter((specifier) =>
-    !specifier.startsWith(ROOT.href) && specifier !== "node:util"
-  );
+  const foreign = loaded.filter((specifier) => !specifier.startsWith(ROOT.href));
   assertEquals(foreign, []);
   for (const late of ["src/engine/mod.ts", "src/http/server.ts", "src/schema.ts"]) {
     ok(!loaded.includes(new URL(late, ROOT).href), `${late} is loaded before initialize`);
   }
+});
+
+Deno.test("idle: the groundwork, the tools and their schemas load no npm package, no Node module, no engine", async () => {
+  // What an idle stdio server has loaded: main.ts, then what it imports once `initialize` is
+  // answered. npm packages there (re2js, TypeBox from npm) held megabytes of idle memory, and
+  // so did Deno's Node layer, which any Node module brings in; the engine loads with the first
+  // tool call.
+  const info = await graph();
+  const idle = new Set<string>();
+  for (
+    const entry of ["main.ts", "src/engine/groundwork.ts", "src/mcp/profiles.ts", "src/schema.ts"]
+  ) {
+    for (const specifier of reachable(info, new URL(entry, ROOT).href, false)) idle.add(specifier);
+  }
+  assertEquals([...idle].filter((specifier) => !specifier.startsWith(ROOT.href)), []);
+  for (const late of ["src/engine/mod.ts", "src/engine/services/terminals.ts", "src/pty/mod.ts"]) {
+    ok(!idle.has(new URL(late, ROOT).href), `${late} is loaded by an idle server`);
+  }
+});
+
+Deno.test("start-up: Deno loads a dynamic import's modules when it runs, not before", async () => {
+  // Without lazy-dynamic-imports, `deno run` reads every module a literal import() reaches (the
+  // HTTP front end, its assets) before it starts, and holds them: 2 MiB of idle memory.
+  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
+  ok(config.unstable?.includes("lazy-dynamic-imports"));
 });
 
 Deno.test("start-up: test and benchmark libraries are nowhere in the server's graph", async () => {

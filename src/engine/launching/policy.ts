@@ -22,8 +22,7 @@
  * @module
  */
 import { basename, resolve, sep } from "node:path";
-import { Type } from "@sinclair/typebox";
-import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { Type, TypeCompiler } from "../../typebox.ts";
 import { EngineError } from "../errors.ts";
 
 const Names = Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), { maxItems: 10_000 });

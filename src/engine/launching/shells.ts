@@ -35,11 +35,9 @@ import {
 import { CommandLineError, quotePosix, splitPosix, splitWindows } from "./argv.ts";
 import { EngineError } from "../errors.ts";
 import type { ShellIntegration } from "./integration/mod.ts";
+import type { ShellType } from "../vocabulary.ts";
 
-/** The ways a command can be run. `default` is PowerShell on Windows, $SHELL or sh elsewhere. */
-export const SHELL_TYPES = ["default", "powershell", "cmd", "bash", "sh", "executable"] as const;
-/** One of {@link SHELL_TYPES}. */
-export type ShellType = typeof SHELL_TYPES[number];
+export { SHELL_TYPES, type ShellType } from "../vocabulary.ts";
 
 /** A program and arguments ready to spawn. */
 export interface Invocation {

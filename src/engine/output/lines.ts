@@ -26,11 +26,9 @@
 import type { OutputBuffer } from "./buffer.ts";
 import { readBackward, readForward } from "./ranges.ts";
 import { jsonSize, MARKER_ROOM, omissionMarker } from "./shape.ts";
+import type { LineMode } from "../vocabulary.ts";
 
-/** The read modes that work on lines. */
-export const LINE_MODES = ["full", "head", "tail", "head-tail"] as const;
-/** One of {@link LINE_MODES}. */
-export type LineMode = typeof LINE_MODES[number];
+export { LINE_MODES, type LineMode } from "../vocabulary.ts";
 
 /** What to read. */
 export interface LineReadOptions {

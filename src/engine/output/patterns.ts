@@ -25,7 +25,8 @@
  * @example
  * ```ts
  * import { OutputBuffer } from "./buffer.ts";
- * import { compilePattern, PatternScanner } from "./patterns.ts";
+ * import { compilePattern, loadPatterns, PatternScanner } from "./patterns.ts";
+ * await loadPatterns();
  * const buffer = new OutputBuffer();
  * const scanner = new PatternScanner(compilePattern("ready on (\\d+)", "", "pattern"), buffer, 0);
  * buffer.append(new TextEncoder().encode("\x1b[32mready on 8080\x1b[0m\n"));
@@ -33,7 +34,7 @@
  * ```
  * @module
  */
-import { RE2JS } from "re2js";
+import type { RE2JS } from "re2js";
 import { EngineError } from "../errors.ts";
 import type { OutputBuffer } from "./buffer.ts";
 import { Cleaner } from "./clean.ts";
@@ -104,18 +105,38 @@ function unsupported(pattern: string): string | undefined {
   return undefined;
 }
 
-const FLAGS: Record<string, number> = {
-  i: RE2JS.CASE_INSENSITIVE,
-  m: RE2JS.MULTILINE,
-  s: RE2JS.DOTALL,
-  u: 0, // RE2 always matches by code point
-};
+/** re2js, once {@link loadPatterns} has loaded it. */
+let re2: typeof RE2JS | undefined;
+let loading: Promise<void> | undefined;
+
+/**
+ * Loads re2js (260 KB of code, the only npm package the engine would otherwise load with the
+ * server), which a server never given a pattern need not hold: about 2 MiB of an idle server's
+ * memory, measured. {@link compilePattern} needs it loaded first; later calls return at once.
+ */
+export function loadPatterns(): Promise<void> {
+  return loading ??= import("re2js").then((module) => void (re2 = module.RE2JS));
+}
+
+/** The flag letters and their RE2 bits. */
+function flagBits(RE2: typeof RE2JS): Record<string, number> {
+  return {
+    i: RE2.CASE_INSENSITIVE,
+    m: RE2.MULTILINE,
+    s: RE2.DOTALL,
+    u: 0, // RE2 always matches by code point
+  };
+}
 
 /**
  * Compiles an agent's pattern (RE2 syntax; flags from `imsu`). Throws an invalid-input
- * {@link EngineError} naming `field` and, for a construct RE2 lacks, the construct.
+ * {@link EngineError} naming `field` and, for a construct RE2 lacks, the construct. Call
+ * {@link loadPatterns} first: a use before it has finished is a bug in the caller.
  */
 export function compilePattern(source: string, flags: string, field: string): Pattern {
+  const RE2 = re2;
+  if (!RE2) throw new Error("patterns compiled before loadPatterns() finished");
+  const FLAGS = flagBits(RE2);
   const construct = unsupported(source);
   const syntax = "patterns use RE2 syntax, which matches in linear time " +
     "(https://github.com/google/re2/wiki/Syntax)";
@@ -131,7 +152,7 @@ export function compilePattern(source: string, flags: string, field: string): Pa
   }
   let regex: RE2JS;
   try {
-    regex = RE2JS.compile(source, bits);
+    regex = RE2.compile(source, bits);
   } catch (error) {
     const message = (error as Error).message.replace(/^error parsing regexp: /, "");
     throw new EngineError(

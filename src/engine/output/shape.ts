@@ -114,3 +114,8 @@ export function omissionMarker(omission: Omission): string {
   const hint = omission.hint ? `; ${omission.hint}` : "";
   return `... [${lines}${omission.bytes} bytes omitted${hint}] ...\n`;
 }
+
+/** About four characters of English per token. */
+export function estimateTokens(characters: number): number {
+  return Math.ceil(characters / 4);
+}

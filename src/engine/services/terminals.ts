@@ -46,7 +46,7 @@ import type { EchoLocation, EchoSkip } from "../output/echo.ts";
 import type { Pattern, PatternMatch } from "../output/patterns.ts";
 import { Recording } from "../output/recording.ts";
 import type { ScreenView } from "../output/screen.ts";
-import { cutHead, DEFAULT_ANSWER_BYTES, omissionMarker } from "../output/shape.ts";
+import { cutHead, DEFAULT_ANSWER_BYTES, estimateTokens, omissionMarker } from "../output/shape.ts";
 import { StreamOutput } from "../output/stream.ts";
 import { boundaryAtOrAfter, utf8Length } from "../output/utf8.ts";
 import { buildTerminalInvocation, type TerminalInvocationRequest } from "../launching/shells.ts";
@@ -63,7 +63,13 @@ import { type Clamped, clampSize, shortDisplay } from "./limits.ts";
 import { Takeover } from "./takeover.ts";
 
 export { LINE_MODES, type LineMode } from "../output/lines.ts";
-export { compilePattern, type Pattern, type PatternMatch } from "../output/patterns.ts";
+export { estimateTokens } from "../output/shape.ts";
+export {
+  compilePattern,
+  loadPatterns,
+  type Pattern,
+  type PatternMatch,
+} from "../output/patterns.ts";
 
 /** Limits and timings of a {@link TerminalService}. */
 export interface TerminalServiceOptions {
@@ -986,11 +992,6 @@ export { describeExit };
 function maxBytesNotice(clamped: Clamped): string {
   return `maxBytes ${clamped.requested} lowered to the server's ${clamped.limit} ` +
     "(WINTERM_MAX_ANSWER_BYTES)";
-}
-
-/** About four characters of English per token. */
-export function estimateTokens(characters: number): number {
-  return Math.ceil(characters / 4);
 }
 
 /** Creates, finds and ends terminals. */

@@ -22,8 +22,8 @@
  * ```
  * @module
  */
-import { join } from "node:path";
 import { log } from "../../log.ts";
+import { joinPosix as join } from "./join.ts";
 import { C, cString, errno, errnoName, libc } from "./libc.ts";
 import type { ProcessId } from "./tree.ts";
 

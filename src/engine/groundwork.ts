@@ -1,0 +1,58 @@
+/**
+ * What must be in place before the server serves, apart from the engine that uses it: the
+ * command policy and the audit log, if configured (a server that cannot use them must not
+ * start), and the supervision of the processes it will start, which first ends what killed
+ * predecessors left (see `superviseChildren`). Over stdio the server lays this at once and
+ * loads the engine itself (services, output pipeline, launching) with the first tool call.
+ *
+ * @example
+ * ```ts
+ * import { parseConfig } from "../config.ts";
+ * import { layGroundwork } from "./groundwork.ts";
+ * import { Engine } from "./mod.ts";
+ * const { config } = parseConfig([], {});
+ * const engine = new Engine(config, await layGroundwork(config));
+ * ```
+ * @module
+ */
+import type { Config } from "../config.ts";
+import { endAllChildren, superviseChildren, type Supervision } from "../pty/supervision.ts";
+import { AuditLog } from "./launching/audit.ts";
+import type { Policy } from "./launching/policy.ts";
+
+/** The settings the groundwork reads. */
+export type GroundworkOptions = Pick<
+  Config,
+  "policyPath" | "auditPath" | "auditInputContent" | "stateDir"
+>;
+
+/** See the module documentation. */
+export interface Groundwork {
+  policy?: Policy;
+  audit?: AuditLog;
+  /** What answers for the processes the engine starts beyond their own trees. */
+  supervision: Supervision;
+  /** Kills at once whatever this server started that still runs (the end of any shutdown). */
+  endEverything(): void;
+}
+
+/**
+ * Loads the policy and opens the audit log, if configured. Throws (PolicyError, or the file
+ * error) when either cannot be used: better not to start than to start unguarded. Then takes
+ * charge of the processes the engine will start. Call once.
+ */
+export async function layGroundwork(options: GroundworkOptions): Promise<Groundwork> {
+  // The policy's checker (TypeBox's compiler, node:path) loads only for a server that has one.
+  const policy = options.policyPath
+    ? (await import("./launching/policy.ts")).Policy.load(options.policyPath)
+    : undefined;
+  const audit = options.auditPath
+    ? new AuditLog(options.auditPath, { inputContent: options.auditInputContent })
+    : undefined;
+  return {
+    policy,
+    audit,
+    supervision: superviseChildren(options.stateDir),
+    endEverything: () => void endAllChildren(),
+  };
+}

@@ -1,0 +1,10 @@
+/**
+ * The TypeBox pieces this project uses (schemas, and the compiled checker), loaded from one
+ * generated module: the pinned TypeBox's own code bundled (scripts/bundle_sdk.ts). From npm it
+ * is some 200 modules, which held 4-5 MiB more of the idle server's memory. Types are
+ * TypeBox's (typebox_npm.ts).
+ *
+ * @module
+ */
+// @ts-types="./typebox_npm.ts"
+export * from "./typebox.generated.js";

@@ -1,0 +1,17 @@
+/**
+ * The TypeBox pieces this project uses, as they come from npm: the entry of the bundle that
+ * typebox.ts serves (scripts/bundle_sdk.ts), and its types.
+ *
+ * @module
+ */
+export {
+  type SchemaOptions,
+  type Static,
+  type TLiteral,
+  type TObject,
+  type TSchema,
+  type TUnion,
+  Type,
+} from "@sinclair/typebox";
+export { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
+export type { ValueError } from "@sinclair/typebox/errors";

@@ -580,3 +580,31 @@ Deno.test({
     }
   },
 });
+
+withServer(
+  "raw pages of invalid UTF-8 go on from where they end, never past the output",
+  async (mcp) => {
+    // Before the fix, a raw page's next offset was the UTF-8 length of its text: each invalid byte
+    // (U+FFFD, three bytes re-encoded) counted three, so pages of 0xFF skipped two thirds of the
+    // output and pointed past its end.
+    const { token, stdout_length } = await mcp.callOk<Query & { token: string }>("run_command", {
+      command: `python3 -c "import os; os.write(1, (b'\\xff' * 99 + b'\\n') * 3000)"`,
+      use_pty: false,
+      wait_ms: 30_000,
+    });
+    assertEquals(stdout_length, 300_000);
+    let offset = 0, shown = "";
+    while (offset < stdout_length) {
+      const page = await mcp.callOk<Query>("query_command_status", {
+        token,
+        stdout_offset: offset,
+        max_bytes: 65_536,
+        raw: true,
+      });
+      ok(page.stdout_next_offset > offset && page.stdout_next_offset <= stdout_length);
+      shown += page.stdout;
+      offset = page.stdout_next_offset;
+    }
+    assertEquals(shown, ("\uFFFD".repeat(99) + "\n").repeat(3000));
+  },
+);

@@ -48,6 +48,32 @@ Deno.test("raw forward reads, going on from each end, give every byte once, each
   );
 });
 
+Deno.test("raw forward reads of invalid UTF-8 end where their text ends, never past the output", () => {
+  // Before the fix, a page's end was the UTF-8 length of its text, and each invalid byte (shown
+  // as U+FFFD, three bytes re-encoded) moved it three bytes on: a page of 0xFF bytes skipped
+  // two thirds of the output and pointed past its end.
+  const bytes = fc.uint8Array({ minLength: 100, maxLength: 1000, size: "max" }).map((raw) =>
+    raw.map((b) =>
+      [0xff, 0x80, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x98, 0x80, 0xed, 0xa0, 0x41, 10][b % 13]
+    )
+  );
+  fc.assert(
+    fc.property(bytes, sizes, (data, { budget, maxBytes, chunk }) => {
+      const buffer = new OutputBuffer();
+      for (let at = 0; at < data.length; at += chunk) buffer.append(data.slice(at, at + chunk));
+      let offset = 0;
+      while (offset < buffer.end) {
+        const read = readForward(buffer, offset, maxBytes, { raw: true, final: true, budget });
+        ok(read.end > offset && read.end <= buffer.end, `${offset} -> ${read.end}`);
+        const shown = buffer.read(read.start, read.end).bytes;
+        assertEquals(read.text, new TextDecoder().decode(shown));
+        offset = read.end;
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
 Deno.test("cleaned forward reads never cut a sequence into text: the pieces are the whole", () => {
   fc.assert(
     fc.property(colouredLines, sizes, (text, { budget, maxBytes, chunk }) => {

@@ -31,7 +31,7 @@
 import type { OutputBuffer } from "./buffer.ts";
 import { Cleaner } from "./clean.ts";
 import { cutHead, cutTail, jsonSize, MARKER_ROOM, omissionMarker } from "./shape.ts";
-import { utf8Length } from "./utf8.ts";
+import { bytesOfDecodedPrefix, utf8Length } from "./utf8.ts";
 
 /** An unfinished escape sequence at most this long ends a forward read before it. */
 export const HOLD_BACK = 4096;
@@ -73,10 +73,20 @@ interface Cleaned {
 }
 
 /**
+ * How many bytes from `start` read as `text`: its UTF-8 length, unless invalid bytes stand in it
+ * as U+FFFD (one for one to three bytes, where the UTF-8 length counts three).
+ */
+function bytesOf(buffer: OutputBuffer, start: number, text: string): number {
+  if (!text.includes("\uFFFD")) return utf8Length(text);
+  return bytesOfDecodedPrefix(buffer.read(start, start + 3 * text.length).bytes, text.length);
+}
+
+/**
  * Cleans `text`, the bytes [start, end): at most about `limit` characters of result. With
  * `holdBack`, an unfinished sequence at the end is left for the next read.
  */
 function clean(
+  buffer: OutputBuffer,
   text: string,
   start: number,
   end: number,
@@ -88,14 +98,18 @@ function clean(
   const out = cleaner.push(text, limit);
   if (cleaner.consumed < text.length) {
     const consumed = text.slice(0, cleaner.consumed);
-    return { text: out + cleaner.end(), end: start + utf8Length(consumed), complete: false };
+    return {
+      text: out + cleaner.end(),
+      end: start + bytesOf(buffer, start, consumed),
+      complete: false,
+    };
   }
   const unfinished = cleaner.unfinishedSequenceLength;
   const rest = out + cleaner.end();
   if (holdBack && unfinished > 0 && unfinished <= HOLD_BACK) {
     return {
       text: rest,
-      end: end - utf8Length(text.slice(text.length - unfinished)),
+      end: start + bytesOf(buffer, start, text.slice(0, text.length - unfinished)),
       complete: true,
     };
   }
@@ -138,12 +152,12 @@ export function readForward(
       const cut = cutHead(range.text, budget);
       if (cut < range.text.length) {
         read.text = range.text.slice(0, cut);
-        read.end = range.start + utf8Length(read.text);
+        read.end = range.start + bytesOf(buffer, range.start, read.text);
       }
       return read;
     }
     const more = (options.holdBack ?? true) && (range.end < buffer.end || !final);
-    const cleaned = clean(range.text, range.start, range.end, { ...options, budget }, more);
+    const cleaned = clean(buffer, range.text, range.start, range.end, { ...options, budget }, more);
     if (cleaned.end <= range.start && end < buffer.end) {
       // Nothing but the start of a sequence: read on until it ends (it shows no text).
       barren = Math.max(barren, end);
@@ -195,11 +209,11 @@ export function readBackward(
       const cut = cutTail(range.text, budget);
       if (cut > 0) {
         read.text = range.text.slice(cut);
-        read.start = range.end - utf8Length(read.text);
+        read.start = range.start + bytesOf(buffer, range.start, range.text.slice(0, cut));
       }
       return read;
     }
-    const cleaned = clean(range.text, range.start, range.end, options, hold);
+    const cleaned = clean(buffer, range.text, range.start, range.end, options, hold);
     read.text = cleaned.text;
     read.end = cleaned.end;
     if (cleaned.complete && jsonSize(read.text) <= budget) return read;

@@ -47,26 +47,38 @@ export function completePrefixLength(bytes: Uint8Array): number {
   return end;
 }
 
-/** The number of UTF-8 bytes of a string, without encoding it. */
 /**
  * How many of `bytes` decode (as TextDecoder does, invalid bytes as U+FFFD) to the first `chars`
  * UTF-16 units of their text: the byte offset of a position in `new TextDecoder().decode(bytes)`.
  * Unlike {@link utf8Length} of that text, right where invalid bytes stand in for fewer or more.
  */
 export function bytesOfDecodedPrefix(bytes: Uint8Array, chars: number): number {
-  if (chars <= 0) return 0;
-  // The decoded length of a prefix (holding back an unfinished last character) only grows with
-  // the prefix: the smallest prefix that reaches `chars` is found by bisection.
-  let low = 0, high = bytes.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    const decoded = new TextDecoder().decode(bytes.subarray(0, mid), { stream: true }).length;
-    if (decoded >= chars) high = mid;
-    else low = mid + 1;
+  // The decoder's own steps (WHATWG UTF-8): a character, or one U+FFFD for an invalid lead byte
+  // or for a lead and the continuation bytes that matched it before one that did not.
+  let units = 0, i = 0;
+  while (i < bytes.length && units < chars) {
+    const lead = bytes[i];
+    let length = 1, size = 1;
+    if (lead >= 0xc2 && lead <= 0xf4) {
+      const need = lead < 0xe0 ? 1 : lead < 0xf0 ? 2 : 3;
+      let lower = lead === 0xe0 ? 0xa0 : lead === 0xf0 ? 0x90 : 0x80;
+      let upper = lead === 0xed ? 0x9f : lead === 0xf4 ? 0x8f : 0xbf;
+      let seen = 0;
+      for (; seen < need && i + 1 + seen < bytes.length; seen++) {
+        const byte = bytes[i + 1 + seen];
+        if (byte < lower || byte > upper) break;
+        [lower, upper] = [0x80, 0xbf];
+      }
+      length = 1 + seen;
+      if (seen === need) size = need === 3 ? 2 : 1;
+    }
+    units += size;
+    i += length;
   }
-  return low;
+  return i;
 }
 
+/** The number of UTF-8 bytes of a string, without encoding it. */
 export function utf8Length(text: string): number {
   let bytes = 0;
   for (let i = 0; i < text.length; i++) {

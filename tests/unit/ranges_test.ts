@@ -237,3 +237,18 @@ Deno.test("tiny budgets always make progress: a sequence that cleans to a whole 
     { numRuns: 300 },
   );
 });
+
+Deno.test("forward pages cut inside the buffer never split an escape sequence, held back or not", () => {
+  // The property test above found it (seed 414300732): a page cut by its budget between
+  // "\x1b[0" and "m" left "m" to the next page, shown as text.
+  const buffer = bufferOf("aaaaaaaaaa\x1b[0mb\n", 1);
+  let offset = 0, text = "";
+  while (offset < buffer.end) {
+    // 12 bytes: the first page would stop after "\x1b[".
+    const page = readForward(buffer, offset, 12, { budget: 1000, holdBack: false, final: true });
+    ok(page.end > offset, "no progress");
+    text += page.text;
+    offset = page.end;
+  }
+  assertEquals(text, "aaaaaaaaaab\n");
+});

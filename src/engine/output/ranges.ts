@@ -45,8 +45,9 @@ export interface RangeOptions {
   /** Most bytes the text may take in JSON. */
   budget: number;
   /**
-   * The read ends before an unfinished escape sequence at its end (it is read next time).
-   * Default: true for forward reads, false for backward ones.
+   * The read ends before an unfinished escape sequence at the end of the buffer (it is read
+   * next time). Default: true for forward reads, false for backward ones. A forward read
+   * that stops inside the buffer always ends before a sequence it would cut.
    */
   holdBack?: boolean;
   /** The terminal's width, for cleaning (see clean.ts). */
@@ -156,7 +157,9 @@ export function readForward(
       }
       return read;
     }
-    const more = (options.holdBack ?? true) && (range.end < buffer.end || !final);
+    // A cut inside the buffer never splits a sequence (the next read would show its rest as
+    // text); `holdBack` is about the buffer's end, where the rest has not arrived yet.
+    const more = range.end < buffer.end || ((options.holdBack ?? true) && !final);
     const cleaned = clean(buffer, range.text, range.start, range.end, { ...options, budget }, more);
     if (cleaned.end <= range.start && end < buffer.end) {
       // Nothing but the start of a sequence: read on until it ends (it shows no text).

@@ -104,10 +104,11 @@ export class FdReader implements FdWatcher, OutputReader {
         this.#used += n;
         continue;
       }
+      // errno before the consumers run: their own system calls may overwrite it.
+      const code = n < 0 ? errno() : 0;
       this.#handOn(from);
       from = this.#used;
       if (n === 0) return this.stop();
-      const code = errno();
       if (code === C.EAGAIN) return;
       if (code === C.EINTR) continue;
       if (!brokenByPoll(this.fd) && ++this.#unconfirmed < UNCONFIRMED_FAILURES) return;

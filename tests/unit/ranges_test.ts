@@ -252,3 +252,12 @@ Deno.test("forward pages cut inside the buffer never split an escape sequence, h
   }
   assertEquals(text, "aaaaaaaaaab\n");
 });
+
+Deno.test("a backward read that starts inside the buffer never starts inside an escape sequence", () => {
+  // The tabs clean to more than the budget, so the read halves, to start at byte 24, inside
+  // "\x1b[1;31m": "31m" showed as text. Found with the shaped-read property test (seed
+  // -883796197), where a tail starting so put the marker's end inside the sequence.
+  const buffer = bufferOf("\t".repeat(20) + "\x1b[1;31m" + "y".repeat(20), 1);
+  const read = readBackward(buffer, 0, { budget: 47, final: true });
+  assertEquals(read.text, "y".repeat(20));
+});

@@ -299,7 +299,7 @@ export class OutputBuffer implements BudgetMember {
   #dropBefore(newStart: number): void {
     if (newStart <= this.#start) return;
     // A cut inside an escape sequence drops the rest of it too: kept, its end would read as text.
-    newStart = this.#pastSequence(newStart);
+    newStart = this.pastSequence(newStart);
     this.#start = newStart;
     const lines = this.#lineStarts;
     // Each queue keeps its entry covering the new start: a partly dropped block, the line the
@@ -309,8 +309,11 @@ export class OutputBuffer implements BudgetMember {
     this.#marks.dropBefore(this.#marks.lastAtOrBelow(newStart, markOffset));
   }
 
-  /** `at`, or the end of the escape sequence `at` falls inside (see {@link SEQUENCE_LOOK}). */
-  #pastSequence(at: number): number {
+  /**
+   * `at`, or the end of the escape sequence `at` falls inside (see {@link SEQUENCE_LOOK}): where
+   * a cut at `at` must move so that the rest of a sequence is not shown as text.
+   */
+  pastSequence(at: number): number {
     if (at >= this.#end) return at;
     const lookFrom = Math.max(this.#start, at - SEQUENCE_LOOK);
     if (!this.#holdsSequenceStart(lookFrom, at)) return at;

@@ -206,6 +206,8 @@ export function readBackward(
     if (next < end) start = next;
   }
   for (;;) {
+    // A start inside the buffer never falls inside a sequence: its rest would show as text.
+    if (start > first) start = Math.min(end, buffer.pastSequence(start));
     const range = buffer.readText(start, end, final);
     const read = { text: range.text, start: range.start, end: range.end, dropped };
     if (options.raw) {

@@ -197,6 +197,17 @@ async function state(screen: Screen) {
 }
 
 /**
+ * False for the one state not redrawn exactly: the cursor waiting to wrap over a blank last
+ * column (erased after it got there, or a screen switched to there): the blank is redrawn as a
+ * space, to put the cursor there.
+ */
+function redrawnExactly(view: ScreenView): boolean {
+  const row = [...view.text.split("\n")[view.cursorY] ?? ""];
+  const width = row.reduce((sum, char) => sum + (/[中文😀]/u.test(char) ? 2 : 1), 0);
+  return view.cursorX < view.cols || width === view.cols;
+}
+
+/**
  * The snapshot taken after `bytes[0, cut)`; a viewer's screen drawn from it and then the
  * output from its offset, and the screen of the emulator that took all of `bytes`. `atCut` looks
  * at that emulator's screen when the snapshot is taken.
@@ -230,14 +241,11 @@ Deno.test("a snapshot taken at any point, then the output from its offset, draws
       async (text, fraction) => {
         const bytes = encoder.encode(text);
         const cut = Math.floor(fraction * bytes.length);
-        const { offset, seen, own } = await redrawn(bytes, cut, (before) => {
-          // The one state not redrawn exactly: the cursor waiting to wrap over a last column
-          // that was erased after it got there (the blank is redrawn as a space, to put it
-          // there).
-          const row = [...before.text.split("\n")[before.cursorY] ?? ""];
-          const width = row.reduce((sum, char) => sum + (/[中文😀]/u.test(char) ? 2 : 1), 0);
-          fc.pre(before.cursorX < before.cols || width === before.cols);
-        });
+        const { offset, seen, own } = await redrawn(
+          bytes,
+          cut,
+          (before) => fc.pre(redrawnExactly(before)),
+        );
         assertEquals(offset, cut);
         assertEquals(seen, own);
       },
@@ -249,12 +257,20 @@ Deno.test("a snapshot taken at any point, then the output from its offset, draws
 Deno.test("a snapshot inside the alternate screen puts the normal screen's cursor back exactly", async () => {
   // Text that ended in the normal screen's last column, then the cursor moved and the switch
   // (which saves it): the serializer's relative way back was a column off.
-  const bytes = encoder.encode(
-    "\x1b[9;24H\n\x1b[48;2;10;20;30mon blue\x1b[49m\x1b[1;2H\x1b[?1049h\r\n",
-  );
-  for (let cut = 0; cut <= bytes.length; cut++) {
-    const { seen, own } = await redrawn(bytes, cut);
-    assertEquals(seen, own, `cut at ${cut}`);
+  // And text that filled the last column right before the switch: the saved cursor waits there
+  // to wrap, which an absolute move lost (the shaped-screen property test, seed -499652751).
+  for (
+    const text of [
+      "\x1b[9;24H\n\x1b[48;2;10;20;30mon blue\x1b[49m\x1b[1;2H\x1b[?1049h\r\n",
+      "文aaaaaaaaaa中a\x1b[48;2;10;20;30mon blue\x1b[49m中aa中aa\x1b[?1049haa",
+    ]
+  ) {
+    const bytes = encoder.encode(text);
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      let exact = true;
+      const { seen, own } = await redrawn(bytes, cut, (before) => exact = redrawnExactly(before));
+      if (exact) assertEquals(seen, own, `cut at ${cut} of ${JSON.stringify(text)}`);
+    }
   }
 });
 

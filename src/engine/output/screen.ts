@@ -40,6 +40,7 @@ import { ScreenInput } from "./screen_input.ts";
 // The package's "module" field names a file it does not ship, which bundlers follow: the
 // import map points at its ESM build, and the types come from its typings.
 type XtermTerminal = import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").Terminal;
+type XtermBuffer = import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").IBuffer;
 /** A cell's attributes (the emulator's current ones have the same methods). */
 type Attributes = Omit<
   import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").IBufferCell,
@@ -295,10 +296,7 @@ const TO_ALTERNATE = "\x1b[?1049h\x1b[H";
  *   starts from the defaults anyway);
  * - its cursor is put back by relative movements, which go wrong when its text ended in the
  *   last column: the cursor is put back in place absolutely (the normal screen's too, before
- *   the switch to the alternate one);
- * - after a character in the last column the cursor waits there to wrap with the next one,
- *   which no movement can say: that character is printed again, with its attributes, and the
- *   attributes of new text are set back;
+ *   the switch to the alternate one, which saves it);
  * - it leaves out the cursor's visibility (DECTCEM).
  */
 function redraw(terminal: XtermTerminal, serializer: Serializer): string {
@@ -306,27 +304,31 @@ function redraw(terminal: XtermTerminal, serializer: Serializer): string {
     .replaceAll("\x1b[0D", "");
   const switched = data.indexOf(TO_ALTERNATE);
   if (switched >= 0) {
-    // The normal screen's cursor too (the switch saves it, and the way back restores it).
-    const normal = terminal.buffer.normal;
-    const at = `\x1b[${normal.cursorY + 1};${Math.min(normal.cursorX, terminal.cols - 1) + 1}H`;
-    data = data.slice(0, switched) + "\x1b[0m" + at + data.slice(switched);
+    // The switch saves this cursor and the way back restores it; new text there is reset.
+    const normal = placeCursor(terminal.buffer.normal, terminal.cols, "\x1b[0m");
+    data = data.slice(0, switched) + "\x1b[0m" + normal + data.slice(switched);
   }
-  const buffer = terminal.buffer.active;
-  const row = buffer.cursorY + 1;
-  data += `\x1b[${row};${Math.min(buffer.cursorX, terminal.cols - 1) + 1}H`;
   const internals = (terminal as unknown as Internals)._core;
-  if (buffer.cursorX >= terminal.cols) {
-    const line = buffer.getLine(buffer.baseY + buffer.cursorY);
-    let column = terminal.cols - 1;
-    let cell = line?.getCell(column);
-    if (cell?.getWidth() === 0 && column > 0) cell = line?.getCell(--column);
-    const current = internals?._inputHandler?._curAttrData;
-    if (cell) {
-      data += `\x1b[${row};${column + 1}H${sgr(cell)}${cell.getChars() || " "}` +
-        (current ? sgr(current) : "\x1b[0m");
-    }
-  }
+  const current = internals?._inputHandler?._curAttrData;
+  data += placeCursor(terminal.buffer.active, terminal.cols, current ? sgr(current) : "\x1b[0m");
   return data + (internals?.coreService?.isCursorHidden ? "\x1b[?25l" : "");
+}
+
+/**
+ * Puts `buffer`'s cursor where it is, absolutely. After a character in the last column the
+ * cursor waits there to wrap with the next one, which no movement can say: that character is
+ * printed again, with its attributes, and then `attributes` (those of new text) are set.
+ */
+function placeCursor(buffer: XtermBuffer, cols: number, attributes: string): string {
+  const row = buffer.cursorY + 1;
+  const at = `\x1b[${row};${Math.min(buffer.cursorX, cols - 1) + 1}H`;
+  if (buffer.cursorX < cols) return at;
+  const line = buffer.getLine(buffer.baseY + buffer.cursorY);
+  let column = cols - 1;
+  let cell = line?.getCell(column);
+  if (cell?.getWidth() === 0 && column > 0) cell = line?.getCell(--column);
+  if (!cell) return at;
+  return `\x1b[${row};${column + 1}H${sgr(cell)}${cell.getChars() || " "}${attributes}`;
 }
 
 /** The SGR sequence that sets exactly these attributes. */

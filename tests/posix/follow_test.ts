@@ -27,13 +27,15 @@ Deno.test({
         command: "echo first; read _; echo second",
         shellType: "sh",
       });
-      await new Promise<void>((resolve) => {
+      const first = await new Promise<string>((resolve) => {
         const stop = running.events.add((event) => {
-          if (event.type !== "output") return;
           stop();
-          resolve();
+          resolve(event.type);
         });
       });
+      // An end before any output would otherwise leave this test waiting with nothing pending.
+      const { exitCode, signal } = running;
+      assertEquals(first, "output", `it ended first: ${JSON.stringify({ exitCode, signal })}`);
       const whileRunning = followed(running);
       await running.write("", true);
       assertEquals(await whileRunning, "first\n\nsecond\n");

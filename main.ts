@@ -114,7 +114,6 @@ function groundworkLoader(config: Config): Lazy<Groundwork> {
       } catch (error) {
         fail((error as Error).message);
       }
-      log.info("answering for the processes it starts", { ...groundwork.supervision });
       return groundwork;
     })
   );

@@ -13,11 +13,12 @@ const WINDOWS = Deno.build.os === "windows";
 /**
  * Makes the server answer for everything it starts, beyond each child's own tree: on Linux a
  * child subreaper, and under `stateDir` a ledger through which the next server ends what this
- * one left if it is killed (and this one ends what killed predecessors left). On Windows job
- * objects end every tree when the server dies, so there is nothing to do. Call once, first.
+ * one left if it is killed (and this one ends what killed predecessors left, at once; the rest
+ * comes with the first child). On Windows job objects end every tree when the server dies, so
+ * there is nothing to do. Call once, first.
  */
 export function superviseChildren(stateDir: string | undefined): Supervision {
-  if (WINDOWS) return { subreaper: false, recovered: 0 };
+  if (WINDOWS) return { recovered: 0 };
   return supervise(stateDir);
 }
 

@@ -272,3 +272,29 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "the ledger comes with the first child and goes with the server: an idle server has none",
+  ignore: !linux,
+  async fn() {
+    const stateDir = join(STATE_ROOT, "ledger");
+    const ledgers = () => {
+      try {
+        return [...Deno.readDirSync(join(stateDir, "processes"))].map((entry) => entry.name);
+      } catch {
+        return [];
+      }
+    };
+    const mcp = await connect([], { WINTERM_STATE_DIR: stateDir });
+    try {
+      // A tool call waits for the groundwork: what predecessors left is settled by then.
+      await mcp.callOk("get_version");
+      assertEquals(ledgers(), []);
+      await mcp.callOk("run_command", { command: "true", shell_type: "sh", wait_ms: 10_000 });
+      assertEquals(ledgers().length, 1, ledgers().join());
+    } finally {
+      await mcp.close();
+    }
+    ok(await eventually(() => ledgers().length === 0, 10_000), `left: ${ledgers().join()}`);
+  },
+});

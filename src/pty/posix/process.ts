@@ -17,7 +17,7 @@ import { processEntry } from "./process_table.ts";
 import { openTerminal } from "./pty.ts";
 import { openPipe, reactor } from "./reactor.ts";
 import { posixSpawn, type Stdio } from "./spawn.ts";
-import { recordRoot } from "./supervisor.ts";
+import { beforeChild, recordRoot } from "./supervisor.ts";
 import { newMark, TREE_VARIABLE } from "./tree.ts";
 
 const IS_DARWIN = Deno.build.os === "darwin";
@@ -41,6 +41,7 @@ export function preparePosix(options: SpawnOptions): PreparedSpawn {
  */
 export function spawnPosix({ options, realProgram }: PreparedSpawn): ChildProcess {
   const mode = options.mode ?? "pty";
+  beforeChild();
   const loop = reactor();
   const stdio = mode === "pty" ? openTerminal(options.cols ?? 80, options.rows ?? 24) : openPipes();
   // Everything the child starts inherits the mark, by which its tree is found (tree.ts).

@@ -32,18 +32,49 @@ import {
 const PR_SET_CHILD_SUBREAPER = 36;
 const IS_LINUX = Deno.build.os === "linux";
 
-/** What {@link supervise} put in place. */
+/** What {@link supervise} did at once. */
 export interface Supervision {
-  /** Orphans of our trees come back to the server (Linux). */
-  subreaper: boolean;
-  /** This server's ledger file, if the state directory could be used. */
-  ledger?: string;
   /** Processes that killed predecessors had left, now ended. */
   recovered: number;
 }
 
 const roots = new Map<number, ProcessId>();
 let ledger: Ledger | undefined;
+/** Set by {@link supervise} until the first child: the charge it takes then. */
+let charge: { stateDir: string | undefined } | undefined;
+
+/**
+ * Before a child starts: the first one puts in place the charge {@link supervise} asked for
+ * (the subreaper, this server's ledger). An idle server holds neither, and loads no FFI.
+ */
+export function beforeChild(): void {
+  if (!charge) return;
+  const { stateDir } = charge;
+  charge = undefined;
+  let subreaper = false;
+  if (IS_LINUX) {
+    subreaper = libc().prctl?.(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n) === 0;
+    if (subreaper) {
+      reactor().adoptOrphans();
+      proveLeftoversWith(leftNothing);
+    } else log.warn("cannot become a child subreaper: orphans of commands go to init");
+  }
+  if (stateDir) {
+    try {
+      ledger = Ledger.open(stateDir, {
+        instance: INSTANCE,
+        server: { ...self(), boot: IS_LINUX ? bootId() : undefined },
+        roots: [...roots.values()],
+      });
+    } catch (error) {
+      log.warn("cannot keep a process ledger: what runs now cannot be recovered after a crash", {
+        stateDir,
+        error,
+      });
+    }
+  }
+  log.info("answering for the processes it starts", { subreaper, ledger: ledger?.path });
+}
 
 /** Notes a new child (the root of a tree) in the ledger. */
 export function recordRoot(root: ProcessId): void {
@@ -62,33 +93,13 @@ function self(): ProcessId {
 }
 
 /**
- * Takes charge: subreaper (Linux), recovery of what dead predecessors left under `stateDir`,
- * and this server's own ledger there. Call once, before starting anything.
+ * Takes charge: ends now what dead predecessors left under `stateDir`; the subreaper (Linux)
+ * and this server's own ledger there come before the first child ({@link beforeChild}), as
+ * nothing of ours can run before it. Call once, before starting anything.
  */
 export function supervise(stateDir: string | undefined): Supervision {
-  let subreaper = false;
-  if (IS_LINUX) {
-    subreaper = libc().prctl?.(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n) === 0;
-    if (subreaper) {
-      reactor().adoptOrphans();
-      proveLeftoversWith(leftNothing);
-    } else log.warn("cannot become a child subreaper: orphans of commands go to init");
-  }
-  if (!stateDir) return { subreaper, recovered: 0 };
-  const recovered = endAbandoned(stateDir);
-  try {
-    ledger = Ledger.open(stateDir, {
-      instance: INSTANCE,
-      server: { ...self(), boot: IS_LINUX ? bootId() : undefined },
-      roots: [...roots.values()],
-    });
-  } catch (error) {
-    log.warn("cannot keep a process ledger: what runs now cannot be recovered after a crash", {
-      stateDir,
-      error,
-    });
-  }
-  return { subreaper, ledger: ledger?.path, recovered };
+  charge = { stateDir };
+  return { recovered: stateDir ? endAbandoned(stateDir) : 0 };
 }
 
 /**
@@ -115,9 +126,11 @@ function leftNothing(selectors: TreeSelector[]): boolean {
  * descendants. A pid now used by someone else has another start time and is left alone.
  */
 export function endAbandoned(stateDir: string): number {
+  const ledgers = abandonedLedgers(stateDir);
+  if (ledgers.length === 0) return 0;
   const boot = IS_LINUX ? bootId() : undefined;
   let ended = 0;
-  for (const abandoned of abandonedLedgers(stateDir)) {
+  for (const abandoned of ledgers) {
     const { record } = abandoned;
     // After a reboot nothing of theirs runs, and their start times mean nothing. (A record
     // without a boot was cut short as its server died: its marks are still worth a look.)
@@ -149,6 +162,7 @@ export function endAbandoned(stateDir: string): number {
  * polite signals; the ledger is closed. Returns how many processes were signalled.
  */
 export function endAll(): number {
+  if (charge) return 0; // no child was ever started
   const everything: TreeSelector = {
     mark: `${INSTANCE}.`,
     roots: [...roots.values()],

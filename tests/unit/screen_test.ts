@@ -320,3 +320,23 @@ Deno.test("resizes are applied where they happened in the output, and snapshots 
   assertEquals([view.cols, view.rows, view.unrenderedBytes], [25, 6, 0]);
   screen.dispose();
 });
+
+Deno.test("a snapshot inside the alternate screen keeps the attributes the switch saved", async () => {
+  // The switch saves the attributes of new text with the cursor, and the way back restores
+  // them: the snapshot's own switch saved the defaults, so text after the way back lost them.
+  for (
+    const text of [
+      "\x1b[1;31ma\x1b[?1049hb\x1b[?1049la",
+      "\x1b[7ma\x1b[?1049hb\r\n\x1b[?1049la",
+      "\x1b[41mab\x1b[?1049h\x1b[0mzz\x1b[?1049lX",
+      "\x1b[41mab\x1b[?1049h\x1b[0m\x1b[2Jzz\x1b[?1049lX",
+      "\x1b[31m" + "a".repeat(30) + "\x1b[?1049hzz\x1b[?1049lX",
+    ]
+  ) {
+    const bytes = encoder.encode(text);
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      const { seen, own } = await redrawn(bytes, cut);
+      assertEquals(seen, own, `cut at ${cut} of ${JSON.stringify(text)}`);
+    }
+  }
+});

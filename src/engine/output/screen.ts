@@ -62,6 +62,8 @@ interface Internals {
   _core?: {
     coreService?: { isCursorHidden?: boolean };
     _inputHandler?: { _curAttrData?: Attributes };
+    /** The normal screen's cursor saved by the switch (DECSC): its attributes come back with it. */
+    buffers?: { normal?: { savedCurAttrData?: Attributes } };
   };
 }
 
@@ -291,9 +293,10 @@ const TO_ALTERNATE = "\x1b[?1049h\x1b[H";
  * The serializer's redrawing of the screen, made exact where it is not:
  * - to make a row wrap into the next one it moves by `CSI 0 C` and `CSI 0 D` when the row
  *   is blank, which terminals read as a move by one: left out (nothing else writes them);
- * - it sets the attributes of new text before switching to the alternate screen, which the
- *   switch then fills the screen with: they are reset first (the alternate screen's part
- *   starts from the defaults anyway);
+ * - it sets the attributes of new text before switching to the alternate screen: they are
+ *   set to those the switch saved (which the way back restores, as the switch's fill used
+ *   their background) and reset after it (the alternate screen's part starts from the
+ *   defaults);
  * - its cursor is put back by relative movements, which go wrong when its text ended in the
  *   last column: the cursor is put back in place absolutely (the normal screen's too, before
  *   the switch to the alternate one, which saves it);
@@ -303,12 +306,16 @@ function redraw(terminal: XtermTerminal, serializer: Serializer): string {
   let data = serializer.serialize({ scrollback: 0 }).replaceAll("\x1b[0C", "")
     .replaceAll("\x1b[0D", "");
   const switched = data.indexOf(TO_ALTERNATE);
-  if (switched >= 0) {
-    // The switch saves this cursor and the way back restores it; new text there is reset.
-    const normal = placeCursor(terminal.buffer.normal, terminal.cols, "\x1b[0m");
-    data = data.slice(0, switched) + "\x1b[0m" + normal + data.slice(switched);
-  }
   const internals = (terminal as unknown as Internals)._core;
+  if (switched >= 0) {
+    // The switch saves this cursor, with the attributes of new text, and the way back restores
+    // both: they are set as the switch found them, and reset after it.
+    const saved = internals?.buffers?.normal?.savedCurAttrData;
+    const normal = placeCursor(terminal.buffer.normal, terminal.cols, "") +
+      (saved ? sgr(saved) : "\x1b[0m");
+    data = data.slice(0, switched) + "\x1b[0m" + normal + TO_ALTERNATE + "\x1b[0m" +
+      data.slice(switched + TO_ALTERNATE.length);
+  }
   const current = internals?._inputHandler?._curAttrData;
   data += placeCursor(terminal.buffer.active, terminal.cols, current ? sgr(current) : "\x1b[0m");
   return data + (internals?.coreService?.isCursorHidden ? "\x1b[?25l" : "");

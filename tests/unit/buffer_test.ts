@@ -298,3 +298,36 @@ Deno.test("a cut inside a sequence with invalid UTF-8 after it drops exactly the
   buffer.append(Uint8Array.from([0x0a, 0x64]));
   assertEquals([buffer.start, buffer.firstLine, buffer.lineCount], [buffer.end - 4, 0, 2]);
 });
+
+Deno.test("dropped output is let go of at once: only what the limit keeps stays reachable", async () => {
+  // Whether a dropped block can still be reached shows only through the collector, which
+  // a test can drive only in a runtime that exposes it: a child Deno with --expose-gc.
+  const buffer = new URL("../../src/engine/output/buffer.ts", import.meta.url).href;
+  const script = `
+    import { OutputBuffer } from ${JSON.stringify(buffer)};
+    const buffer = new OutputBuffer({ maxBytes: 4 * 65536 });
+    const refs = [];
+    // 600 blocks of 64 KiB, as the PTY reader hands them on: fewer than the 1,024 dropped
+    // items after which the buffer's queues compact.
+    for (let i = 0; i < 600; i++) {
+      const block = new Uint8Array(65536).fill(97);
+      refs.push(new WeakRef(block));
+      buffer.append(block);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    globalThis.gc();
+    console.log(JSON.stringify(refs.map((ref) => ref.deref() !== undefined)));
+  `;
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--v8-flags=--expose-gc", script],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  assertEquals(code, 0, decoder.decode(stderr));
+  const alive: boolean[] = JSON.parse(decoder.decode(stdout));
+  // The newest four blocks (the limit) are kept; all 596 before them can be collected.
+  assertEquals(alive.lastIndexOf(false), 595);
+  assertEquals(alive.slice(596), [true, true, true, true]);
+  assertEquals(alive.filter(Boolean).length, 4);
+});

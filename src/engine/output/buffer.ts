@@ -102,7 +102,11 @@ class Queue<T> {
   }
 
   dropBefore(index: number): void {
-    this.#head = Math.max(this.#head, Math.min(index, this.next) - this.#base);
+    const head = Math.max(this.#head, Math.min(index, this.next) - this.#base);
+    // Dropped items are let go of now, not at the next compaction: a block of output held
+    // until then kept up to 1,024 dropped blocks (64 MiB) alive beyond the buffer's limit.
+    this.#items.fill(undefined as T, this.#head, head);
+    this.#head = head;
     if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
       this.#items.splice(0, this.#head);
       this.#base += this.#head;

@@ -29,6 +29,9 @@ const chunk: fc.Arbitrary<Uint8Array> = fc.oneof(
   stringOf([...TEXT_PIECES, "\n", "\r\n"], 60, 1).map((text) => encoder.encode(text)),
   // big binary
   fc.uint8Array({ minLength: 1000, maxLength: 5000 }),
+  // a flood of bare line feeds, and a line longer than the line index's 4 KiB stride
+  fc.integer({ min: 1, max: 700 }).map((n) => new Uint8Array(n).fill(10)),
+  fc.integer({ min: 3000, max: 9000 }).map((n) => new Uint8Array(n).fill(0x78)),
   // a few bytes, possibly splitting characters
   fc.uint8Array({ minLength: 1, maxLength: 8 }).map((bytes) =>
     bytes.map((b) => [10, 0x41, 0xe4, 0xb8, 0xad, 0xf0, 0x9f][b % 7])
@@ -103,6 +106,10 @@ Deno.test("OutputBuffer matches a never-dropping model under random appends and 
         assertEquals(buffer.offsetAfter(t), after ? Math.max(kept, after.offset) : end);
         if (end > kept) {
           const offset = kept + Math.floor(offsetFraction * (end - kept));
+          assertEquals(
+            buffer.lineAt(offset),
+            Math.max(first, model.lineStarts.findLastIndex((s) => s <= offset)),
+          );
           assertEquals(
             buffer.timeAt(offset),
             model.chunks.findLast((c) => c.offset <= offset)!.time,

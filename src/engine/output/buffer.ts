@@ -25,6 +25,8 @@ import type { BudgetMember, OutputBudget } from "./budget.ts";
 import { sequenceRemainder } from "./clean.ts";
 import { boundaryAtOrAfter, bytesOfDecodedPrefix, completePrefixLength } from "./utf8.ts";
 import { forEachLineFeed } from "../../bytes.ts";
+import { LineIndex } from "./line_index.ts";
+import { Queue } from "./queue.ts";
 
 /** Limits of an {@link OutputBuffer}. */
 export interface OutputBufferOptions {
@@ -67,67 +69,6 @@ const TAIL_MAX = 64 * 1024;
  */
 const SEQUENCE_LOOK = 4096;
 
-/** An array with a moving head: pushes at the end, drops at the front, O(1) amortised. */
-class Queue<T> {
-  #items: T[] = [];
-  #head = 0;
-  /** The absolute index of #items[0]. */
-  #base = 0;
-
-  /** Absolute index of the oldest kept item. */
-  get first(): number {
-    return this.#base + this.#head;
-  }
-
-  /** Absolute index the next pushed item gets. */
-  get next(): number {
-    return this.#base + this.#items.length;
-  }
-
-  at(index: number): T {
-    return this.#items[index - this.#base];
-  }
-
-  last(): T | undefined {
-    return this.#items.length > this.#head ? this.#items[this.#items.length - 1] : undefined;
-  }
-
-  push(item: T): void {
-    this.#items.push(item);
-  }
-
-  /** Puts `item` at absolute `index` (a kept one, or {@link next}); later items move up one. */
-  insert(index: number, item: T): void {
-    this.#items.splice(index - this.#base, 0, item);
-  }
-
-  dropBefore(index: number): void {
-    const head = Math.max(this.#head, Math.min(index, this.next) - this.#base);
-    // Dropped items are let go of now, not at the next compaction: a block of output held
-    // until then kept up to 1,024 dropped blocks (64 MiB) alive beyond the buffer's limit.
-    this.#items.fill(undefined as T, this.#head, head);
-    this.#head = head;
-    if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
-      this.#items.splice(0, this.#head);
-      this.#base += this.#head;
-      this.#head = 0;
-    }
-  }
-
-  /** The last absolute index whose key is <= `value` (keys ascend), or {@link first} - 1. */
-  lastAtOrBelow(value: number, key: (item: T) => number): number {
-    let low = this.#head, high = this.#items.length - 1, found = this.#head - 1;
-    while (low <= high) {
-      const mid = (low + high) >>> 1;
-      if (key(this.#items[mid]) <= value) {
-        found = mid;
-        low = mid + 1;
-      } else high = mid - 1;
-    }
-    return this.#base + found;
-  }
-}
-
 interface Block {
   start: number;
   bytes: Uint8Array;
@@ -141,7 +82,6 @@ interface Mark {
 const blockStart = (block: Block) => block.start;
 const markOffset = (mark: Mark) => mark.offset;
 const markTime = (mark: Mark) => mark.time;
-const identity = (value: number) => value;
 
 /** See the module documentation. */
 export class OutputBuffer implements BudgetMember {
@@ -156,7 +96,7 @@ export class OutputBuffer implements BudgetMember {
   #tailStart = 0;
   #start = 0;
   #end = 0;
-  #lineStarts = new Queue<number>();
+  #lines = new LineIndex((from, to) => this.#pieces(from, to));
   #atLineStart = true;
   #marks = new Queue<Mark>();
 
@@ -184,12 +124,12 @@ export class OutputBuffer implements BudgetMember {
 
   /** Number of the oldest line still (at least partly) kept. */
   get firstLine(): number {
-    return this.#lineStarts.first;
+    return this.#lines.first;
   }
 
   /** Number of lines ever started; the next line will get this number. */
   get lineCount(): number {
-    return this.#lineStarts.next;
+    return this.#lines.count;
   }
 
   /** Whether the newest line is terminated by a newline (or nothing was written yet). */
@@ -258,10 +198,10 @@ export class OutputBuffer implements BudgetMember {
   }
 
   #indexLines(data: Uint8Array, offset: number): void {
-    const lines = this.#lineStarts, last = data.length - 1;
-    if (this.#atLineStart) lines.push(offset);
+    const lines = this.#lines, last = data.length - 1;
+    if (this.#atLineStart) lines.add(offset);
     forEachLineFeed(data, (index) => {
-      if (index < last) lines.push(offset + index + 1);
+      if (index < last) lines.add(offset + index + 1);
     });
     this.#atLineStart = data[last] === 10;
   }
@@ -293,9 +233,9 @@ export class OutputBuffer implements BudgetMember {
 
   #trim(): void {
     let newStart = Math.max(this.#start, this.#end - this.maxBytes);
-    const lines = this.#lineStarts;
-    if (this.maxLines > 0 && lines.next - lines.first > this.maxLines) {
-      newStart = Math.max(newStart, lines.at(lines.next - this.maxLines));
+    const lines = this.#lines;
+    if (this.maxLines > 0 && lines.count - lines.first > this.maxLines) {
+      newStart = Math.max(newStart, lines.start(lines.count - this.maxLines));
     }
     this.#dropBefore(newStart);
   }
@@ -304,12 +244,12 @@ export class OutputBuffer implements BudgetMember {
     if (newStart <= this.#start) return;
     // A cut inside an escape sequence drops the rest of it too: kept, its end would read as text.
     newStart = this.pastSequence(newStart);
+    // The line index reads the bytes it drops up to, so it goes first.
+    this.#lines.dropBefore(newStart);
     this.#start = newStart;
-    const lines = this.#lineStarts;
-    // Each queue keeps its entry covering the new start: a partly dropped block, the line the
-    // new start falls in, the arrival time of the oldest kept byte.
+    // Each queue keeps its entry covering the new start: a partly dropped block, the arrival
+    // time of the oldest kept byte.
     this.#blocks.dropBefore(this.#blocks.lastAtOrBelow(newStart, blockStart));
-    lines.dropBefore(lines.lastAtOrBelow(newStart, identity));
     this.#marks.dropBefore(this.#marks.lastAtOrBelow(newStart, markOffset));
   }
 
@@ -407,14 +347,14 @@ export class OutputBuffer implements BudgetMember {
 
   /** Absolute offset where line `n` starts (clamped to what is kept). */
   lineStart(n: number): number {
-    const lines = this.#lineStarts;
-    if (n >= lines.next) return this.#end;
-    return Math.max(this.#start, lines.at(Math.max(n, lines.first)));
+    const lines = this.#lines;
+    if (n >= lines.count) return this.#end;
+    return Math.max(this.#start, lines.start(Math.max(n, lines.first)));
   }
 
   /** The number of the line holding `offset`. */
   lineAt(offset: number): number {
-    return Math.max(this.#lineStarts.first, this.#lineStarts.lastAtOrBelow(offset, identity));
+    return this.#lines.lineAt(offset);
   }
 
   /** When the first kept byte of line `n` arrived (ms since the epoch). */

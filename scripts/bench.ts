@@ -362,6 +362,41 @@ async function commandMemory(rows: Row[]): Promise<void> {
   } finally {
     await mcp.close();
   }
+  await lineFeedFloods(rows);
+}
+
+/**
+ * Commands that print more than they keep, in the costliest shape for a line index: bare line
+ * feeds (two bytes a line through a PTY). What stays is what their buffers keep.
+ */
+async function lineFeedFloods(rows: Row[]): Promise<void> {
+  const commands = QUICK ? 4 : 12, keptMiB = 10;
+  const mcp = await connect();
+  try {
+    await mcp.callOk("run_command", { command: "true", wait_ms: 10_000 });
+    const before = rssMiB(mcp.pid);
+    for (let i = 0; i < commands; i++) {
+      const answer = await mcp.callOk<{ status: string; stdout_dropped_bytes: number }>(
+        "run_command",
+        { command: "yes '' | head -c 20000000", wait_ms: 60_000, max_bytes: 1 },
+      );
+      if (answer.status !== "completed") throw new Error(`line feeds: ${answer.status}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const after = rssMiB(mcp.pid);
+    rows.push({
+      what: `server memory (RSS) after ${commands} commands of 20 MB of bare line feeds each ` +
+        `(40 MB through the PTY; ${keptMiB} MiB kept each)`,
+      figure: `${after.toFixed(1)} MiB`,
+      reference: `the same server before them (${before.toFixed(1)} MiB) + what they keep ` +
+        `(${commands * keptMiB} MiB)`,
+      ratio: ratio(after, before + commands * keptMiB),
+      note: "the line index and dropped output count for little (with a start kept per line and " +
+        "dropped blocks held, before 2026-11-22: 1,744 MiB, 9.68x)",
+    });
+  } finally {
+    await mcp.close();
+  }
 }
 
 /** node-pty starting `echo hi` on a PTY until its exit is known (with the output). */

@@ -338,3 +338,31 @@ Deno.test("dropped output is let go of at once: only what the limit keeps stays 
   assertEquals(alive.slice(596), [true, true, true, true]);
   assertEquals(alive.filter(Boolean).length, 4);
 });
+
+Deno.test("a byte a millisecond keeps a bounded number of arrival times, none earlier than the truth", () => {
+  const buffer = new OutputBuffer({ maxBytes: 1 << 20 });
+  const byte = new Uint8Array([0x78]);
+  const count = 100_000, arrived = (offset: number) => 1000 + offset;
+  const told: [number, number][] = [];
+  for (let offset = 0; offset < count; offset++) {
+    // A reader told a time now and then: the times it was told are never moved.
+    if (offset % 9973 === 1) {
+      told.push([offset - 1, buffer.timeAt(offset - 1)]);
+      buffer.reserveUntil(buffer.timeAt(offset - 1));
+    }
+    buffer.append(byte, arrived(offset));
+  }
+  for (const [offset, time] of told) assertEquals(buffer.timeAt(offset), time);
+  const times = new Set<number>();
+  for (let offset = 0; offset < count; offset++) {
+    const time = buffer.timeAt(offset);
+    times.add(time);
+    ok(time >= arrived(offset), `byte ${offset} dated ${time}, before it came`);
+  }
+  // 1,024 free, one per 256 bytes kept, one per reader's report.
+  ok(times.size <= 1024 + count / 256 + 12, `${times.size} arrival times kept`);
+  // Whatever arrived after a time is found after it: nothing is missed.
+  for (let t = 1000; t < 1000 + count; t += 997) {
+    ok(buffer.offsetAfter(t) <= t - 1000 + 1, `after ${t}: ${buffer.offsetAfter(t)}`);
+  }
+});

@@ -68,6 +68,12 @@ const TAIL_MAX = 64 * 1024;
  * keep less than one sequence, its end arriving later is kept (and shown as text).
  */
 const SEQUENCE_LOOK = 4096;
+/**
+ * Arrival times kept: a mark each millisecond that brought bytes, up to FREE_MARKS plus one per
+ * BYTES_PER_MARK bytes kept. A mark costs about 48 bytes: a program printing a byte every
+ * millisecond made a mark a byte, 48 times what the buffer kept.
+ */
+const FREE_MARKS = 1024, BYTES_PER_MARK = 256;
 
 interface Block {
   start: number;
@@ -150,7 +156,16 @@ export class OutputBuffer implements BudgetMember {
     if (time <= this.#reported) time = this.#reported + 1;
     // Times must ascend for the searches; a clock stepping back keeps the previous time.
     if (!last) this.#marks.push({ offset, time });
-    else if (time > last.time) this.#marks.push({ offset, time });
+    else if (time > last.time) {
+      const marks = this.#marks.next - this.#marks.first;
+      if (marks < FREE_MARKS + retained / BYTES_PER_MARK || last.time <= this.#reported) {
+        this.#marks.push({ offset, time });
+      } else {
+        // Out of room for marks, the newest one takes the later time: its bytes claim to have
+        // come later than they did, never earlier, and no reader has been told its time.
+        last.time = time;
+      }
+    }
     this.#indexLines(data, offset);
     this.#store(data);
     this.#end += data.length;

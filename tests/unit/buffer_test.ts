@@ -48,6 +48,8 @@ const step = fc.record({
   lineStride: fc.nat(5),
   lookBack: fc.nat(6),
   offsetFraction: fc.double({ min: 0, max: 0.999, noNaN: true }),
+  // What the output budget may take besides the limits: some of the oldest bytes, or all.
+  budgetDrop: fc.option(fc.oneof(fraction, fc.constant(1)), { freq: 3 }),
 });
 
 Deno.test("OutputBuffer matches a never-dropping model under random appends and limits", () => {
@@ -61,10 +63,16 @@ Deno.test("OutputBuffer matches a never-dropping model under random appends and 
       const buffer = new OutputBuffer({ maxBytes, maxLines });
       const model = new Model();
       let time = 1000, previous = 0;
-      for (const { chunk, tick, probes, lineStride, lookBack, offsetFraction } of steps) {
+      for (const step of steps) {
+        const { chunk, tick, probes, lineStride, lookBack, offsetFraction, budgetDrop } = step;
         time += tick;
         model.append(chunk, time);
         buffer.append(chunk, time);
+        let budgetStart = 0;
+        if (budgetDrop !== null) {
+          budgetStart = buffer.start + Math.ceil(budgetDrop * buffer.retained);
+          buffer.dropOldest(budgetStart - buffer.start);
+        }
         const end = model.bytes.length;
         assertEquals(buffer.end, end);
         assertEquals(buffer.lineCount, model.lineStarts.length);
@@ -75,7 +83,7 @@ Deno.test("OutputBuffer matches a never-dropping model under random appends and 
         }
         // Both limits only ever move the start forward; a cut inside an escape sequence moves it
         // on past the sequence, at most 4 KiB further (see the test below).
-        const least = Math.max(start, previous);
+        const least = Math.max(start, previous, budgetStart);
         assertEquals(buffer.start >= least && buffer.start <= least + 4096, true);
         const looked = model.bytes.slice(Math.max(0, least - 4096), least);
         if (!looked.includes(0x1b) && !looked.includes(0xc2)) assertEquals(buffer.start, least);
@@ -364,5 +372,28 @@ Deno.test("a byte a millisecond keeps a bounded number of arrival times, none ea
   // Whatever arrived after a time is found after it: nothing is missed.
   for (let t = 1000; t < 1000 + count; t += 997) {
     ok(buffer.offsetAfter(t) <= t - 1000 + 1, `after ${t}: ${buffer.offsetAfter(t)}`);
+  }
+});
+
+Deno.test("dropping everything after a final line feed (as the budget may) keeps line starts right", () => {
+  // Long lines put the pending start more than 4 KiB past the last checkpoint, too.
+  for (const length of [0, 1, 4093, 4094, 4095, 4096, 5000]) {
+    for (const tail of ["ccc\nddd\n", "y".repeat(5000) + "\nzz\n", "\n\n\nq"]) {
+      const text = "a\n" + "x".repeat(length) + "\n";
+      const buffer = new OutputBuffer({ maxBytes: 1 << 20 });
+      buffer.append(encoder.encode(text));
+      buffer.dropOldest(text.length);
+      assertEquals(buffer.start, text.length);
+      assertEquals(buffer.firstLine, 1);
+      buffer.append(encoder.encode(tail));
+      const all = text + tail;
+      const starts = [0];
+      for (let i = 0; i + 1 < all.length; i++) if (all[i] === "\n") starts.push(i + 1);
+      assertEquals(buffer.lineCount, starts.length);
+      for (let n = 2; n < starts.length; n++) {
+        assertEquals(buffer.lineStart(n), starts[n]);
+        assertEquals(buffer.lineAt(starts[n]), n);
+      }
+    }
   }
 });

@@ -260,7 +260,7 @@ export class OutputBuffer implements BudgetMember {
     // A cut inside an escape sequence drops the rest of it too: kept, its end would read as text.
     newStart = this.pastSequence(newStart);
     // The line index reads the bytes it drops up to, so it goes first.
-    this.#lines.dropBefore(newStart);
+    this.#lines.dropBefore(newStart, newStart === this.#end && this.#atLineStart);
     this.#start = newStart;
     // Each queue keeps its entry covering the new start: a partly dropped block, the arrival
     // time of the oldest kept byte.

@@ -47,15 +47,18 @@ export class LineIndex {
   #checkpoints = new Queue<Checkpoint>();
   /** The newest checkpoint (the one new starts are measured from). */
   #last: Checkpoint | undefined;
-  #first = 0;
   #count = 0;
 
   /** `pieces(from, to)`: the buffer's bytes in [from, to), in order, as it holds them. */
   constructor(private readonly pieces: (from: number, to: number) => Iterable<Uint8Array>) {}
 
-  /** The number of the oldest line kept (at least partly). */
+  /**
+   * The number of the oldest line kept (at least partly): the first checkpoint's, once that
+   * line has started (after everything up to a final line feed was dropped, it is the next).
+   */
   get first(): number {
-    return this.#first;
+    const anchor = this.#checkpoints.at(this.#checkpoints.first);
+    return anchor ? Math.min(anchor.line, this.#count - 1) : 0;
   }
 
   /** The number of lines ever started: the next line gets this number. */
@@ -78,9 +81,12 @@ export class LineIndex {
    */
   start(line: number): number {
     const checkpoints = this.#checkpoints;
-    const checkpoint = checkpoints.at(checkpoints.lastAtOrBelow(line, checkpointLine));
+    // Only the oldest line can come before the first checkpoint: dropped whole, up to and with
+    // its line feed (see dropBefore), it starts, for this index, where the next line will.
+    const found = Math.max(checkpoints.first, checkpoints.lastAtOrBelow(line, checkpointLine));
+    const checkpoint = checkpoints.at(found);
     let wanted = line - checkpoint.line;
-    if (wanted === 0) return checkpoint.offset;
+    if (wanted <= 0) return checkpoint.offset;
     for (const { piece, at } of this.#scan(checkpoint.offset, checkpoint.offset + EVERY_BYTES)) {
       for (let index = piece.indexOf(10); index >= 0; index = piece.indexOf(10, index + 1)) {
         if (--wanted === 0) return at + index + 1;
@@ -91,10 +97,10 @@ export class LineIndex {
 
   /** The number of the line holding `offset` (the oldest line for offsets before it). */
   lineAt(offset: number): number {
-    if (this.#count === 0) return this.#first;
+    if (this.#count === 0) return 0;
     const checkpoints = this.#checkpoints;
     const found = checkpoints.lastAtOrBelow(offset, checkpointOffset);
-    if (found < checkpoints.first) return this.#first;
+    if (found < checkpoints.first) return this.first;
     const checkpoint = checkpoints.at(found);
     // Line starts are the bytes after line feeds; those after this checkpoint and up to
     // `offset` are all within EVERY_BYTES of it, else `offset` would have a later checkpoint.
@@ -110,8 +116,10 @@ export class LineIndex {
   /**
    * The buffer drops what is before `start`: the line holding it becomes the oldest, and
    * starts, for this index, at `start`. Call while the buffer still holds those bytes.
+   * `nextLine`: `start` is just after a final line feed (everything was dropped), where the
+   * next line, not added yet, will start.
    */
-  dropBefore(start: number): void {
+  dropBefore(start: number, nextLine = false): void {
     const first = this.lineAt(start);
     const checkpoints = this.#checkpoints;
     const covering = checkpoints.lastAtOrBelow(first, checkpointLine);
@@ -121,9 +129,10 @@ export class LineIndex {
     // later starts (they are all after `start`), and reads no dropped byte.
     // (Its keys stay below the next checkpoint's: that one starts a later line, after `start`.)
     const anchor = checkpoints.at(checkpoints.first);
-    anchor.line = first;
+    // After a final line feed, `start` is the next line's: counting from the line that feed
+    // ends would look for it among the bytes after `start` (a line off, or no line at all).
+    anchor.line = nextLine ? this.#count : first;
     anchor.offset = start;
-    this.#first = first;
   }
 
   /** The bytes of [from, to) with the offset each piece starts at. */

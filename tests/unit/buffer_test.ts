@@ -104,6 +104,7 @@ Deno.test("OutputBuffer matches a never-dropping model under random appends and 
         const first = buffer.firstLine;
         assertEquals(first, Math.max(0, model.lineStarts.findLastIndex((s) => s <= kept)));
         assertEquals(buffer.lineAt(kept), first);
+        assertEquals(buffer.firstLineCut, kept > 0 && model.bytes[kept - 1] !== 10);
         for (let n = first; n < buffer.lineCount; n += 1 + lineStride) {
           assertEquals(buffer.lineStart(n), Math.max(kept, model.lineStarts[n]));
           assertEquals(buffer.lineAt(model.lineStarts[n]), n);

@@ -173,3 +173,22 @@ Deno.test("reading on from nextReadFrom shows every line exactly once (a growing
     { numRuns: 100 },
   );
 });
+
+Deno.test("the oldest line, cut at its beginning by the byte limit, is shown as truncated", () => {
+  const encoder = new TextEncoder();
+  // 12 bytes kept of "first line\nsecond\n": "line\nsecond\n", line 0 without its beginning.
+  const cut = new OutputBuffer({ maxBytes: 12 });
+  cut.append(encoder.encode("first line\nsecond\n"));
+  assertEquals(cut.firstLine, 0);
+  for (const mode of LINE_MODES) {
+    const read = readLines(cut, { mode, since: 0 });
+    assertEquals(read.output.startsWith("line\n"), true, mode);
+    assertEquals(read.truncated, true, mode);
+    assertEquals(readLines(cut, { mode, since: 1 }).truncated, false, mode);
+  }
+  // A cut at a line start leaves every kept line whole.
+  const whole = new OutputBuffer({ maxBytes: 7 });
+  whole.append(encoder.encode("first line\nsecond\n"));
+  assertEquals(whole.firstLine, 1);
+  for (const mode of LINE_MODES) assertEquals(readLines(whole, { mode }).truncated, false, mode);
+});

@@ -104,6 +104,7 @@ export class OutputBuffer implements BudgetMember {
   #end = 0;
   #lines = new LineIndex((from, to) => this.#pieces(from, to));
   #atLineStart = true;
+  #firstLineCut = false;
   #marks = new Queue<Mark>();
 
   constructor(options: OutputBufferOptions = {}) {
@@ -136,6 +137,11 @@ export class OutputBuffer implements BudgetMember {
   /** Number of lines ever started; the next line will get this number. */
   get lineCount(): number {
     return this.#lines.count;
+  }
+
+  /** Whether the oldest line kept lost its beginning to a drop (its rest is all that is kept). */
+  get firstLineCut(): boolean {
+    return this.#firstLineCut;
   }
 
   /** Whether the newest line is terminated by a newline (or nothing was written yet). */
@@ -260,7 +266,9 @@ export class OutputBuffer implements BudgetMember {
     // A cut inside an escape sequence drops the rest of it too: kept, its end would read as text.
     newStart = this.pastSequence(newStart);
     // The line index reads the bytes it drops up to, so it goes first.
-    this.#lines.dropBefore(newStart, newStart === this.#end && this.#atLineStart);
+    const afterLineFeed = this.read(newStart - 1, newStart).bytes[0] === 10;
+    this.#lines.dropBefore(newStart, newStart === this.#end && afterLineFeed);
+    this.#firstLineCut = !afterLineFeed;
     this.#start = newStart;
     // Each queue keeps its entry covering the new start: a partly dropped block, the arrival
     // time of the oldest kept byte.

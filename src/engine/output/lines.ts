@@ -67,7 +67,10 @@ export interface LineRead {
   end: number;
   /** `full` mode stopped (at `maxLines` or the budget) before the end. */
   hasMore: boolean;
-  /** Some requested lines are not in `output` (dropped by the buffer, or left out by the mode). */
+  /**
+   * Some requested lines are not in `output`, or not whole: dropped by the buffer (wholly, or the
+   * beginning of the oldest), or left out by the mode.
+   */
   truncated: boolean;
   /** Lines shown, whole or cut. */
   linesShown: number;
@@ -183,6 +186,8 @@ export function readLines(buffer: OutputBuffer, options: LineReadOptions = {}): 
   let next = Math.max(first, settled);
   let end = buffer.end;
   let hasMore = false;
+  /** The first line shown, if any. */
+  let from = first;
   switch (mode) {
     case "full":
     case "head": {
@@ -198,19 +203,22 @@ export function readLines(buffer: OutputBuffer, options: LineReadOptions = {}): 
     case "tail": {
       const piece = tail(context, Math.max(first, total - tailCount), budget);
       [output, shown, cut] = [piece.cut + piece.text, total - piece.from, piece.cut !== ""];
+      from = piece.from;
       break;
     }
     default:
       ({ output, shown, cut } = headTail(context, first, headCount, tailCount, budget, hint));
   }
   const omitted = available - shown;
+  // The oldest line kept may have lost its beginning to the byte limit: shown, it is not whole.
+  const partial = shown > 0 && from === buffer.firstLine && buffer.firstLineCut;
   return {
     output,
     totalLines: total,
     nextReadFrom: next,
     end,
     hasMore,
-    truncated: dropped > 0 || omitted > 0 || cut,
+    truncated: dropped > 0 || omitted > 0 || cut || partial,
     linesShown: shown,
     linesOmitted: omitted + dropped,
   };

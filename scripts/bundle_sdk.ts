@@ -1,8 +1,9 @@
 /**
  * `deno task bundle-sdk`: writes the generated modules that hold npm libraries the server loads
  * at every start, each the pieces it uses bundled into one minified module:
- * src/mcp/sdk.generated.js (the MCP SDK, from src/mcp/sdk_npm.ts) and src/typebox.generated.js
- * (TypeBox, from src/typebox_npm.ts).
+ * src/mcp/sdk.generated.js (the MCP SDK, from src/mcp/sdk_npm.ts), src/typebox.generated.js
+ * (TypeBox's schema builders, from src/typebox_npm.ts) and src/typebox_compiler.generated.js (its
+ * compiled checker, from src/typebox_compiler_npm.ts: loaded with the first check).
  *
  * Why: loaded from npm, the SDK is some 250 modules (zod, ajv as CommonJS) and made the server
  * answer `initialize` 50-60 ms later than the same code in one file. TypeBox is some 200 modules:
@@ -39,6 +40,11 @@ export const BUNDLES: Bundle[] = [
     pinned: "@modelcontextprotocol/sdk/",
   },
   { entry: "src/typebox_npm.ts", output: "src/typebox.generated.js", pinned: "@sinclair/typebox" },
+  {
+    entry: "src/typebox_compiler_npm.ts",
+    output: "src/typebox_compiler.generated.js",
+    pinned: "@sinclair/typebox",
+  },
 ];
 
 /** What a generated module must hold: its header, then the bundle. */

@@ -1,28 +1,16 @@
 /**
- * Schema pieces and validation shared by the front ends (MCP tools and the REST API): TypeBox
- * schemas, checked with a compiled checker, and failures described in words that name the
- * field and the rule ("'timeout' must be an integer from 1 to 3600 (got 0)").
+ * Schema pieces shared by the front ends (MCP tools and the REST API), as TypeBox schemas;
+ * validation.ts checks arguments against them.
  *
  * @example
  * ```ts
  * import { Type } from "./typebox.ts";
- * import { validationErrors } from "./schema.ts";
- * validationErrors(Type.Object({ n: Type.Integer({ minimum: 1 }) }), { n: 0 });
- * // ["'n' must be an integer >= 1 (got 0)"]
+ * import { CString, literals } from "./schema.ts";
+ * const Input = Type.Object({ command: CString, shell: literals(["bash", "sh"]) });
  * ```
  * @module
  */
-import {
-  type SchemaOptions,
-  type TLiteral,
-  type TObject,
-  type TSchema,
-  type TUnion,
-  Type,
-  type TypeCheck,
-  TypeCompiler,
-  type ValueError,
-} from "./typebox.ts";
+import { type SchemaOptions, type TLiteral, type TSchema, type TUnion, Type } from "./typebox.ts";
 
 /**
  * An argument or an environment value: text a C string can carry (no NUL), so a bad one is
@@ -69,163 +57,4 @@ export function literals<const T extends readonly string[]>(
   options: SchemaOptions = {},
 ): TUnion<TLiteral<T[number]>[]> {
   return Type.Union(values.map((value) => Type.Literal(value)), options);
-}
-
-const checkers = new WeakMap<TSchema, TypeCheck<TSchema>>();
-
-/**
- * The problems with `args`, as messages naming each field; empty when they are valid. A
- * `__proto__` key anywhere (or an object whose prototype was replaced by one on its way here)
- * is refused like any unknown key: it would otherwise slip past the key checks.
- */
-export function validationErrors(schema: TObject, args: unknown): string[] {
-  const smuggled = prototypeKeys(args, "");
-  if (smuggled.length) {
-    return smuggled.slice(0, 5).map((path) =>
-      path === "__proto__"
-        ? `'__proto__' is not a known argument (${knownArguments(schema)})`
-        : `'${path}' is not allowed here (unknown name)`
-    );
-  }
-  let checker = checkers.get(schema);
-  if (!checker) {
-    checker = TypeCompiler.Compile(schema);
-    checkers.set(schema, checker);
-  }
-  if (checker.Check(args)) return [];
-  const messages: string[] = [];
-  const seen = new Set<string>();
-  for (const error of checker.Errors(args)) {
-    if (seen.has(error.path)) continue;
-    seen.add(error.path);
-    messages.push(describe(error, schema));
-    if (messages.length === 5) break;
-  }
-  return messages;
-}
-
-/** The field named by an error path: "/env/HOME" is "env.HOME". */
-function fieldName(path: string): string {
-  return path.replace(/^\//, "").split("/").map((part) =>
-    part.replaceAll("~1", "/").replaceAll("~0", "~")
-  )
-    .join(".") || "arguments";
-}
-
-function show(value: unknown): string {
-  const text = JSON.stringify(value);
-  if (text === undefined) return String(value);
-  return text.length > 60 ? text.slice(0, 57) + "..." : text;
-}
-
-/** The arguments a tool takes, as an unknown argument's refusal lists them. */
-function knownArguments(schema: TObject): string {
-  const known = Object.keys(schema.properties);
-  return known.length ? `known: ${known.join(", ")}` : "it takes no arguments";
-}
-
-function describe(error: ValueError, root: TObject): string {
-  const field = fieldName(error.path);
-  const schema = error.schema as Record<string, unknown>;
-  if (error.message === "Unexpected property") {
-    return error.path.split("/").length > 2
-      ? `'${field}' is not allowed here (${describeKeyRule(schema)})`
-      : `'${field}' is not a known argument (${knownArguments(root)})`;
-  }
-  if (error.message === "Expected required property") return `'${field}' is required`;
-  const anyOf = schema.anyOf as Record<string, unknown>[] | undefined;
-  if (anyOf?.every((option) => option.const !== undefined)) {
-    return `'${field}' must be one of ${
-      anyOf.map((option) => show(option.const)).join(", ")
-    } (got ${show(error.value)})`;
-  }
-  if (anyOf) {
-    // An option that took the value's shape but failed inside it names the field at fault.
-    const inner = failureInside(error);
-    if (inner) return describe(inner, root);
-    const options = anyOf.filter((option) => option.type !== "null");
-    const orNull = options.length < anyOf.length ? " or null" : "";
-    return `'${field}' must be ${options.map(optionExpectation).join(", or ")}${orNull} (got ${
-      show(error.value)
-    })`;
-  }
-  return `'${field}' must be ${expectation(schema)} (got ${show(error.value)})`;
-}
-
-/** The first failure of a union's options below the union's own field, if any. */
-function failureInside(error: ValueError): ValueError | undefined {
-  for (const option of error.errors ?? []) {
-    for (const inner of option) {
-      if (inner.path.length > error.path.length) return inner;
-      const deeper = failureInside(inner);
-      if (deeper) return deeper;
-    }
-  }
-  return undefined;
-}
-
-/** What one option of a union accepts: "one of "a", "b"" for an enum, else as any schema. */
-function optionExpectation(schema: Record<string, unknown>): string {
-  const anyOf = schema.anyOf as Record<string, unknown>[] | undefined;
-  if (anyOf?.every((option) => option.const !== undefined)) {
-    return `one of ${anyOf.map((option) => show(option.const)).join(", ")}`;
-  }
-  return anyOf ? anyOf.map(optionExpectation).join(", or ") : expectation(schema);
-}
-
-/** What a schema accepts, in words: "an integer from 1 to 3600". */
-function expectation(schema: Record<string, unknown>): string {
-  const { type, minimum, maximum, minLength, maxLength, maxItems, pattern } = schema;
-  const range = (low: unknown, high: unknown, unit = "") =>
-    low !== undefined && high !== undefined
-      ? ` of ${low} to ${high}${unit}`
-      : low !== undefined
-      ? ` of at least ${low}${unit}`
-      : high !== undefined
-      ? ` of at most ${high}${unit}`
-      : "";
-  switch (type) {
-    case "integer":
-    case "number": {
-      const noun = type === "integer" ? "an integer" : "a number";
-      if (minimum !== undefined && maximum !== undefined) {
-        return `${noun} from ${minimum} to ${maximum}`;
-      }
-      if (minimum !== undefined) return `${noun} >= ${minimum}`;
-      return maximum !== undefined ? `${noun} <= ${maximum}` : noun;
-    }
-    case "string":
-      return `a string${range(minLength, maxLength, " characters")}${
-        pattern ? ` matching ${pattern}` : ""
-      }`;
-    case "array":
-      return `an array${range(undefined, maxItems, " items")}`;
-    case "boolean":
-      return "true or false";
-    case "object":
-      return "an object";
-    default:
-      return "valid";
-  }
-}
-
-function describeKeyRule(schema: Record<string, unknown>): string {
-  const patterns = Object.keys((schema.patternProperties as object | undefined) ?? {});
-  return patterns.length ? `names must match ${patterns.join(" or ")}` : "unknown name";
-}
-
-/** Paths ("env.__proto__") of `__proto__` keys, own or smuggled in as a replaced prototype. */
-function prototypeKeys(value: unknown, path: string, depth = 0): string[] {
-  if (typeof value !== "object" || value === null || depth > 32) return [];
-  const here = path ? `${path}.__proto__` : "__proto__";
-  const prototype = Object.getPrototypeOf(value);
-  const plain = Array.isArray(value)
-    ? prototype === Array.prototype
-    : prototype === Object.prototype || prototype === null;
-  const found = !plain || Object.hasOwn(value, "__proto__") ? [here] : [];
-  for (const [key, item] of Object.entries(value)) {
-    if (key === "__proto__") continue;
-    found.push(...prototypeKeys(item, path ? `${path}.${key}` : key, depth + 1));
-  }
-  return found;
 }

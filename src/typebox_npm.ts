@@ -13,5 +13,3 @@ export {
   type TUnion,
   Type,
 } from "@sinclair/typebox";
-export { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
-export type { ValueError } from "@sinclair/typebox/errors";

@@ -38,7 +38,8 @@ import { LINE_MODES, type Terminal } from "../engine/services/terminals.ts";
 import type { Command } from "../engine/services/commands.ts";
 import { log } from "../log.ts";
 import { SIGNAL_NAMES, type SignalName } from "../pty/mod.ts";
-import { CString, Encoding, Env, literals, validationErrors } from "../schema.ts";
+import { CString, Encoding, Env, literals } from "../schema.ts";
+import { validationErrors } from "../validation.ts";
 import { VERSION } from "../version.ts";
 
 /** The error codes of the API. */

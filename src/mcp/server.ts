@@ -47,17 +47,16 @@ const INSTRUCTIONS = "Real terminals for agents. One-shot commands: run_command 
  */
 export type Audience = "local" | "remote";
 
-/** The tools and what checks their arguments, once both are loaded. */
+/** The tools, once loaded, by name and as `tools/list` describes them. */
 interface LoadedTools {
   byName: Map<string, ToolDefinition>;
   listed: Tool[];
-  validationErrors: (schema: ToolDefinition["input"], value: unknown) => string[];
 }
 
 /**
  * Creates a server offering `tools` to `audience`. `tools` may be a loader, called on the first
  * tool request: the server answers `initialize` without them. The argument checker (TypeBox's
- * compiler), which `initialize` does not need either, is imported then too.
+ * compiler, validation.ts) is imported with the first tool call: listing needs only schemas.
  */
 export function createMcpServer(
   tools: ToolDefinition[] | (() => Promise<ToolDefinition[]>),
@@ -73,12 +72,12 @@ export function createMcpServer(
   );
   let loaded: Promise<LoadedTools> | undefined;
   const ready = () =>
-    loaded ??= Promise.all([typeof tools === "function" ? tools() : tools, import("../schema.ts")])
-      .then(([list, schema]) => ({
-        byName: new Map(list.map((tool) => [tool.name, tool])),
-        listed: list.map(describeTool),
-        validationErrors: schema.validationErrors,
-      }));
+    loaded ??= Promise.resolve(typeof tools === "function" ? tools() : tools).then((list) => ({
+      byName: new Map(list.map((tool) => [tool.name, tool])),
+      listed: list.map(describeTool),
+    }));
+  // The argument checker comes with the first call: listing the tools needs only their schemas.
+  let checker: Promise<typeof import("../validation.ts")> | undefined;
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await ready()).listed }));
   const received = new WeakMap<object, unknown>();
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -87,7 +86,10 @@ export function createMcpServer(
     // must be refused like any other unknown argument.
     const args = (received.get(extra) as { arguments?: Record<string, unknown> } | undefined)
       ?.arguments ?? request.params.arguments ?? {};
-    const { byName, validationErrors } = await ready();
+    const [{ byName }, { validationErrors }] = await Promise.all([
+      ready(),
+      checker ??= import("../validation.ts"),
+    ]);
     const tool = byName.get(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const problems = validationErrors(tool.input, args);

@@ -22,7 +22,8 @@
  * @module
  */
 import { basename, resolve, sep } from "node:path";
-import { Type, TypeCompiler } from "../../typebox.ts";
+import { Type } from "../../typebox.ts";
+import { TypeCompiler } from "../../typebox_compiler.ts";
 import { EngineError } from "../errors.ts";
 
 const Names = Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), { maxItems: 10_000 });

@@ -52,7 +52,7 @@ export async function layGroundwork(options: GroundworkOptions): Promise<Groundw
   return {
     policy,
     audit,
-    supervision: superviseChildren(options.stateDir),
+    supervision: await superviseChildren(options.stateDir),
     endEverything: () => void endAllChildren(),
   };
 }

@@ -55,7 +55,7 @@ Deno.test("start-up: main.ts loads no npm package and no Node module", async () 
   }
 });
 
-Deno.test("idle: the groundwork, the tools and their schemas load no npm package, no Node module, no engine, no checker", async () => {
+Deno.test("idle: the groundwork, the tools and their schemas load no npm package, no Node module, no engine, no checker, no supervisor", async () => {
   // What an idle stdio server has loaded: main.ts, then what it imports once `initialize` is
   // answered. npm packages there (re2js, TypeBox from npm) held megabytes of idle memory, and
   // so did Deno's Node layer, which any Node module brings in; the engine loads with the first
@@ -68,7 +68,8 @@ Deno.test("idle: the groundwork, the tools and their schemas load no npm package
     for (const specifier of reachable(info, new URL(entry, ROOT).href, false)) idle.add(specifier);
   }
   assertEquals([...idle].filter((specifier) => !specifier.startsWith(ROOT.href)), []);
-  // Nor the argument checker's compiler: it loads with the first tool call.
+  // Nor the argument checker's compiler, nor the supervisor (the process table, the reactor):
+  // they load with the first tool call (the supervisor at once if ledgers are left to end).
   for (
     const late of [
       "src/engine/mod.ts",
@@ -76,6 +77,8 @@ Deno.test("idle: the groundwork, the tools and their schemas load no npm package
       "src/pty/mod.ts",
       "src/validation.ts",
       "src/typebox_compiler.generated.js",
+      "src/pty/posix/supervisor.ts",
+      "src/pty/posix/reactor.ts",
     ]
   ) {
     ok(!idle.has(new URL(late, ROOT).href), `${late} is loaded by an idle server`);

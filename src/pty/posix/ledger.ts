@@ -53,6 +53,21 @@ function folder(stateDir: string): string {
   return join(stateDir, "processes");
 }
 
+/**
+ * Whether there are ledgers under `stateDir` at all (a listing, no lock: the cheap look before
+ * {@link abandonedLedgers}, which loads the process table's tools).
+ */
+export function hasLedgers(stateDir: string): boolean {
+  try {
+    for (const entry of Deno.readDirSync(folder(stateDir))) {
+      if (entry.name.endsWith(SUFFIX)) return true;
+    }
+  } catch {
+    // no folder yet: no server ever ran here
+  }
+  return false;
+}
+
 /** Opens `path` read-write (close-on-exec: a child must never hold the lock) and try-locks it. */
 function openLocked(path: string): { fd: number; locked: boolean } | undefined {
   const lib = libc();

@@ -8,12 +8,13 @@
  *   are running, and, when the server starts, what killed predecessors left is ended.
  * - At shutdown, a last sweep ends every marked process, every root and every adopted orphan.
  *
- * Without {@link supervise} (the platform layer used as a library, as in tests) none of this
- * happens; children's own trees are still ended with them (tree.ts).
+ * Without `superviseChildren` (supervision.ts; the platform layer used as a library, as in
+ * tests) none of this happens; children's own trees are still ended with them (tree.ts).
  *
  * @module
  */
 import { log } from "../../log.ts";
+import { takeCharge } from "../supervision.ts";
 import { abandonedLedgers, Ledger } from "./ledger.ts";
 import { libc } from "./libc.ts";
 import { bootId, ownChildren } from "./procfs.ts";
@@ -32,7 +33,7 @@ import {
 const PR_SET_CHILD_SUBREAPER = 36;
 const IS_LINUX = Deno.build.os === "linux";
 
-/** What {@link supervise} did at once. */
+/** What the server's supervision did at once (`superviseChildren`). */
 export interface Supervision {
   /** Processes that killed predecessors had left, now ended. */
   recovered: number;
@@ -40,17 +41,16 @@ export interface Supervision {
 
 const roots = new Map<number, ProcessId>();
 let ledger: Ledger | undefined;
-/** Set by {@link supervise} until the first child: the charge it takes then. */
-let charge: { stateDir: string | undefined } | undefined;
 
 /**
- * Before a child starts: the first one puts in place the charge {@link supervise} asked for
- * (the subreaper, this server's ledger). An idle server holds neither, and loads no FFI.
+ * Before a child starts: the first one puts in place the charge the server asked for
+ * (`superviseChildren`: the subreaper, this server's ledger). An idle server holds neither,
+ * and loads no FFI.
  */
 export function beforeChild(): void {
+  const charge = takeCharge(endAll);
   if (!charge) return;
   const { stateDir } = charge;
-  charge = undefined;
   let subreaper = false;
   if (IS_LINUX) {
     subreaper = libc().prctl?.(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n) === 0;
@@ -90,16 +90,6 @@ export function forgetRoot(pid: number): void {
 /** This process's pid and start time. */
 function self(): ProcessId {
   return { pid: Deno.pid, start: processEntry(Deno.pid)?.start ?? 0 };
-}
-
-/**
- * Takes charge: ends now what dead predecessors left under `stateDir`; the subreaper (Linux)
- * and this server's own ledger there come before the first child ({@link beforeChild}), as
- * nothing of ours can run before it. Call once, before starting anything.
- */
-export function supervise(stateDir: string | undefined): Supervision {
-  charge = { stateDir };
-  return { recovered: stateDir ? endAbandoned(stateDir) : 0 };
 }
 
 /**
@@ -162,7 +152,6 @@ export function endAbandoned(stateDir: string): number {
  * polite signals; the ledger is closed. Returns how many processes were signalled.
  */
 export function endAll(): number {
-  if (charge) return 0; // no child was ever started
   const everything: TreeSelector = {
     mark: `${INSTANCE}.`,
     roots: [...roots.values()],

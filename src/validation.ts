@@ -29,7 +29,7 @@ export function validationErrors(schema: TObject, args: unknown): string[] {
     return smuggled.slice(0, 5).map((path) =>
       path === "__proto__"
         ? `'__proto__' is not a known argument (${knownArguments(schema)})`
-        : `'${path}' is not allowed here (unknown name)`
+        : `'${path.split(".").map(clip).join(".")}' is not allowed here (unknown name)`
     );
   }
   let checker = checkers.get(schema);
@@ -52,14 +52,18 @@ export function validationErrors(schema: TObject, args: unknown): string[] {
 /** The field named by an error path: "/env/HOME" is "env.HOME". */
 function fieldName(path: string): string {
   return path.replace(/^\//, "").split("/").map((part) =>
-    part.replaceAll("~1", "/").replaceAll("~0", "~")
+    clip(part.replaceAll("~1", "/").replaceAll("~0", "~"))
   )
     .join(".") || "arguments";
 }
 
 function show(value: unknown): string {
   const text = JSON.stringify(value);
-  if (text === undefined) return String(value);
+  return text === undefined ? String(value) : clip(text);
+}
+
+/** Text from the client as a message shows it: a long one cut (a 1 MB name is not echoed). */
+function clip(text: string): string {
   return text.length > 60 ? text.slice(0, 57) + "..." : text;
 }
 

@@ -264,11 +264,15 @@ export class OutputBuffer implements BudgetMember {
   #dropBefore(newStart: number): void {
     if (newStart <= this.#start) return;
     // A cut inside an escape sequence drops the rest of it too: kept, its end would read as text.
+    const asked = newStart;
     newStart = this.pastSequence(newStart);
     // The line index reads the bytes it drops up to, so it goes first.
-    const afterLineFeed = this.read(newStart - 1, newStart).bytes[0] === 10;
-    this.#lines.dropBefore(newStart, newStart === this.#end && afterLineFeed);
-    this.#firstLineCut = !afterLineFeed;
+    const afterLineFeed = (at: number) => this.read(at - 1, at).bytes[0] === 10;
+    this.#lines.dropBefore(newStart, newStart === this.#end && afterLineFeed(newStart));
+    // Cut from a line start, a line that lost only the rest of a sequence begun before it (an
+    // OSC title over a line feed) shows whole. (One cut inside a colour at its start counts as
+    // cut: said truncated, never whole when it is not.)
+    this.#firstLineCut = !afterLineFeed(newStart) && !afterLineFeed(asked);
     this.#start = newStart;
     // Each queue keeps its entry covering the new start: a partly dropped block, the arrival
     // time of the oldest kept byte.

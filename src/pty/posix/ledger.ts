@@ -46,6 +46,8 @@ export interface AbandonedLedger {
 }
 
 const SUFFIX = ".json";
+/** A ledger is a few roots; a larger file is not one (and must not be read whole). */
+const MAX_LEDGER_BYTES = 1 << 20;
 const encoder = new TextEncoder();
 
 /** The folder of ledgers under a state directory. */
@@ -60,7 +62,7 @@ function folder(stateDir: string): string {
 export function hasLedgers(stateDir: string): boolean {
   try {
     for (const entry of Deno.readDirSync(folder(stateDir))) {
-      if (entry.name.endsWith(SUFFIX)) return true;
+      if (entry.isFile && entry.name.endsWith(SUFFIX)) return true;
     }
   } catch {
     // no folder yet: no server ever ran here
@@ -68,10 +70,13 @@ export function hasLedgers(stateDir: string): boolean {
   return false;
 }
 
-/** Opens `path` read-write (close-on-exec: a child must never hold the lock) and try-locks it. */
+/**
+ * Opens `path` read-write (close-on-exec: a child must never hold the lock; non-blocking: a
+ * FIFO or device put there must not hold up the server) and try-locks it.
+ */
 function openLocked(path: string): { fd: number; locked: boolean } | undefined {
   const lib = libc();
-  const fd = lib.open(cString(path), C.O_RDWR | C.O_CLOEXEC);
+  const fd = lib.open(cString(path), C.O_RDWR | C.O_CLOEXEC | C.O_NONBLOCK);
   if (fd < 0) return undefined;
   return { fd, locked: lib.flock(fd, C.LOCK_EX | C.LOCK_NB) === 0 };
 }
@@ -147,6 +152,13 @@ export function abandonedLedgers(stateDir: string): AbandonedLedger[] {
   for (const name of names) {
     if (!name.endsWith(SUFFIX)) continue;
     const path = join(dir, name);
+    // Only regular files are ledgers: a symbolic link (to /dev/zero, say), a FIFO or a device
+    // would be read without end, or block the server's thread for good.
+    try {
+      if (!Deno.lstatSync(path).isFile) continue;
+    } catch {
+      continue;
+    }
     const opened = openLocked(path);
     if (!opened) continue;
     if (!opened.locked) {
@@ -154,7 +166,7 @@ export function abandonedLedgers(stateDir: string): AbandonedLedger[] {
       continue;
     }
     found.push({
-      record: parse(name.slice(0, -SUFFIX.length), path),
+      record: parse(name.slice(0, -SUFFIX.length), opened.fd),
       discard() {
         try {
           Deno.removeSync(path);
@@ -168,9 +180,24 @@ export function abandonedLedgers(stateDir: string): AbandonedLedger[] {
   return found;
 }
 
-function parse(instance: string, path: string): LedgerRecord {
+/** The file's text, read through the locked descriptor (never reopened by name), bounded. */
+function readLocked(fd: number): string {
+  const buffer = new Uint8Array(MAX_LEDGER_BYTES + 1);
+  let length = 0;
+  while (length < buffer.length) {
+    const space = buffer.subarray(length);
+    const read = Number(libc().pread(fd, space, BigInt(space.length), BigInt(length)));
+    if (read < 0) throw new Error(`cannot read: ${errnoName(errno())}`);
+    if (read === 0) break;
+    length += read;
+  }
+  if (length > MAX_LEDGER_BYTES) throw new Error("too large for a ledger");
+  return new TextDecoder().decode(buffer.subarray(0, length));
+}
+
+function parse(instance: string, fd: number): LedgerRecord {
   try {
-    const record = JSON.parse(Deno.readTextFileSync(path)) as LedgerRecord;
+    const record = JSON.parse(readLocked(fd)) as LedgerRecord;
     if (
       record.instance === instance && Number.isInteger(record.server?.pid) &&
       Number.isFinite(record.server.start) && Array.isArray(record.roots)

@@ -150,8 +150,10 @@ Deno.test("the screen shows huge-parameter output, quickly, and floods within it
 /**
  * Output that the serializer redraws exactly, in pieces that can be cut anywhere. What it does
  * not redraw exactly is left out: blank rows coloured by an erase with a background colour set
- * (rows below the last text come back uncoloured), and the attributes of a blank cell left by
- * overwriting half of a wide character (hence no backspace).
+ * (rows below the last text come back uncoloured). One more it cannot carry is tolerated by the
+ * property below ({@link sameOnceRedrawn}): a blank cell keeps only its background, so the
+ * other attributes of the blank that overwriting half of a wide character leaves (after a
+ * cursor move onto its second half) come back as the defaults.
  */
 const redrawable = fc.array(
   fc.oneof(
@@ -194,6 +196,26 @@ async function state(screen: Screen) {
   const { text, cols, rows, cursorX, cursorY, alternate } = await screen.render();
   const data = await screen.snapshot((snapshot) => new TextDecoder().decode(snapshot.data));
   return { text, cols, rows, cursorX, cursorY, alternate, data };
+}
+type ScreenState = Awaited<ReturnType<typeof state>>;
+
+/**
+ * Whether two states draw the same screen, or differ only in what a blank cell cannot carry:
+ * then each, drawn on a fresh screen and serialized again, comes back the same.
+ */
+async function sameOnceRedrawn(seen: ScreenState, own: ScreenState): Promise<void> {
+  if (seen.data === own.data) return assertEquals(seen, own);
+  const again = async ({ data, cols, rows }: ScreenState) => {
+    const output = new OutputBuffer();
+    const screen = new Screen(output, cols, rows);
+    try {
+      output.append(encoder.encode(data));
+      return (await state(screen)).data;
+    } finally {
+      screen.dispose();
+    }
+  };
+  assertEquals({ ...seen, data: await again(seen) }, { ...own, data: await again(own) });
 }
 
 /**
@@ -247,10 +269,14 @@ Deno.test("a snapshot taken at any point, then the output from its offset, draws
           (before) => fc.pre(redrawnExactly(before)),
         );
         assertEquals(offset, cut);
-        assertEquals(seen, own);
+        await sameOnceRedrawn(seen, own);
       },
     ),
-    { numRuns: 300 },
+    {
+      numRuns: 300,
+      // The blank left of a wide character whose second half was overwritten (CI, once).
+      examples: [["\x1b[1;31m\x1b[1;12H\x1b[48;2;10;20;30mon blue\x1b[49m中\x1b[1;20Haa", 0.982]],
+    },
   );
 });
 

@@ -1,36 +1,56 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { forEachLineFeed } from "../../src/bytes.ts";
+import { seekLineFeed } from "../../src/bytes.ts";
 import { fc } from "../helpers/arbitraries.ts";
 
 /** Bytes where line feeds, their neighbours in value (0x0B, 0x09, 0x8A) and 0x00/0xFF abound. */
 const hostileBytes = fc.array(
   fc.oneof(
-    fc.constantFrom(10, 11, 9, 0x8a, 0, 0xff),
+    fc.constantFrom(10, 11, 9, 0x8a, 0, 0xff, 0x7f, 0x80, 0x8b),
     fc.integer({ min: 0, max: 255 }),
   ),
   { maxLength: 300 },
 );
 
-Deno.test("forEachLineFeed finds exactly the line feeds, in order, at any alignment", () => {
+/** What seekLineFeed must answer, one byte at a time. */
+function naive(values: number[], from: number, to: number, limit: number): number {
+  let count = 0;
+  for (let index = from; index < to; index++) {
+    if (values[index] === 10 && ++count === limit) return index;
+  }
+  return -1 - count;
+}
+
+Deno.test("seekLineFeed finds the limit-th line feed or counts them, at any alignment and range", () => {
   fc.assert(
-    fc.property(hostileBytes, fc.nat(7), fc.nat(7), (values, before, after) => {
-      // A view into a larger buffer: its start and end fall anywhere within a word.
-      const whole = new Uint8Array(before + values.length + after).fill(10);
-      whole.set(values, before);
-      const data = whole.subarray(before, before + values.length);
-      const found: number[] = [];
-      forEachLineFeed(data, (index) => found.push(index));
-      assertEquals(found, values.flatMap((value, index) => value === 10 ? [index] : []));
-    }),
-    { numRuns: 2000 },
+    fc.property(
+      hostileBytes,
+      fc.nat(7),
+      fc.nat(7),
+      fc.tuple(
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+      ),
+      fc.double({ min: 0, max: 1, noNaN: true }),
+      (values, before, after, [a, b], which) => {
+        // A view into a larger buffer of line feeds: its ends fall anywhere within a word.
+        const whole = new Uint8Array(before + values.length + after).fill(10);
+        whole.set(values, before);
+        const data = whole.subarray(before, before + values.length);
+        const [from, to] = [a, b].map((f) => Math.floor(f * values.length)).sort((x, y) => x - y);
+        // Any of the line feeds in range, or one more than there are.
+        const inRange = values.slice(from, to).filter((value) => value === 10).length;
+        const limit = 1 + Math.floor(which * (inRange + 1));
+        assertEquals(seekLineFeed(data, from, to, limit), naive(values, from, to, limit));
+      },
+    ),
+    { numRuns: 3000 },
   );
 });
 
-Deno.test("forEachLineFeed on nothing and on a buffer of only line feeds", () => {
-  const none: number[] = [];
-  forEachLineFeed(new Uint8Array(0), (index) => none.push(index));
-  assertEquals(none.length, 0);
-  const found: number[] = [];
-  forEachLineFeed(new Uint8Array(9).fill(10).subarray(1), (index) => found.push(index));
-  assertEquals(found, [0, 1, 2, 3, 4, 5, 6, 7]);
+Deno.test("seekLineFeed on nothing, on only line feeds, and with line feeds in every byte of a word", () => {
+  assertEquals(seekLineFeed(new Uint8Array(0), 0, 0, 1), -1);
+  const feeds = new Uint8Array(17).fill(10).subarray(1);
+  assertEquals(seekLineFeed(feeds, 0, 16, 16), 15);
+  assertEquals(seekLineFeed(feeds, 0, 16, 17), -17);
+  assertEquals(seekLineFeed(feeds, 3, 11, 5), 7);
 });

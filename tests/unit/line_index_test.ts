@@ -15,12 +15,20 @@ function linesOf(lengths: number[]): { bytes: Uint8Array; starts: number[] } {
   return { bytes, starts };
 }
 
-/** An index over `bytes` (held whole) fed `starts`, as the buffer feeds it. */
-function indexOver(bytes: Uint8Array, starts: number[]): LineIndex {
+/**
+ * An index over `bytes` (held whole), fed them as the buffer does: in chunks, here cut at
+ * `cuts` (fractions of the whole).
+ */
+function indexOver(bytes: Uint8Array, cuts: number[] = []): LineIndex {
   const index = new LineIndex(function* (from, to) {
     yield bytes.subarray(from, to);
   });
-  for (const start of starts) index.add(start);
+  const ends = [...cuts.map((cut) => Math.floor(cut * bytes.length)).sort((a, b) => a - b)];
+  let at = 0;
+  for (const end of [...ends, bytes.length]) {
+    index.append(bytes.subarray(at, end), at);
+    at = Math.max(at, end);
+  }
   return index;
 }
 
@@ -38,13 +46,15 @@ const length = fc.oneof(
   fc.integer({ min: 4101, max: 9000 }),
 );
 const lengths = fc.array(fc.oneof(length, fc.constant(0)), { minLength: 1, maxLength: 700 });
+/** Where the bytes are cut into appended chunks, or dropped up to (fractions of the whole). */
+const fractions = fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 40 });
 
 Deno.test("every line's start and every offset's line are the naive index's, before and after drops", () => {
   fc.assert(
-    fc.property(lengths, fc.array(fc.double({ min: 0, max: 1, noNaN: true })), (lengths, cuts) => {
+    fc.property(lengths, fractions, fractions, (lengths, chunks, cuts) => {
       // The last line feed starts a line only once a byte follows it, as in the buffer.
       const { bytes, starts } = linesOf(lengths);
-      const index = indexOver(bytes, starts);
+      const index = indexOver(bytes, chunks);
       assertEquals(index.count, starts.length);
       let kept = 0;
       for (const cut of [0, ...cuts.sort()]) {
@@ -66,15 +76,47 @@ Deno.test("every line's start and every offset's line are the naive index's, bef
   );
 });
 
-Deno.test("a flood of line feeds: a million lines found, each look reading at most 4 KiB", () => {
+Deno.test("a flood of line feeds: a million lines found, each look reading at most 4 KiB and 1,024 lines", () => {
   const { bytes, starts } = linesOf(new Array(1 << 20).fill(0));
   let read = 0;
   const index = new LineIndex(function* (from, to) {
     read = Math.max(read, to - from);
     yield bytes.subarray(from, to);
   });
-  for (const start of starts) index.add(start);
+  index.append(bytes, 0);
   assertEquals(index.start(starts.length - 1), starts.length - 1);
   assertEquals(index.lineAt(bytes.length - 1), starts.length - 1);
   ok(read <= 4096, `one look read ${read} bytes`);
+  // A line a byte: finding an offset's line counts at most 1,024 line feeds (a checkpoint
+  // every 1,024 lines), so reads at most that many bytes.
+  read = 0;
+  for (let offset = 0; offset < bytes.length; offset += 997) {
+    assertEquals(index.lineAt(offset), offset);
+  }
+  ok(read <= 1024, `one look counted through ${read} line feeds`);
+});
+
+Deno.test("however the bytes are cut into appends, the index keeps the same checkpoints", () => {
+  fc.assert(
+    fc.property(lengths, fractions, (lengths, chunks) => {
+      const { bytes, starts } = linesOf(lengths);
+      /** Where each line's look-up starts reading: its checkpoint. */
+      const lookups = (cuts: number[]) => {
+        let from = -1;
+        const index = new LineIndex(function* (start, to) {
+          from = start;
+          yield bytes.subarray(start, to);
+        });
+        const ends = cuts.map((cut) => Math.floor(cut * bytes.length)).sort((a, b) => a - b);
+        let at = 0;
+        for (const end of [...ends, bytes.length]) {
+          index.append(bytes.subarray(at, end), at);
+          at = Math.max(at, end);
+        }
+        return starts.map((_, line) => (from = -1, index.start(line), from));
+      };
+      assertEquals(lookups(chunks), lookups([]));
+    }),
+    { numRuns: 100 },
+  );
 });

@@ -24,7 +24,6 @@
 import type { BudgetMember, OutputBudget } from "./budget.ts";
 import { sequenceRemainder } from "./clean.ts";
 import { boundaryAtOrAfter, bytesOfDecodedPrefix, completePrefixLength } from "./utf8.ts";
-import { forEachLineFeed } from "../../bytes.ts";
 import { LineIndex } from "./line_index.ts";
 import { Queue } from "./queue.ts";
 
@@ -103,7 +102,6 @@ export class OutputBuffer implements BudgetMember {
   #start = 0;
   #end = 0;
   #lines = new LineIndex((from, to) => this.#pieces(from, to));
-  #atLineStart = true;
   #firstLineCut = false;
   #marks = new Queue<Mark>();
 
@@ -146,7 +144,7 @@ export class OutputBuffer implements BudgetMember {
 
   /** Whether the newest line is terminated by a newline (or nothing was written yet). */
   get endsWithNewline(): boolean {
-    return this.#atLineStart;
+    return this.#lines.atLineStart;
   }
 
   /**
@@ -172,7 +170,7 @@ export class OutputBuffer implements BudgetMember {
         last.time = time;
       }
     }
-    this.#indexLines(data, offset);
+    this.#lines.append(data, offset);
     this.#store(data);
     this.#end += data.length;
     this.#trim();
@@ -216,15 +214,6 @@ export class OutputBuffer implements BudgetMember {
   release(): void {
     this.#budget?.leave(this);
     this.#budget = undefined;
-  }
-
-  #indexLines(data: Uint8Array, offset: number): void {
-    const lines = this.#lines, last = data.length - 1;
-    if (this.#atLineStart) lines.add(offset);
-    forEachLineFeed(data, (index) => {
-      if (index < last) lines.add(offset + index + 1);
-    });
-    this.#atLineStart = data[last] === 10;
   }
 
   #store(data: Uint8Array): void {

@@ -111,6 +111,29 @@ Deno.test("stdio: a line that is not a message is answered as JSON-RPC says; bla
   ok(answers[0].error.message.startsWith("Parse error: "), answers[0].error.message);
 });
 
+Deno.test("stdio: a message the schema refuses is answered with the field and the rule, not the check's dump", async () => {
+  const output = collectingOutput();
+  const lines = [
+    { jsonrpc: "2.0", id: 1, method: "tools/call", params: { _meta: { progressToken: { a: 1 } } } },
+    { jsonrpc: "2.0", id: 2, params: {} },
+    { jsonrpc: "2.0", id: 3, method: "tools/list", params: 7 },
+  ].map((line) => JSON.stringify(line) + "\n");
+  const transport = new StdioTransport(chunkedInput([encoder.encode(lines.join(""))]), output);
+  await transport.start();
+  await transport.ended;
+  await transport.flushed();
+  const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
+  assertEquals(answers.map(({ id, error }) => [id, error.code, error.message]), [
+    [
+      1,
+      -32600,
+      "Invalid Request: 'params._meta.progressToken': expected string or number, received object",
+    ],
+    [2, -32600, "Invalid Request: 'method': expected string, missing"],
+    [3, -32600, "Invalid Request: 'params': expected object, received number"],
+  ]);
+});
+
 Deno.test("stdio: a message over the size bound closes the transport with an error", async () => {
   const transport = new StdioTransport(
     chunkedInput([encoder.encode('{"jsonrpc":"2.0","method":"x","params":{"a":"')].concat(

@@ -18,8 +18,13 @@
  * @module
  */
 import { log } from "../log.ts";
-import { type Server, WebStandardStreamableHTTPServerTransport } from "../mcp/sdk.ts";
-import { isInitializeRequest } from "../mcp/sdk.ts";
+import { answerableId, whatIsWrong } from "../mcp/refusal.ts";
+import {
+  deserializeMessage,
+  isInitializeRequest,
+  type Server,
+  WebStandardStreamableHTTPServerTransport,
+} from "../mcp/sdk.ts";
 
 /** The limits of a session table. */
 export interface SessionLimits {
@@ -43,8 +48,26 @@ export function jsonRpcError(
   code: number,
   message: string,
   headers: HeadersInit = {},
+  id: string | number | null = null,
 ): Response {
-  return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
+  return Response.json({ jsonrpc: "2.0", error: { code, message }, id }, { status, headers });
+}
+
+/**
+ * The answer to a POST body holding a message the SDK's schema refuses (-32600 with the field
+ * and the rule: the SDK's transport says only "Parse error: Invalid JSON-RPC message", -32700,
+ * for JSON that parsed), or undefined when every message is one.
+ */
+function refusal(body: unknown): Response | undefined {
+  for (const message of Array.isArray(body) ? body : [body]) {
+    try {
+      deserializeMessage(JSON.stringify(message));
+    } catch (error) {
+      const why = `Invalid Request: ${whatIsWrong(error as Error)}`;
+      return jsonRpcError(400, -32600, why, {}, answerableId(message));
+    }
+  }
+  return undefined;
 }
 
 /** See the module documentation. */
@@ -65,6 +88,8 @@ export class McpSessions {
 
   /** Answers a request to /mcp; `body` is the parsed JSON body of a POST. */
   async handle(request: Request, body: unknown): Promise<Response> {
+    const refused = request.method === "POST" ? refusal(body) : undefined;
+    if (refused) return refused;
     const id = request.headers.get("mcp-session-id");
     if (id !== null) {
       const session = this.#sessions.get(id);

@@ -22,6 +22,7 @@
  * @module
  */
 import { concatBytes } from "../bytes.ts";
+import { answerableId, whatIsWrong } from "./refusal.ts";
 import {
   deserializeMessage,
   type JSONRPCMessage,
@@ -196,12 +197,7 @@ export class StdioTransport implements Transport {
     } catch {
       return void this.#sendError(null, -32700, `Parse error: ${error.message}`);
     }
-    const id = (parsed as { id?: unknown } | null)?.id;
-    this.#sendError(
-      typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? id : null,
-      -32600,
-      `Invalid Request: ${whatIsWrong(error)}`,
-    );
+    this.#sendError(answerableId(parsed), -32600, `Invalid Request: ${whatIsWrong(error)}`);
   }
 
   #sendError(id: string | number | null, code: number, message: string): void {
@@ -233,46 +229,4 @@ export class StdioTransport implements Transport {
   #releaseSenders(): void {
     for (const resolve of this.#drained.splice(0)) resolve();
   }
-}
-
-/** An issue of the SDK's schema check (Zod's shape): unions hold each alternative's issues. */
-interface SchemaIssue {
-  code?: string;
-  path?: PropertyKey[];
-  message?: string;
-  expected?: string;
-  errors?: SchemaIssue[][];
-}
-
-/**
- * What is wrong with a message, as `'field.path': rule`: the deepest field the schema check
- * reached, with what each alternative wanted there (`'params._meta.progressToken': expected
- * string or number, received object`), instead of the check's whole nested report (a 3 KB
- * dump of every union branch for one wrong field).
- */
-function whatIsWrong(error: Error): string {
-  const issues = (error as { issues?: unknown }).issues;
-  if (!Array.isArray(issues)) return error.message;
-  const leaves: { path: string; depth: number; issue: SchemaIssue }[] = [];
-  const collect = (list: SchemaIssue[], prefix: PropertyKey[]) => {
-    for (const issue of list) {
-      const path = [...prefix, ...(Array.isArray(issue.path) ? issue.path : [])];
-      if (issue.code === "invalid_union" && Array.isArray(issue.errors)) {
-        for (const branch of issue.errors) if (Array.isArray(branch)) collect(branch, path);
-      } else leaves.push({ path: path.map(String).join("."), depth: path.length, issue });
-    }
-  };
-  collect(issues as SchemaIssue[], []);
-  if (leaves.length === 0) return error.message;
-  const depth = Math.max(...leaves.map((leaf) => leaf.depth));
-  const deepest = leaves.filter((leaf) => leaf.depth === depth);
-  const path = deepest[0].path;
-  const here = deepest.filter((leaf) => leaf.path === path).map((leaf) => leaf.issue);
-  const expected = [...new Set(here.map((issue) => issue.expected).filter(Boolean))];
-  const received = here[0].message?.match(/received (\w+)/)?.[1];
-  const got = received === "undefined" ? ", missing" : received ? `, received ${received}` : "";
-  const rule = here.every((issue) => issue.code === "invalid_type") && expected.length > 0
-    ? `expected ${expected.join(" or ")}${got}`
-    : [...new Set(here.map((issue) => issue.message ?? issue.code))].join(" or ");
-  return `'${path || "(the message)"}': ${rule}`;
 }

@@ -269,6 +269,37 @@ withHttp("REST refuses what it should, with the right status and code", async (s
   assertEquals((await request(server, "GET", "/api/terminals")).status, 200);
 }, { env: { WINTERM_HTTP_MAX_BODY_BYTES: "2048" }, everywhere: true });
 
+withHttp(
+  "MCP over HTTP: a message the schema refuses gets -32600 with its id, the field and the rule",
+  async (server) => {
+    const headers = { accept: "application/json, text/event-stream" };
+    const body = {
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "get_version", arguments: {}, _meta: { progressToken: { a: 1 } } },
+    };
+    const refused = await request(server, "POST", "/mcp", { body, headers });
+    assertEquals(refused.status, 400);
+    assertEquals(refused.json, {
+      jsonrpc: "2.0",
+      id: 7,
+      error: {
+        code: -32600,
+        message:
+          "Invalid Request: 'params._meta.progressToken': expected string or number, received object",
+      },
+    });
+    // In a batch too, and before any session: the first refused message is named.
+    const batch = await request(server, "POST", "/mcp", {
+      body: [{ jsonrpc: "2.0", method: "notifications/initialized" }, { jsonrpc: "2.0", id: "b" }],
+      headers,
+    });
+    assertEquals([batch.status, batch.json.id, batch.json.error.code], [400, "b", -32600]);
+    match(batch.json.error.message, /'method': expected string, missing/);
+  },
+);
+
 withHttp("CORS answers only configured origins", async (server) => {
   const preflight = await fetch(`${server.url}/api/terminals`, {
     method: "OPTIONS",

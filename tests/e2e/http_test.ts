@@ -199,6 +199,14 @@ withHttp("REST refuses what it should, with the right status and code", async (s
     [
       "POST",
       "/api/terminals",
+      { body: { outputByteLimit: -1 } },
+      400,
+      "INVALID_INPUT",
+      /'outputByteLimit' must be an integer from 0 to 1073741824/,
+    ],
+    [
+      "POST",
+      "/api/terminals",
       { raw: "null", headers: { "content-type": "application/json" } },
       400,
       "INVALID_INPUT",

@@ -131,6 +131,24 @@ export class Policy {
       );
     }
     const valid = file as typeof PolicySchema.static;
+    // No program name, path or variable holds a NUL: such an entry would never match, and a
+    // deny or protect entry that never matches is a rule silently not kept.
+    for (
+      const [list, entries] of [
+        ["programs.allow", valid.programs?.allow],
+        ["programs.deny", valid.programs?.deny],
+        ["cwd.allow", valid.cwd?.allow],
+        ["env.protect", valid.env?.protect],
+      ] as const
+    ) {
+      const bad = entries?.find((entry) => entry.includes("\0"));
+      if (bad !== undefined) {
+        throw new PolicyError(
+          `${source}: '${list}' entry ${JSON.stringify(bad.slice(0, 200))} holds a NUL byte, ` +
+            "which no name, path or variable can: it would never match",
+        );
+      }
+    }
     this.#allow = valid.programs?.allow?.map(programRule);
     this.#deny = (valid.programs?.deny ?? []).map(programRule);
     this.#roots = valid.cwd?.allow?.map((root) => {

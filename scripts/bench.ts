@@ -167,9 +167,9 @@ async function throughMcp(mcp: Connection): Promise<number> {
 
 async function throughput(rows: Row[]): Promise<void> {
   // The runs spread widely on a 2-core machine (the producer, the kernel's PTY work and the
-  // reader share the cores): 11 interleaved runs each, and each reader's CPU time, which
+  // reader share the cores): 21 interleaved runs each, and each reader's CPU time, which
   // spreads much less, beside its wall time.
-  const runs = QUICK ? 1 : 11;
+  const runs = QUICK ? 1 : 21;
   const service = new CommandService({ maxBufferSize: 64 * 1024 * 1024 });
   const mcp = await connect();
   const wall = { raw: [] as number[], mcp: [] as number[], node: [] as number[] };

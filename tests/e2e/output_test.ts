@@ -70,19 +70,21 @@ type CallOk = <T = Record<string, unknown>>(
 
 /**
  * Another caller: asks get_version over and over (through `call`) while `work` runs, and
- * returns the slowest answer's time (ms) and how many answers came.
+ * returns how many answers came and whether they came in time: the slowest under 1 s (work
+ * that holds the server up, as a 30,000,000-column CHA once did for seconds, fails it) and 19
+ * in 20 under 200 ms (a busy 2-core machine running tests in parallel delays one now and then).
  */
 async function whileAnswering(
   call: CallOk,
   work: () => Promise<void>,
-): Promise<{ slowest: number; answers: number }> {
-  let running = true, slowest = 0, answers = 0;
+): Promise<{ answers: number; late: string | undefined }> {
+  let running = true;
+  const times: number[] = [];
   const caller = (async () => {
     while (running) {
       const started = performance.now();
       await call("get_version");
-      slowest = Math.max(slowest, performance.now() - started);
-      answers++;
+      times.push(performance.now() - started);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   })();
@@ -92,7 +94,12 @@ async function whileAnswering(
     running = false;
     await caller;
   }
-  return { slowest, answers };
+  const sorted = times.toSorted((a, b) => a - b);
+  const [slowest, p95] = [sorted.at(-1) ?? 0, sorted[Math.floor(sorted.length * 0.95)] ?? 0];
+  const late = slowest >= 1000 || p95 >= 200
+    ? `get_version took up to ${slowest.toFixed(0)} ms, ${p95.toFixed(0)} at the 95th percentile`
+    : undefined;
+  return { answers: times.length, late };
 }
 
 /**
@@ -130,7 +137,7 @@ Deno.test({
     const worker = await httpClient(server), other = await httpClient(server);
     const mcp = { callOk: worker.callOk };
     const before = rssMiB(server.process.pid);
-    const { slowest, answers } = await whileAnswering(other.callOk, async () => {
+    const { late, answers } = await whileAnswering(other.callOk, async () => {
       for (const [name, [print, times]] of Object.entries(HOSTILE)) {
         // Once, then many times over (what `cat` of a hostile file does).
         const once = `${print}; echo; echo end-of-it`;
@@ -200,7 +207,7 @@ Deno.test({
       }
     });
     ok(answers > 10, `only ${answers} answers`);
-    ok(slowest < 200, `get_version took ${slowest.toFixed(0)} ms`);
+    assertEquals(late, undefined);
     const after = rssMiB(server.process.pid);
     ok(after < 300, `server RSS ${after.toFixed(0)} MiB (from ${before.toFixed(0)})`);
     await worker.client.close();
@@ -275,7 +282,7 @@ withServer(
       command: "printf 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\\n'; sleep 60",
     });
     await mcp.callOk("terminal_wait", { terminalId, pattern: "!", timeoutMs: 10_000 });
-    const { slowest } = await whileAnswering(mcp.callOk, async () => {
+    const { late } = await whileAnswering(mcp.callOk, async () => {
       for (const pattern of ["(a+)+$", "(a|aa)+$", "(a|a)*b", "^(a+)+$", "(\\w+\\s?)*$"]) {
         const started = performance.now();
         const waited = await mcp.callOk<{ condition: string }>("terminal_wait", {
@@ -289,7 +296,7 @@ withServer(
         ok(elapsed < 3000, `${pattern}: answered after ${elapsed.toFixed(0)} ms`);
       }
     });
-    ok(slowest < 200, `get_version took ${slowest.toFixed(0)} ms`);
+    assertEquals(late, undefined);
     // What RE2 cannot do is refused, naming the construct and the field.
     for (
       const [pattern, construct] of [

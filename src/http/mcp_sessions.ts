@@ -54,20 +54,32 @@ export function jsonRpcError(
 }
 
 /**
- * The answer to a POST body holding a message the SDK's schema refuses (-32600 with the field
- * and the rule: the SDK's transport says only "Parse error: Invalid JSON-RPC message", -32700,
- * for JSON that parsed), or undefined when every message is one.
+ * The answer to a POST body holding a message the SDK's schema refuses, or undefined when every
+ * message is one. -32600 with the field and the rule (the SDK's transport says only "Parse
+ * error: Invalid JSON-RPC message", -32700, id null, for JSON that parsed). In a batch, every
+ * request gets its answer: the refused ones why, the others that they were not run, so that no
+ * client waits for an id that will never be answered.
  */
 function refusal(body: unknown): Response | undefined {
-  for (const message of Array.isArray(body) ? body : [body]) {
+  const messages = Array.isArray(body) ? body : [body];
+  const reasons = messages.map((message) => {
     try {
       deserializeMessage(JSON.stringify(message));
+      return undefined;
     } catch (error) {
-      const why = `Invalid Request: ${whatIsWrong(error as Error)}`;
-      return jsonRpcError(400, -32600, why, {}, answerableId(message));
+      return `Invalid Request: ${whatIsWrong(error as Error, message)}`;
     }
-  }
-  return undefined;
+  });
+  const refused = reasons.findIndex((reason) => reason !== undefined);
+  if (refused < 0) return undefined;
+  if (!Array.isArray(body)) return jsonRpcError(400, -32600, reasons[0]!, {}, answerableId(body));
+  const answers = messages.flatMap((message, index) => {
+    const id = answerableId(message);
+    if (reasons[index] === undefined && (id === null || !("method" in message))) return [];
+    const why = reasons[index] ?? `not run: item ${refused + 1} of its batch was refused`;
+    return [{ jsonrpc: "2.0", error: { code: -32600, message: why }, id }];
+  });
+  return Response.json(answers, { status: 400 });
 }
 
 /** See the module documentation. */

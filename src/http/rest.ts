@@ -83,7 +83,7 @@ const CreateBody = Type.Object({
   env: Type.Optional(Env),
   cols: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
   rows: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-  // 0 keeps nothing, as over MCP and ACP.
+  // What ACP's terminal_output answers at most (0: nothing), as over MCP.
   outputByteLimit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1024 * 1024 * 1024 })),
   encoding: Type.Optional(Encoding),
   shellIntegration: Type.Optional(Type.Boolean()),

@@ -197,7 +197,7 @@ export class StdioTransport implements Transport {
     } catch {
       return void this.#sendError(null, -32700, `Parse error: ${error.message}`);
     }
-    this.#sendError(answerableId(parsed), -32600, `Invalid Request: ${whatIsWrong(error)}`);
+    this.#sendError(answerableId(parsed), -32600, `Invalid Request: ${whatIsWrong(error, parsed)}`);
   }
 
   #sendError(id: string | number | null, code: number, message: string): void {

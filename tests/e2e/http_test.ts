@@ -298,13 +298,44 @@ withHttp(
           "Invalid Request: 'params._meta.progressToken': expected string or number, received object",
       },
     });
-    // In a batch too, and before any session: the first refused message is named.
+    // In a batch, before any session: each request is answered, the refused one with why, the
+    // others that they were not run (a notification needs no answer).
     const batch = await request(server, "POST", "/mcp", {
-      body: [{ jsonrpc: "2.0", method: "notifications/initialized" }, { jsonrpc: "2.0", id: "b" }],
+      body: [
+        { jsonrpc: "2.0", id: 1, method: "ping" },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        { jsonrpc: "2.0", id: "b" },
+        { jsonrpc: "2.0", id: 3.5, method: "ping" },
+      ],
       headers,
     });
-    assertEquals([batch.status, batch.json.id, batch.json.error.code], [400, "b", -32600]);
-    match(batch.json.error.message, /'method': expected string, missing/);
+    assertEquals(batch.status, 400);
+    assertEquals(
+      batch.json.map(({ id, error }: { id: unknown; error: { message: string } }) => [
+        id,
+        error.message,
+      ]),
+      [
+        [1, "not run: item 3 of its batch was refused"],
+        ["b", "Invalid Request: 'method': expected string, missing"],
+        [3.5, "Invalid Request: 'id': expected a string or an integer, received 3.5"],
+      ],
+    );
+    // Unknown keys by the thousand, or one of a megabyte, are named in a few hundred characters.
+    for (
+      const keys of [
+        Object.fromEntries(Array.from({ length: 40_000 }, (_, i) => [`k${i}`, 1])),
+        { ["K".repeat(900_000)]: 1 },
+      ]
+    ) {
+      const many = await request(server, "POST", "/mcp", {
+        body: { jsonrpc: "2.0", method: "notifications/x", ...keys },
+        headers,
+      });
+      assertEquals([many.status, many.json.error.code], [400, -32600]);
+      ok(many.json.error.message.length < 600, `${many.json.error.message.length} characters`);
+      match(many.json.error.message, /^Invalid Request: '\(the message\)': Unrecognized keys?: "/);
+    }
   },
 );
 

@@ -117,6 +117,8 @@ Deno.test("stdio: a message the schema refuses is answered with the field and th
     { jsonrpc: "2.0", id: 1, method: "tools/call", params: { _meta: { progressToken: { a: 1 } } } },
     { jsonrpc: "2.0", id: 2, params: {} },
     { jsonrpc: "2.0", id: 3, method: "tools/list", params: 7 },
+    { jsonrpc: "2.0", id: 4, method: "tools/list", extra: 1 },
+    { jsonrpc: "2.0", id: true, method: "tools/list" },
   ].map((line) => JSON.stringify(line) + "\n");
   const transport = new StdioTransport(chunkedInput([encoder.encode(lines.join(""))]), output);
   await transport.start();
@@ -131,6 +133,9 @@ Deno.test("stdio: a message the schema refuses is answered with the field and th
     ],
     [2, -32600, "Invalid Request: 'method': expected string, missing"],
     [3, -32600, "Invalid Request: 'params': expected object, received number"],
+    // A request with a key too many, not a response missing `result`.
+    [4, -32600, `Invalid Request: '(the message)': Unrecognized key: "extra"`],
+    [null, -32600, "Invalid Request: 'id': expected a string or an integer, received true"],
   ]);
 });
 

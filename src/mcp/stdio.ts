@@ -55,6 +55,8 @@ export class StdioTransport implements Transport {
   /** The unfinished line: chunks after the last line end. */
   #pending: Uint8Array[] = [];
   #pendingBytes = 0;
+  /** Inside a line over MAX_MESSAGE_BYTES: its bytes up to the next line feed are dropped. */
+  #skipping = false;
   #queue: Uint8Array[] = [];
   #queuedBytes = 0;
   #writing: Promise<void> | undefined;
@@ -149,22 +151,31 @@ export class StdioTransport implements Transport {
   }
 
   /** Hands on every complete line of `bytes` (with what was pending before it). */
+  /**
+   * Splits stdin into lines. A line over MAX_MESSAGE_BYTES is answered -32600 (id null: it was
+   * never read whole) as soon as it is too long, and its rest is skipped up to its line feed;
+   * the lines after it are served as usual.
+   */
   #take(bytes: Uint8Array): void {
     let start = 0;
     for (let end = bytes.indexOf(LF); end >= 0 && !this.#closed; end = bytes.indexOf(LF, start)) {
       const line = concatBytes([...this.#pending, bytes.subarray(start, end)]);
+      const skipped = this.#skipping;
       this.#pending = [];
       this.#pendingBytes = 0;
+      this.#skipping = false;
       start = end + 1;
-      this.#deliver(line);
+      if (!skipped) this.#deliver(line);
     }
-    if (start === bytes.length || this.#closed) return;
+    if (start === bytes.length || this.#closed || this.#skipping) return;
     this.#pendingBytes += bytes.length - start;
     if (this.#pendingBytes > MAX_MESSAGE_BYTES) {
-      this.onerror?.(
-        new Error(`a message exceeded the maximum size of ${MAX_MESSAGE_BYTES} bytes`),
-      );
-      this.close();
+      const tooLong = `a message over ${MAX_MESSAGE_BYTES} bytes; the rest of its line is skipped`;
+      this.onerror?.(new Error(tooLong));
+      this.#sendError(null, -32600, `Invalid Request: ${tooLong}`);
+      this.#pending = [];
+      this.#pendingBytes = 0;
+      this.#skipping = true;
       return;
     }
     this.#pending.push(bytes.slice(start));

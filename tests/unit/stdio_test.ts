@@ -139,20 +139,26 @@ Deno.test("stdio: a message the schema refuses is answered with the field and th
   ]);
 });
 
-Deno.test("stdio: a message over the size bound closes the transport with an error", async () => {
-  const transport = new StdioTransport(
-    chunkedInput([encoder.encode('{"jsonrpc":"2.0","method":"x","params":{"a":"')].concat(
-      Array.from({ length: 170 }, () => new Uint8Array(64 * 1024).fill(0x61)),
-    )),
-    collectingOutput(),
+Deno.test("stdio: a message over the size bound is refused and skipped, and the next one is served", async () => {
+  const output = collectingOutput();
+  const huge = [encoder.encode('{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":"')].concat(
+    Array.from({ length: 170 }, () => new Uint8Array(64 * 1024).fill(0x61)),
+    [encoder.encode('"}}\n{"jsonrpc":"2.0","id":2,"method":"y"}\n')],
   );
-  const errors: Error[] = [];
-  let closed = false;
+  const transport = new StdioTransport(chunkedInput(huge), output);
+  const errors: Error[] = [], messages: unknown[] = [];
   transport.onerror = (error) => errors.push(error);
-  transport.onclose = () => closed = true;
+  transport.onmessage = (message) => messages.push(message);
   await transport.start();
   await transport.ended;
-  ok(closed, "not closed");
+  await transport.flushed();
+  assertEquals(messages, [{ jsonrpc: "2.0", id: 2, method: "y" }]);
+  const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
+  assertEquals(answers.map(({ id, error }) => [id, error.code]), [[null, -32600]]);
+  ok(
+    answers[0].error.message.includes(`over ${MAX_MESSAGE_BYTES} bytes`),
+    answers[0].error.message,
+  );
   ok(errors.some((error) => error.message.includes(String(MAX_MESSAGE_BYTES))), String(errors));
 });
 

@@ -19,3 +19,13 @@ Deno.test("a policy entry holding a NUL byte is refused, naming the list: it cou
     );
   }
 });
+
+Deno.test("an env.protect entry holding '=' is refused: no variable's name can, so it would never match", () => {
+  throws(
+    () => new Policy("policy.json", { env: { protect: ["PATH=/usr/bin"] } }),
+    (error: Error) =>
+      error instanceof PolicyError &&
+      error.message === `policy.json: 'env.protect' entry "PATH=/usr/bin" holds '=', ` +
+          "which no variable's name can: it would never match",
+  );
+});

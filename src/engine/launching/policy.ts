@@ -149,6 +149,14 @@ export class Policy {
         );
       }
     }
+    // (Windows' own "=C:" variables, cmd's directory per drive, begin with one.)
+    const named = valid.env?.protect?.find((name) => name.indexOf("=", WINDOWS ? 1 : 0) >= 0);
+    if (named !== undefined) {
+      throw new PolicyError(
+        `${source}: 'env.protect' entry ${JSON.stringify(named.slice(0, 200))} holds '=', ` +
+          "which no variable's name can: it would never match",
+      );
+    }
     this.#allow = valid.programs?.allow?.map(programRule);
     this.#deny = (valid.programs?.deny ?? []).map(programRule);
     this.#roots = valid.cwd?.allow?.map((root) => {

@@ -139,3 +139,21 @@ Deno.test("the bound: counted with the per-event overhead; the marker names the 
   assertEquals(events[1][1], "m");
   ok(String(events[1][2]).includes("WINTERM_RECORDING_MAX_BYTES"));
 });
+
+Deno.test("the bound: output joining an open event counts that event's overhead", () => {
+  // 10 bytes open an event (42 counted); 60 more within COALESCE_MS join it: 102 > 100, so the
+  // recording stops instead (the property found this, a coalesced event passing the bound by up
+  // to EVENT_OVERHEAD bytes).
+  const recording = new Recording({ cols: 10, rows: 5, maxBytes: 100, command: "x" });
+  recording.output(new Uint8Array(10).fill(0x61), 0);
+  recording.output(new Uint8Array(60).fill(0x62), 1);
+  ok(recording.stopped !== undefined, "stopped at the bound");
+  const events = [...recording.lines()].slice(1).map((line) => JSON.parse(line));
+  assertEquals(events.map(([, code]) => code), ["o", "m"]);
+  assertEquals(events[0][2], "a".repeat(10));
+  // Exactly at the bound is kept: 10 + 58 + 32 = 100.
+  const exact = new Recording({ cols: 10, rows: 5, maxBytes: 100, command: "x" });
+  exact.output(new Uint8Array(10).fill(0x61), 0);
+  exact.output(new Uint8Array(58).fill(0x62), 1);
+  assertEquals([exact.stopped, exact.size], [undefined, 100]);
+});

@@ -114,8 +114,8 @@ export class Recording {
   #append(bytes: Uint8Array, at: number): void {
     if (bytes.length === 0) return;
     if (at - this.#pendingAt > COALESCE_MS) this.#close();
-    const eventCost = this.#pendingBytes ? 0 : EVENT_OVERHEAD;
-    if (this.#size + this.#pendingBytes + eventCost + bytes.length > this.maxBytes) {
+    // The open event's overhead counts too, whether it opens now or is being joined.
+    if (this.#size + this.#pendingBytes + EVENT_OVERHEAD + bytes.length > this.maxBytes) {
       this.#stop(at);
       return;
     }

@@ -6,10 +6,13 @@
  * compiled checker, from src/typebox_compiler_npm.ts: loaded with the first check).
  *
  * Why: loaded from npm, the SDK is some 250 modules (zod, ajv as CommonJS) and made the server
- * answer `initialize` 50-60 ms later than the same code in one file. TypeBox is some 200 modules:
+ * answer `initialize` 50-60 ms later than the same code in one file. The SDK's bundle leaves Ajv
+ * out (`AJV_STAND_IN`): its code was half the bundle, about 1 MiB of the idle server's memory and
+ * 10-15 ms of every start, for a validator the server never uses. TypeBox is some 200 modules:
  * from npm they held 4-5 MiB more of the idle server's memory than the same code in one file, and
  * an npm package at start-up brings in part of Deno's Node layer. Each bundle is the pinned
- * version's own code; `tests/unit/sdk_bundle_test.ts` fails when one no longer matches what this
+ * version's own code (but for modules a bundle replaces, each said here and in its `replace`);
+ * `tests/unit/sdk_bundle_test.ts` fails when one no longer matches what this
  * script makes from the pinned version (after an upgrade: run the task and commit).
  *
  *   deno task bundle-sdk           # rewrite the files
@@ -17,10 +20,16 @@
  *
  * @module
  */
+import { cpSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import config from "../deno.json" with { type: "json" };
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+/** deno.lock's npm packages: each resolved version's key, with the dependencies it resolved. */
+function lockedPackages(): Record<string, { dependencies?: string[] }> {
+  return JSON.parse(Deno.readTextFileSync(`${ROOT}deno.lock`)).npm;
+}
 
 /** A generated module: the pieces of an npm package that `entry` exports, bundled. */
 export interface Bundle {
@@ -30,7 +39,29 @@ export interface Bundle {
   output: string;
   /** The package's key in deno.json's imports, which pins its version. */
   pinned: keyof typeof config.imports;
+  /**
+   * Modules of the package bundled in place of its own, by their path in the package: the
+   * bundle is then made from a copy of the pinned package with these written over it.
+   */
+  replace?: Record<string, string>;
 }
+
+/**
+ * Stands in for the SDK's `validation/ajv-provider.js`. The SDK's `Server` validates against a
+ * JSON Schema only a client's answer to an elicitation request, which this server never sends;
+ * Ajv, with ajv-formats and fast-uri, is CommonJS that a bundle evaluates at load.
+ */
+export const AJV_STAND_IN =
+  `// winterm-mcp's stand-in for the SDK's Ajv validator (scripts/bundle_sdk.ts).
+export class AjvJsonSchemaValidator {
+  getValidator() {
+    throw new Error(
+      "JSON Schema validation is not available: winterm-mcp sends no elicitation requests, " +
+        "and its bundle of the MCP SDK leaves Ajv out (scripts/bundle_sdk.ts)",
+    );
+  }
+}
+`;
 
 /** Every generated module this script writes. */
 export const BUNDLES: Bundle[] = [
@@ -38,6 +69,7 @@ export const BUNDLES: Bundle[] = [
     entry: "src/mcp/sdk_npm.ts",
     output: "src/mcp/sdk.generated.js",
     pinned: "@modelcontextprotocol/sdk/",
+    replace: { "dist/esm/validation/ajv-provider.js": AJV_STAND_IN },
   },
   { entry: "src/typebox_npm.ts", output: "src/typebox.generated.js", pinned: "@sinclair/typebox" },
   {
@@ -47,22 +79,87 @@ export const BUNDLES: Bundle[] = [
   },
 ];
 
+/** Runs the Deno that runs this script; returns its stdout. */
+async function deno(args: string[], cwd = ROOT): Promise<string> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd,
+    stdin: "null",
+  }).output();
+  const decoder = new TextDecoder();
+  if (code !== 0) throw new Error(`deno ${args[0]} failed: ${decoder.decode(stderr)}`);
+  return decoder.decode(stdout);
+}
+
+/** The name and version that an npm specifier of deno.json pins. */
+function pinnedPackage(pinned: Bundle["pinned"]): { name: string; version: string } {
+  const [, name, version] = config.imports[pinned].match(/^npm:\/?(@?[^@]+)@([^/]+)\/?$/)!;
+  return { name, version };
+}
+
+/** The version deno.lock resolved for `name`, given as a lock entry names its dependencies. */
+function lockedVersion(dependency: string): { name: string; version: string } {
+  const [, name, version] = dependency.match(/^(@?[^@]+)(?:@([^_]+))?/)!;
+  if (version) return { name, version };
+  const entries = Object.keys(lockedPackages()).filter((key) => key.startsWith(`${name}@`));
+  if (entries.length !== 1) {
+    throw new Error(`deno.lock holds ${entries.length} versions of ${name}`);
+  }
+  return lockedVersion(entries[0]);
+}
+
+/**
+ * Writes into `dir` a copy of the bundle's pinned package with `bundle.replace` written over it,
+ * the bundle's entry, and a deno.json whose imports send the package's name to the copy and
+ * each of its dependencies to the version deno.lock pinned for it. Returns the entry's name.
+ */
+async function patchedPackage(bundle: Bundle, dir: string): Promise<string> {
+  const { name, version } = pinnedPackage(bundle.pinned);
+  await deno(["cache", bundle.entry]);
+  const { npmCache } = JSON.parse(await deno(["info", "--json"]));
+  cpSync(`${npmCache}/registry.npmjs.org/${name}/${version}`, `${dir}/package`, {
+    recursive: true,
+  });
+  for (const [path, text] of Object.entries(bundle.replace ?? {})) {
+    Deno.writeTextFileSync(`${dir}/package/${path}`, text);
+  }
+  // The package's subpaths, as its exports map them ("./*": "./dist/esm/*").
+  const { exports } = JSON.parse(Deno.readTextFileSync(`${dir}/package/package.json`));
+  const subpaths: string = exports["./*"].import;
+  const imports: Record<string, string> = {
+    [`${name}/`]: `./package/${subpaths.replace(/^\.\//, "").replace(/\*$/, "")}`,
+  };
+  const entry = Object.entries(lockedPackages()).find(([key]) =>
+    key === `${name}@${version}` || key.startsWith(`${name}@${version}_`)
+  );
+  for (const dependency of entry?.[1].dependencies ?? []) {
+    const locked = lockedVersion(dependency);
+    imports[locked.name] = `npm:${locked.name}@${locked.version}`;
+    imports[`${locked.name}/`] = `npm:/${locked.name}@${locked.version}/`;
+  }
+  Deno.writeTextFileSync(`${dir}/deno.json`, JSON.stringify({ imports, nodeModulesDir: "none" }));
+  Deno.copyFileSync(`${ROOT}${bundle.entry}`, `${dir}/entry.ts`);
+  return "entry.ts";
+}
+
 /** What a generated module must hold: its header, then the bundle. */
 export async function makeBundle(bundle: Bundle): Promise<string> {
-  const out = await Deno.makeTempFile({ suffix: ".js" });
+  const dir = await Deno.makeTempDir({ prefix: "winterm-bundle-" });
   try {
-    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
-      args: ["bundle", "--quiet", "--platform", "deno", "--minify", "--output", out, bundle.entry],
-      cwd: ROOT,
-      stdin: "null",
-      stdout: "null",
-    }).output();
-    if (code !== 0) throw new Error(`deno bundle failed: ${new TextDecoder().decode(stderr)}`);
+    const out = `${dir}/bundle.js`;
+    const args = ["bundle", "--quiet", "--platform", "deno", "--minify", "--output", out];
+    if (bundle.replace) {
+      const entry = await patchedPackage(bundle, dir);
+      await deno([...args, "--config", `${dir}/deno.json`, entry], dir);
+    } else {
+      await deno([...args, bundle.entry]);
+    }
     const pinned = config.imports[bundle.pinned].replace(/^npm:\/?/, "").replace(/\/$/, "");
-    return `// Generated by scripts/bundle_sdk.ts from ${bundle.entry} (npm:${pinned}): do not edit.\n` +
+    const replaced = bundle.replace ? `, ${Object.keys(bundle.replace).join(", ")} replaced` : "";
+    return `// Generated by scripts/bundle_sdk.ts from ${bundle.entry} (npm:${pinned}${replaced}): do not edit.\n` +
       Deno.readTextFileSync(out);
   } finally {
-    Deno.removeSync(out);
+    Deno.removeSync(dir, { recursive: true });
   }
 }
 

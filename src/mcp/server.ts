@@ -18,11 +18,9 @@ import { log } from "../log.ts";
 import { EngineError } from "../engine/errors.ts";
 import { NAME, VERSION } from "../version.ts";
 import {
-  AjvJsonSchemaValidator,
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
-  type jsonSchemaValidator,
   ListToolsRequestSchema,
   McpError,
   type RequestHandlerExtra,
@@ -67,7 +65,6 @@ export function createMcpServer(
     {
       capabilities: { tools: {}, logging: {} },
       instructions: INSTRUCTIONS,
-      jsonSchemaValidator: lazyAjv(),
     },
   );
   let loaded: Promise<LoadedTools> | undefined;
@@ -108,16 +105,6 @@ export function createMcpServer(
   });
   checkRequestsFirst(server, received);
   return server;
-}
-
-/**
- * The SDK's own validator (Ajv), made when first asked for: the server checks a client's
- * answers against a schema only for elicitation, and making Ajv (its meta-schemas and formats)
- * took 5-7 ms of every start, in front of the `initialize` answer.
- */
-function lazyAjv(): jsonSchemaValidator {
-  let ajv: AjvJsonSchemaValidator | undefined;
-  return { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) };
 }
 
 /** A request handler as the SDK's protocol layer keeps it (the request is checked inside). */

@@ -11,6 +11,7 @@
 import { type Config, ConfigError, parseConfig, USAGE } from "./src/config.ts";
 import type { Groundwork } from "./src/engine/groundwork.ts";
 import type { Engine } from "./src/engine/mod.ts";
+import { shuttingDown } from "./src/engine/errors.ts";
 import { flushLog, log, setLogLevel } from "./src/log.ts";
 import { createMcpServer } from "./src/mcp/server.ts";
 import { StdioTransport } from "./src/mcp/stdio.ts";
@@ -48,11 +49,17 @@ interface Lazy<T> {
   (): Promise<T>;
   /** The load, if something asked for it. */
   started(): Promise<T> | undefined;
+  /** From now on, a load not yet started fails with `error` instead of starting. */
+  refuse(error: Error): void;
 }
 
 function lazy<T>(load: () => Promise<T>): Lazy<T> {
   let loading: Promise<T> | undefined;
-  return Object.assign(() => loading ??= load(), { started: () => loading });
+  let refusal: Error | undefined;
+  return Object.assign(
+    () => loading ?? (refusal ? Promise.reject(refusal) : loading = load()),
+    { started: () => loading, refuse: (error: Error) => void (refusal = error) },
+  );
 }
 
 /**
@@ -78,6 +85,9 @@ function shutdownOnce(
       Deno.exit(code);
     };
     setTimeout(exit, SHUTDOWN_DEADLINE_MS);
+    // Requests read before the end (a client may send its last ones and close stdin at once)
+    // still get answers: an engine not loaded by now is not loaded to start something.
+    engine.refuse(shuttingDown());
     let stopped: Promise<Engine> | undefined;
     const stopEngine = async () => {
       const loading = engine.started();

@@ -45,3 +45,8 @@ export class EngineError extends Error {
     return this.detail ? `${this.message} (${this.detail})` : this.message;
   }
 }
+
+/** The answer to a request to start something once the server is shutting down. */
+export function shuttingDown(): EngineError {
+  return new EngineError("failed", "the server is shutting down: nothing new starts");
+}

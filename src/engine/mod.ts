@@ -35,11 +35,12 @@ export class Engine {
   /** What answers for the processes the engine starts beyond their own trees (one per process). */
   readonly supervision: Supervision;
   readonly #groundwork: Groundwork;
+  readonly #launcher: Launcher;
 
   /** The services, over `groundwork`: its policy, audit log and supervision (groundwork.ts). */
   constructor(options: EngineOptions, groundwork: Groundwork) {
     this.#groundwork = groundwork;
-    const launcher = new Launcher(groundwork.policy, groundwork.audit);
+    const launcher = this.#launcher = new Launcher(groundwork.policy, groundwork.audit);
     // One budget for the output of every command and terminal.
     const budget = new OutputBudget(options.outputBudgetBytes);
     this.commands = new CommandService({
@@ -74,9 +75,10 @@ export class Engine {
 
   /**
    * Ends every process the engine started (SIGTERM, SIGKILL after `graceMs`), then whatever
-   * of theirs still runs.
+   * of theirs still runs. Nothing new starts from the first call on (such requests fail).
    */
   async shutdown(graceMs: number): Promise<void> {
+    this.#launcher.close();
     await Promise.all([this.commands.shutdown(graceMs), this.terminals.shutdown(graceMs)]);
     this.killEverything();
   }

@@ -132,6 +132,57 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "what is asked for just before the end of stdin is answered, and nothing it started is left",
+  ignore: !linux,
+  async fn() {
+    // A client may send its last requests and close stdin at once. A command read while the
+    // engine loaded used to start after the shutdown had looked at what runs: the last sweep
+    // ended it, its answer never came. Now each is answered: ended, or refused as too late.
+    const marker = uniqueMarker();
+    const call = (id: number, name: string, args: object) =>
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name, arguments: args },
+      });
+    for (let round = 0; round < 6; round++) {
+      const messages = [
+        JSON.stringify(initializeRequest("pipe")),
+        ...(round % 2
+          ? [JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })]
+          : []),
+        call(2, "run_command", { command: `sleep ${marker}`, shell_type: "sh", wait_ms: 30_000 }),
+        call(3, "terminal_create", { command: "sh", args: ["-c", `sleep ${marker}`] }),
+      ];
+      const { code, stdout } = await new Deno.Command("bash", {
+        args: [
+          "-c",
+          `printf '%s\\n' "$@" | "${Deno.execPath()}" run ${START_FLAGS.join(" ")} "${MAIN}" | cat`,
+          "pipe",
+          ...messages,
+        ],
+        stderr: "null",
+      }).output();
+      assertEquals(code, 0);
+      const answers = new TextDecoder().decode(stdout).trim().split("\n").filter(Boolean)
+        .map((line) => JSON.parse(line));
+      assertEquals(answers.map((answer) => answer.id).sort(), [1, 2, 3], JSON.stringify(answers));
+      for (const { result } of answers.slice(1)) {
+        const text = result.content[0].text;
+        if (result.isError) ok(/shutting down: nothing new starts/.test(text), text);
+        else ok(!/"status":"running"/.test(text), text);
+      }
+    }
+    ok(
+      await eventually(() => processesWith(`sleep ${marker}`).length === 0),
+      "processes outlived the server",
+    );
+  },
+});
+
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   Deno.test({
     name: `${signal} ends the server (exit 0) and every process it started`,

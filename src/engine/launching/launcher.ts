@@ -25,7 +25,7 @@ import {
   type StdioMode,
 } from "../../pty/mod.ts";
 import type { AuditLog, FrontEnd } from "./audit.ts";
-import { EngineError } from "../errors.ts";
+import { EngineError, shuttingDown } from "../errors.ts";
 import type { Policy } from "./policy.ts";
 import type { Invocation } from "./shells.ts";
 
@@ -97,7 +97,17 @@ const encoder = new TextEncoder();
 
 /** See the module documentation. */
 export class Launcher {
+  #closed = false;
+
   constructor(readonly policy?: Policy, readonly audit?: AuditLog) {}
+
+  /**
+   * Nothing starts from now on: the server is shutting down, and a process started after its
+   * shutdown looked at what runs would be ended only by the last sweep, its request unanswered.
+   */
+  close(): void {
+    this.#closed = true;
+  }
 
   /**
    * Decides what will run, checks every image that runs against the policy (the program, and
@@ -110,6 +120,7 @@ export class Launcher {
     fields: LaunchFields,
     context: LaunchContext,
   ): ChildProcess {
+    if (this.#closed) throw shuttingDown();
     const directory = open(options.cwd, fields.cwd);
     try {
       return this.#launch(invocation, options, fields, context, directory);

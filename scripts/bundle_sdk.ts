@@ -109,6 +109,27 @@ function lockedVersion(dependency: string): { name: string; version: string } {
 }
 
 /**
+ * Where Deno's npm cache holds `name@version`: a folder per registry (registry.npmjs.org, or a
+ * mirror's host), each with `<name>/<version>`.
+ */
+async function cachedPackage(name: string, version: string): Promise<string> {
+  const { npmCache } = JSON.parse(await deno(["info", "--json"]));
+  const found = [...Deno.readDirSync(npmCache)]
+    .map((registry) => `${npmCache}/${registry.name}/${name}/${version}`)
+    .filter((path) => {
+      try {
+        return Deno.statSync(`${path}/package.json`).isFile;
+      } catch {
+        return false;
+      }
+    });
+  if (found.length === 0) {
+    throw new Error(`${name}@${version} is not in Deno's npm cache (${npmCache}) after deno cache`);
+  }
+  return found[0];
+}
+
+/**
  * Writes into `dir` a copy of the bundle's pinned package with `bundle.replace` written over it,
  * the bundle's entry, and a deno.json whose imports send the package's name to the copy and
  * each of its dependencies to the version deno.lock pinned for it. Returns the entry's name.
@@ -116,10 +137,7 @@ function lockedVersion(dependency: string): { name: string; version: string } {
 async function patchedPackage(bundle: Bundle, dir: string): Promise<string> {
   const { name, version } = pinnedPackage(bundle.pinned);
   await deno(["cache", bundle.entry]);
-  const { npmCache } = JSON.parse(await deno(["info", "--json"]));
-  cpSync(`${npmCache}/registry.npmjs.org/${name}/${version}`, `${dir}/package`, {
-    recursive: true,
-  });
+  cpSync(await cachedPackage(name, version), `${dir}/package`, { recursive: true });
   for (const [path, text] of Object.entries(bundle.replace ?? {})) {
     Deno.writeTextFileSync(`${dir}/package/${path}`, text);
   }

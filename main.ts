@@ -22,6 +22,8 @@ const SHUTDOWN_GRACE_MS = 500;
 const SHUTDOWN_DEADLINE_MS = 1800;
 /** How long requests already read may take to be answered when the server stops. */
 const ANSWER_WAIT_MS = 1000;
+/** Then how long the calls that waited on the processes it ended may take to answer. */
+const KILLED_ANSWER_MS = 200;
 /** How long the last log lines may take to reach stderr at exit. */
 const LOG_FLUSH_MS = 200;
 /**
@@ -62,17 +64,27 @@ function lazy<T>(load: () => Promise<T>): Lazy<T> {
   );
 }
 
+/** What a front end does at shutdown, around the engine's stop. */
+interface Serving {
+  /** Settles when every request read so far is answered, or after `timeoutMs`. */
+  answered(timeoutMs: number): Promise<void>;
+  /** Stops serving: no request is read or answered after it. */
+  close(): Promise<void>;
+}
+
 /**
- * Returns the function that ends the server, once, whatever asks first: `stopServing` (stop
- * accepting requests), then every process the engine started, then exit with `code` (0 for a
- * requested stop; non-zero when the server cannot go on, so that a supervisor restarts it).
- * The groundwork is laid now if it was not yet (it ends what killed predecessors left); the
- * engine is stopped if it was loaded, as nothing was started without it.
+ * Returns the function that ends the server, once, whatever asks first, then exits with `code`
+ * (0 for a requested stop; non-zero when the server cannot go on, so that a supervisor restarts
+ * it). In order: the requests read so far get ANSWER_WAIT_MS to be answered (a client may send
+ * its last ones and close stdin at once: a short command finishes); then the engine, if it was
+ * loaded, ends every process it started and starts nothing more, which ends the calls still
+ * waiting on them, whose answers get KILLED_ANSWER_MS; then the front end closes. The
+ * groundwork is laid meanwhile if it was not yet (it ends what killed predecessors left).
  */
 function shutdownOnce(
   groundwork: Lazy<Groundwork>,
   engine: Lazy<Engine>,
-  stopServing: () => Promise<void>,
+  serving: Serving,
 ): (reason: string, code?: number) => void {
   let stopping = false;
   return (reason, code = 0) => {
@@ -85,23 +97,17 @@ function shutdownOnce(
       Deno.exit(code);
     };
     setTimeout(exit, SHUTDOWN_DEADLINE_MS);
-    // Requests read before the end (a client may send its last ones and close stdin at once)
-    // still get answers: an engine not loaded by now is not loaded to start something.
-    engine.refuse(shuttingDown());
-    let stopped: Promise<Engine> | undefined;
     const stopEngine = async () => {
+      // Loaded after this, it would start what nothing ends: a request for it is refused.
+      engine.refuse(shuttingDown());
       const loading = engine.started();
-      if (!loading || loading === stopped) return;
-      stopped = loading;
-      await (await loading).shutdown(SHUTDOWN_GRACE_MS);
+      if (loading) await (await loading).shutdown(SHUTDOWN_GRACE_MS);
     };
     Promise.all([
-      stopServing().catch(() => {}),
+      serving.answered(ANSWER_WAIT_MS).then(stopEngine)
+        .then(() => serving.answered(KILLED_ANSWER_MS)).finally(() => serving.close()),
       groundwork().then((ready) => void (laid = ready)),
-      stopEngine(),
     ])
-      // A request answered meanwhile may have loaded it.
-      .then(stopEngine)
       .catch((error) => log.error("shutdown failed", { error }))
       .then(() => flushLog(LOG_FLUSH_MS))
       .finally(exit);
@@ -178,7 +184,10 @@ async function main(): Promise<void> {
         `cannot serve HTTP on ${config.http.host}:${config.http.port}: ${(error as Error).message}`,
       );
     }
-    const shutdown = shutdownOnce(groundwork, engine, () => http.close());
+    const shutdown = shutdownOnce(groundwork, engine, {
+      answered: () => Promise.resolve(),
+      close: () => http.close(),
+    });
     // A server that cannot accept connections is of no use: exit non-zero (Restart=on-failure).
     http.failed.then((error) => shutdown(`the HTTP listener failed: ${error.message}`, 1));
     onSignals(shutdown);
@@ -201,12 +210,12 @@ async function main(): Promise<void> {
   };
   const server = createMcpServer(loadTools, "local");
   const transport = new StdioTransport();
-  const shutdown = shutdownOnce(groundwork, engine, async () => {
-    // Closing drops the answers still being made: a client that sends its last requests and
-    // closes stdin at once (a pipe) gets them first.
-    await transport.answered(ANSWER_WAIT_MS);
-    await server.close();
-    await transport.flushed();
+  const shutdown = shutdownOnce(groundwork, engine, {
+    answered: (timeoutMs) => transport.answered(timeoutMs),
+    close: async () => {
+      await server.close();
+      await transport.flushed();
+    },
   });
   onSignals(shutdown);
   server.onclose = () => shutdown("transport closed");

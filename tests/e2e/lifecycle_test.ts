@@ -139,7 +139,7 @@ Deno.test({
   async fn() {
     // A client may send its last requests and close stdin at once. A command read while the
     // engine loaded used to start after the shutdown had looked at what runs: the last sweep
-    // ended it, its answer never came. Now each is answered: ended, or refused as too late.
+    // ended it, its answer never came; and a short command was often killed before it finished.
     const marker = uniqueMarker();
     const call = (id: number, name: string, args: object) =>
       JSON.stringify({
@@ -156,6 +156,8 @@ Deno.test({
           : []),
         call(2, "run_command", { command: `sleep ${marker}`, shell_type: "sh", wait_ms: 30_000 }),
         call(3, "terminal_create", { command: "sh", args: ["-c", `sleep ${marker}`] }),
+        // A short command finishes: what was read gets a second to be answered.
+        call(4, "run_command", { command: "sleep 0.2; echo two", shell_type: "sh", wait_ms: 9000 }),
       ];
       const { code, stdout } = await new Deno.Command("bash", {
         args: [
@@ -169,8 +171,14 @@ Deno.test({
       assertEquals(code, 0);
       const answers = new TextDecoder().decode(stdout).trim().split("\n").filter(Boolean)
         .map((line) => JSON.parse(line));
-      assertEquals(answers.map((answer) => answer.id).sort(), [1, 2, 3], JSON.stringify(answers));
-      for (const { result } of answers.slice(1)) {
+      assertEquals(
+        answers.map((answer) => answer.id).sort(),
+        [1, 2, 3, 4],
+        JSON.stringify(answers),
+      );
+      const short = answers.find((answer) => answer.id === 4).result.structuredContent;
+      assertEquals([short?.exit_code, short?.stdout.trim()], [0, "two"], JSON.stringify(answers));
+      for (const { result } of answers.filter((answer) => answer.id !== 1)) {
         const text = result.content[0].text;
         if (result.isError) ok(/shutting down: nothing new starts/.test(text), text);
         else ok(!/"status":"running"/.test(text), text);

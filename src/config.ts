@@ -15,6 +15,8 @@ import { parseFlags } from "./flags.ts";
 import { type LogLevel, parseLogLevel } from "./log.ts";
 
 const MIB = 1024 * 1024;
+/** The most WINTERM_COMMAND_MAX_BYTES may be: what a command's max_buffer_size can ask at most. */
+export const COMMAND_MAX_BYTES_CEILING = 1024 * MIB;
 /**
  * The most output text one answer carries, as JSON bytes. An MCP result holds it twice (the
  * structured content, and its JSON again as text, where each quote and backslash is escaped
@@ -283,7 +285,7 @@ export function parseConfig(
       1024,
       1024 * 1024 * 1024,
     ),
-    commandMaxBytes: integer(env, "WINTERM_COMMAND_MAX_BYTES", 10 * MIB, 1024, 1024 * MIB),
+    commandMaxBytes: integer(env, "WINTERM_COMMAND_MAX_BYTES", 10 * MIB, 1024, COMMAND_MAX_BYTES_CEILING),
     outputBudgetBytes: integer(
       env,
       "WINTERM_OUTPUT_BUDGET_BYTES",

@@ -13,6 +13,7 @@ import type {
   CommandReadRequest,
   CommandService,
 } from "../engine/services/commands.ts";
+import { COMMAND_MAX_BYTES_CEILING } from "../config.ts";
 import { EngineError } from "../engine/errors.ts";
 import { waitFor } from "../engine/events.ts";
 import { SHELL_TYPES } from "../engine/vocabulary.ts";
@@ -102,7 +103,7 @@ const RunCommandInput = Type.Object({
   })),
   max_buffer_size: Type.Optional(Type.Integer({
     minimum: 1024,
-    maximum: 256 * MIB,
+    maximum: COMMAND_MAX_BYTES_CEILING,
     default: 10 * MIB,
     description: "Bytes of output kept per stream; older output is dropped past it. At most " +
       "the server's WINTERM_COMMAND_MAX_BYTES (a larger value is lowered, and the answer says so).",

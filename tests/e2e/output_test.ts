@@ -360,6 +360,13 @@ withServer(
     );
     match(started.message, /max_buffer_size 268435456 lowered to the server's 10485760/);
     assertEquals(started.max_buffer_size, 10 * MIB);
+    // Up to the most WINTERM_COMMAND_MAX_BYTES may be, a request is lowered, not refused.
+    const largest = await mcp.callOk<{ message: string }>("run_command", {
+      command: "true",
+      shell_type: "sh",
+      max_buffer_size: 1024 * MIB,
+    });
+    match(largest.message, /max_buffer_size 1073741824 lowered to the server's 10485760/);
     await mcp.callOk("query_command_status", { token: started.token, wait_ms: 60_000 });
     for (const raw of [true, false]) {
       const result = await mcp.call("query_command_status", {

@@ -285,7 +285,13 @@ export function parseConfig(
       1024,
       1024 * 1024 * 1024,
     ),
-    commandMaxBytes: integer(env, "WINTERM_COMMAND_MAX_BYTES", 10 * MIB, 1024, COMMAND_MAX_BYTES_CEILING),
+    commandMaxBytes: integer(
+      env,
+      "WINTERM_COMMAND_MAX_BYTES",
+      10 * MIB,
+      1024,
+      COMMAND_MAX_BYTES_CEILING,
+    ),
     outputBudgetBytes: integer(
       env,
       "WINTERM_OUTPUT_BUDGET_BYTES",

@@ -18,18 +18,25 @@ import { type TypeCheck, TypeCompiler, type ValueError } from "./typebox_compile
 
 const checkers = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
+/** Problems named in a refusal; the rest are counted (up to {@link MOST_COUNTED}). */
+const MOST_NAMED = 5, MOST_COUNTED = 10_000;
+
 /**
- * The problems with `args`, as messages naming each field; empty when they are valid. A
- * `__proto__` key anywhere (or an object whose prototype was replaced by one on its way here)
- * is refused like any unknown key: it would otherwise slip past the key checks.
+ * The problems with `args`, as messages naming each field (the first {@link MOST_NAMED}, then
+ * how many more); empty when they are valid. A `__proto__` key anywhere (or an object whose
+ * prototype was replaced by one on its way here) is refused like any unknown key: it would
+ * otherwise slip past the key checks.
  */
 export function validationErrors(schema: TObject, args: unknown): string[] {
   const smuggled = prototypeKeys(args, "");
   if (smuggled.length) {
-    return smuggled.slice(0, 5).map((path) =>
-      path === "__proto__"
-        ? `'__proto__' is not a known argument (${knownArguments(schema)})`
-        : `'${path.split(".").map(clip).join(".")}' is not allowed here (unknown name)`
+    return named(
+      smuggled.slice(0, MOST_NAMED).map((path) =>
+        path === "__proto__"
+          ? `'__proto__' is not a known argument (${knownArguments(schema)})`
+          : `'${path.split(".").map(clip).join(".")}' is not allowed here (unknown name)`
+      ),
+      smuggled.length,
     );
   }
   let checker = checkers.get(schema);
@@ -43,10 +50,18 @@ export function validationErrors(schema: TObject, args: unknown): string[] {
   for (const error of checker.Errors(args)) {
     if (seen.has(error.path)) continue;
     seen.add(error.path);
-    messages.push(describe(error, schema));
-    if (messages.length === 5) break;
+    if (messages.length < MOST_NAMED) messages.push(describe(error, schema));
+    if (seen.size > MOST_COUNTED) break;
   }
-  return messages;
+  return named(messages, seen.size);
+}
+
+/** The messages named, and a last one counting the `found` problems they leave out. */
+function named(messages: string[], found: number): string[] {
+  const rest = found - messages.length;
+  if (rest <= 0) return messages;
+  const count = found > MOST_COUNTED ? `more than ${MOST_COUNTED - messages.length}` : rest;
+  return [...messages, `and ${count} more ${rest === 1 ? "problem" : "problems"}`];
 }
 
 /** The field named by an error path: "/env/HOME" is "env.HOME". */
@@ -98,7 +113,16 @@ function describe(error: ValueError, root: TObject): string {
       show(error.value)
     })`;
   }
-  return `'${field}' must be ${expectation(schema)} (got ${show(error.value)})`;
+  return `'${field}' must be ${expectation(schema)} (got ${shown(schema, error.value)})`;
+}
+
+/** The value a rule refused, as the refusal shows it: its size where the rule is on its size. */
+function shown(schema: Record<string, unknown>, value: unknown): string {
+  if (Array.isArray(value) && schema.maxItems !== undefined) return `${value.length} items`;
+  if (typeof value === "object" && value !== null && schema.maxProperties !== undefined) {
+    return `${Object.keys(value).length} entries`;
+  }
+  return show(value);
 }
 
 /** The first failure of a union's options below the union's own field, if any. */
@@ -124,7 +148,7 @@ function optionExpectation(schema: Record<string, unknown>): string {
 
 /** What a schema accepts, in words: "an integer from 1 to 3600". */
 function expectation(schema: Record<string, unknown>): string {
-  const { type, minimum, maximum, minLength, maxLength, maxItems, pattern } = schema;
+  const { type, minimum, maximum, minLength, maxLength, maxItems, maxProperties, pattern } = schema;
   const range = (low: unknown, high: unknown, unit = "") =>
     low !== undefined && high !== undefined
       ? ` of ${low} to ${high}${unit}`
@@ -152,7 +176,7 @@ function expectation(schema: Record<string, unknown>): string {
     case "boolean":
       return "true or false";
     case "object":
-      return "an object";
+      return `an object${range(undefined, maxProperties, " entries")}`;
     default:
       return "valid";
   }

@@ -30,3 +30,22 @@ Deno.test("a client's long names are cut in refusals, not echoed whole", () => {
     }
   }
 });
+
+Deno.test("a rule on a size says so, with the size given", () => {
+  const env = Object.fromEntries(Array.from({ length: 501 }, (_, i) => [`K${i}`, "v"]));
+  assertEquals(validationErrors(schema, { n: 1, env }), [
+    "'env' must be an object of at most 500 entries (got 501 entries)",
+  ]);
+});
+
+Deno.test("past the first five problems, the rest are counted", () => {
+  const unknown = (count: number) =>
+    Object.fromEntries([["n", 1], ...Array.from({ length: count }, (_, i) => [`x${i}`, 1])]);
+  assertEquals(validationErrors(schema, unknown(6)).slice(5), ["and 1 more problem"]);
+  const messages = validationErrors(schema, unknown(12));
+  assertEquals(messages.length, 6);
+  assertEquals(messages[0], "'x0' is not a known argument (known: n, env)");
+  assertEquals(messages[5], "and 7 more problems");
+  assertEquals(validationErrors(schema, unknown(20_000))[5], "and more than 9995 more problems");
+  assertEquals(validationErrors(schema, unknown(5)).length, 5);
+});

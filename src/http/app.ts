@@ -9,7 +9,8 @@
  * 4. The bearer token (compared in constant time): 401, and the connection is closed. A
  *    request with no Authorization header but the web view's session cookie is judged by
  *    the session's rules instead (web/sessions.ts: cookie, key, this server's own Origin).
- * 5. A body cap (413) and JSON parsing (400, or -32700 on /mcp).
+ * 5. A body cap (413), bounds on the JSON's shape (json_shape.ts) and JSON parsing (400, or
+ *    -32600 and -32700 on /mcp).
  *
  * Every answer says `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`.
  * Refusals use the error shape of the endpoint asked: JSON-RPC on /mcp, `{success: false,
@@ -34,6 +35,7 @@ import { bearerAuth } from "hono/bearer-auth";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { concatBytes } from "../bytes.ts";
+import { jsonShapeProblem } from "../json_shape.ts";
 import { log } from "../log.ts";
 import { jsonRpcError } from "./mcp_sessions.ts";
 import { type ErrorCode, restError } from "./rest.ts";
@@ -247,6 +249,12 @@ function jsonBody(limit: number): MiddlewareHandler<AppEnv> {
     if (text.trim() === "") {
       c.set("body", undefined);
       return await next();
+    }
+    const problem = jsonShapeProblem(text);
+    if (problem) {
+      return isMcpPath(c.req.path)
+        ? jsonRpcError(400, -32600, `Invalid Request: ${problem}; it was not read`)
+        : restError(400, "INVALID_INPUT", `the body is refused unread: ${problem}`);
     }
     try {
       c.set("body", JSON.parse(text));

@@ -22,6 +22,7 @@
  * @module
  */
 import { concatBytes } from "../bytes.ts";
+import { jsonShapeProblem } from "../json_shape.ts";
 import { answerableId, whatIsWrong } from "./refusal.ts";
 import {
   deserializeMessage,
@@ -150,29 +151,26 @@ export class StdioTransport implements Transport {
     this.#endedNow();
   }
 
-  /** Hands on every complete line of `bytes` (with what was pending before it). */
   /**
-   * Splits stdin into lines. A line over MAX_MESSAGE_BYTES is answered -32600 (id null: it was
-   * never read whole) as soon as it is too long, and its rest is skipped up to its line feed;
+   * Splits stdin into lines. A line over MAX_MESSAGE_BYTES is answered -32600 (id null: it is
+   * not read) as soon as it is known to be too long, and its rest is skipped up to its line feed;
    * the lines after it are served as usual.
    */
   #take(bytes: Uint8Array): void {
     let start = 0;
     for (let end = bytes.indexOf(LF); end >= 0 && !this.#closed; end = bytes.indexOf(LF, start)) {
-      const line = concatBytes([...this.#pending, bytes.subarray(start, end)]);
       const skipped = this.#skipping;
+      if (!skipped && this.#pendingBytes + end - start > MAX_MESSAGE_BYTES) this.#refuseTooLong();
+      else if (!skipped) this.#deliver(concatBytes([...this.#pending, bytes.subarray(start, end)]));
       this.#pending = [];
       this.#pendingBytes = 0;
       this.#skipping = false;
       start = end + 1;
-      if (!skipped) this.#deliver(line);
     }
     if (start === bytes.length || this.#closed || this.#skipping) return;
     this.#pendingBytes += bytes.length - start;
     if (this.#pendingBytes > MAX_MESSAGE_BYTES) {
-      const tooLong = `a message over ${MAX_MESSAGE_BYTES} bytes; the rest of its line is skipped`;
-      this.onerror?.(new Error(tooLong));
-      this.#sendError(null, -32600, `Invalid Request: ${tooLong}`);
+      this.#refuseTooLong();
       this.#pending = [];
       this.#pendingBytes = 0;
       this.#skipping = true;
@@ -181,9 +179,21 @@ export class StdioTransport implements Transport {
     this.#pending.push(bytes.slice(start));
   }
 
+  #refuseTooLong(): void {
+    const tooLong = `a message over ${MAX_MESSAGE_BYTES} bytes; the rest of its line is skipped`;
+    this.onerror?.(new Error(tooLong));
+    this.#sendError(null, -32600, `Invalid Request: ${tooLong}`);
+  }
+
   #deliver(line: Uint8Array): void {
     const text = this.#decoder.decode(line).replace(/\r$/, "");
     if (text.trim() === "") return;
+    const problem = jsonShapeProblem(text);
+    if (problem) {
+      // Not parsed, so its id is unknown: null, as for a line over the size bound.
+      this.onerror?.(new Error(`a message refused unread: ${problem}`));
+      return this.#sendError(null, -32600, `Invalid Request: ${problem}; it was not read`);
+    }
     let message: JSONRPCMessage;
     try {
       message = deserializeMessage(text);

@@ -490,6 +490,20 @@ withHttp("malformed requests get a 4xx in the API's error shape, never a 500", a
   });
   assertEquals([smuggled.status, smuggled.json.error.code], [400, "INVALID_INPUT"]);
   match(smuggled.json.error.message, /'__proto__' is not a known argument/);
+  // Bodies shaped to cost the server (the parse, then each check) are refused unread.
+  const shapes: [string, RegExp][] = [
+    [`{"shell":"sh","env":${"[".repeat(65)}${"]".repeat(65)}}`, /nests .* 66 deep, more than 64/],
+    [`{"shell":"sh","args":[${"0,".repeat(100_000)}0]}`, /100003 commas and colons/],
+  ];
+  for (const [raw, message] of shapes) {
+    const headers = { "content-type": "application/json" };
+    const rest = await request(server, "POST", "/api/terminals", { raw, headers });
+    assertEquals([rest.status, rest.json.error.code], [400, "INVALID_INPUT"]);
+    match(rest.json.error.message, message);
+    const mcp = await request(server, "POST", "/mcp", { raw, headers });
+    assertEquals([mcp.status, mcp.json.error.code], [400, -32600]);
+    match(mcp.json.error.message, message);
+  }
   assertEquals((await request(server, "GET", "/api/terminals")).json.data.count, 0);
 });
 

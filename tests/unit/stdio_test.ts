@@ -162,6 +162,65 @@ Deno.test("stdio: a message over the size bound is refused and skipped, and the 
   ok(errors.some((error) => error.message.includes(String(MAX_MESSAGE_BYTES))), String(errors));
 });
 
+Deno.test("stdio: the size bound is exact, wherever the line feed falls", async () => {
+  // A message of exactly `size` bytes; its line feed arrives in the read that takes it over.
+  const message = (id: number, size: number) => {
+    const head = `{"jsonrpc":"2.0","id":${id},"method":"x","params":{"a":"`;
+    return head + "a".repeat(size - head.length - 3) + '"}}';
+  };
+  const output = collectingOutput();
+  const lines = [message(1, MAX_MESSAGE_BYTES), message(2, MAX_MESSAGE_BYTES + 1), message(3, 80)];
+  const transport = new StdioTransport(
+    chunkedInput([encoder.encode(lines.join("\n") + "\n")]),
+    output,
+  );
+  const messages: { id: number }[] = [];
+  transport.onmessage = (message) => messages.push(message as { id: number });
+  await transport.start();
+  await transport.ended;
+  await transport.flushed();
+  assertEquals(messages.map(({ id }) => id), [1, 3]);
+  const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
+  assertEquals(answers.map(({ id, error }) => [id, error.code]), [[null, -32600]]);
+  ok(answers[0].error.message.includes(`over ${MAX_MESSAGE_BYTES} bytes`));
+});
+
+Deno.test("stdio: a message of too many keys or too deep is refused unread, and the next is served", async () => {
+  const output = collectingOutput();
+  const keys = Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`k${i}`, 0]));
+  const lines = [
+    { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "x", arguments: keys } },
+    {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "x",
+      params: { a: JSON.parse("[".repeat(70) + "]".repeat(70)) },
+    },
+    { jsonrpc: "2.0", id: 3, method: "y" },
+  ].map((line) => JSON.stringify(line) + "\n");
+  const transport = new StdioTransport(chunkedInput([encoder.encode(lines.join(""))]), output);
+  const messages: unknown[] = [];
+  transport.onmessage = (message) => messages.push(message);
+  await transport.start();
+  await transport.ended;
+  await transport.flushed();
+  assertEquals(messages, [{ jsonrpc: "2.0", id: 3, method: "y" }]);
+  const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
+  assertEquals(answers.map(({ id, error }) => [id, error.code, error.message]), [
+    [
+      null,
+      -32600,
+      "Invalid Request: it has 120009 commas and colons outside strings, more than 100000 " +
+      "(about 50000 keys or 100000 array items); it was not read",
+    ],
+    [
+      null,
+      -32600,
+      "Invalid Request: it nests objects and arrays 72 deep, more than 64; it was not read",
+    ],
+  ]);
+});
+
 Deno.test("stdio: answers are written whole and in order, even a few bytes a write", async () => {
   const output = collectingOutput(7);
   const transport = new StdioTransport(chunkedInput([]), output);

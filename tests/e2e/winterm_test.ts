@@ -417,7 +417,11 @@ withServer("every bad input is refused clearly and the server keeps serving", as
     ],
     // Inside a union (an env object, or ACP's list), the field at fault is named.
     ["terminal_create", { env: [{ name: "A" }] }, /'env.0.value' is required/],
-    ["terminal_create", { env: "x" }, /'env' must be an object, or an array/],
+    [
+      "terminal_create",
+      { env: "x" },
+      /'env' must be an object of at most 500 entries, or an array of at most 500 items/,
+    ],
     [
       "run_command",
       { command: "ls", max_buffer_size: 10 },

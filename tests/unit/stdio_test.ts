@@ -221,6 +221,39 @@ Deno.test("stdio: a message of too many keys or too deep is refused unread, and 
   ]);
 });
 
+Deno.test("stdio: an id that arrives rounded is refused with id null, not answered as another", async () => {
+  const output = collectingOutput();
+  const lines = [
+    '{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}',
+  ];
+  const transport = new StdioTransport(
+    chunkedInput([encoder.encode(lines.join("\n") + "\n")]),
+    output,
+  );
+  const messages: { id: number }[] = [];
+  transport.onmessage = (message) => messages.push(message as { id: number });
+  await transport.start();
+  await transport.ended;
+  await transport.flushed();
+  assertEquals(messages.map(({ id }) => id), [Number.MAX_SAFE_INTEGER]);
+  const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
+  assertEquals(answers.map(({ id, error }) => [id, error.code, error.message]), [
+    [
+      null,
+      -32600,
+      "Invalid Request: 'id': an integer beyond 9007199254740991 arrives rounded and cannot be " +
+      "answered exactly; use a string or a smaller integer",
+    ],
+    [
+      null,
+      -32600,
+      "Invalid Request: 'id': expected a string or an integer, received a number too large to read",
+    ],
+  ]);
+});
+
 Deno.test("stdio: answers are written whole and in order, even a few bytes a write", async () => {
   const output = collectingOutput(7);
   const transport = new StdioTransport(chunkedInput([]), output);

@@ -6,7 +6,7 @@
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { abandonedLedgers, Ledger } from "../../src/pty/posix/ledger.ts";
+import { abandonedLedgers, hasLedgers, Ledger } from "../../src/pty/posix/ledger.ts";
 import { bootId } from "../../src/pty/posix/procfs.ts";
 import { processEntry } from "../../src/pty/posix/process_table.ts";
 import { endAbandoned } from "../../src/pty/posix/supervisor.ts";
@@ -113,5 +113,35 @@ Deno.test({
       { instance: "big", server: { pid: 0, start: 0 }, roots: [] },
     ]);
     for (const ledger of found) ledger.discard();
+  },
+});
+
+Deno.test({
+  name:
+    "what is no ledger goes from the folder: links, FIFOs and dead servers' drafts, not a new draft",
+  ignore: Deno.build.os === "windows",
+  fn() {
+    const dir = tempDir("winterm-ledger-");
+    try {
+      const folder = join(dir, "processes");
+      Deno.mkdirSync(folder);
+      const old = join(folder, "dead.json.4242.new");
+      const young = join(folder, "starting.json.4343.new");
+      Deno.writeTextFileSync(old, "");
+      Deno.writeTextFileSync(young, "");
+      Deno.utimeSync(old, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+      Deno.symlinkSync("/nonexistent/winterm", join(folder, "dangling.json"));
+      Deno.symlinkSync("/dev/zero", join(folder, "zero.json.1.new"));
+      new Deno.Command("mkfifo", { args: [join(folder, "fifo.json")] }).outputSync();
+      // Only what is no ledger is there: a server starting must still look.
+      ok(hasLedgers(dir));
+      assertEquals(abandonedLedgers(dir), []);
+      assertEquals([...Deno.readDirSync(folder)].map((entry) => entry.name), [
+        "starting.json.4343.new",
+      ]);
+      ok(Deno.statSync("/dev/zero").isCharDevice, "what a link pointed to is left alone");
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
   },
 });

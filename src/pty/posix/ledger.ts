@@ -46,6 +46,14 @@ export interface AbandonedLedger {
 }
 
 const SUFFIX = ".json";
+/** A ledger being created: `<ledger>.<pid>.new` (see {@link Ledger.open}). */
+const DRAFT_SUFFIX = ".new";
+/**
+ * A draft older than this belongs to a server that died while creating its ledger (it exists
+ * for the moment between its creation and its rename): it is removed. Younger ones may be a
+ * server's that is starting now.
+ */
+const DRAFT_AGE_MS = 60_000;
 /** A ledger is a few roots; a larger file is not one (and must not be read whole). */
 const MAX_LEDGER_BYTES = 1 << 20;
 const encoder = new TextEncoder();
@@ -62,7 +70,8 @@ function folder(stateDir: string): string {
 export function hasLedgers(stateDir: string): boolean {
   try {
     for (const entry of Deno.readDirSync(folder(stateDir))) {
-      if (entry.isFile && entry.name.endsWith(SUFFIX)) return true;
+      // Any entry named as a ledger or a draft, even one that is no file: it is cleared away.
+      if (entry.name.endsWith(SUFFIX) || entry.name.endsWith(DRAFT_SUFFIX)) return true;
     }
   } catch {
     // no folder yet: no server ever ran here
@@ -138,7 +147,8 @@ export class Ledger {
 
 /**
  * The ledgers of servers that are gone, each locked by us until discarded. Ledgers of live
- * servers (locked by them) are left alone.
+ * servers (locked by them) are left alone; what is no ledger (links, FIFOs, old drafts) is
+ * removed from the folder.
  */
 export function abandonedLedgers(stateDir: string): AbandonedLedger[] {
   const dir = folder(stateDir);
@@ -150,13 +160,21 @@ export function abandonedLedgers(stateDir: string): AbandonedLedger[] {
   }
   const found: AbandonedLedger[] = [];
   for (const name of names) {
-    if (!name.endsWith(SUFFIX)) continue;
+    const draft = name.endsWith(DRAFT_SUFFIX);
+    if (!draft && !name.endsWith(SUFFIX)) continue;
     const path = join(dir, name);
-    // Only regular files are ledgers: a symbolic link (to /dev/zero, say), a FIFO or a device
-    // would be read without end, or block the server's thread for good.
+    let entry: Deno.FileInfo;
     try {
-      if (!Deno.lstatSync(path).isFile) continue;
+      entry = Deno.lstatSync(path);
     } catch {
+      continue;
+    }
+    // Only regular files are ledgers: a symbolic link (to /dev/zero, say), a FIFO or a device
+    // would be read without end, or block the server's thread for good. Never read, they go
+    // (a link goes, not what it points to), as do the drafts of servers that died making one.
+    if (!entry.isFile || draft) {
+      const age = Date.now() - (entry.mtime?.getTime() ?? 0);
+      if (!entry.isFile || age > DRAFT_AGE_MS) removeEntry(path);
       continue;
     }
     const opened = openLocked(path);
@@ -178,6 +196,17 @@ export function abandonedLedgers(stateDir: string): AbandonedLedger[] {
     });
   }
   return found;
+}
+
+/** Removes a folder entry that is no ledger (a draft, a link, a FIFO), if it is still there. */
+function removeEntry(path: string): void {
+  try {
+    Deno.removeSync(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) {
+      log.warn("cannot remove what is no ledger from the ledger folder", { path, error });
+    }
+  }
 }
 
 /** The file's text, read through the locked descriptor (never reopened by name), bounded. */

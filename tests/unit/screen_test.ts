@@ -187,6 +187,21 @@ const redrawable = fc.array(
       ),
       weight: 4,
     },
+    {
+      // Scroll regions, origin mode, the saved cursor, and what acts on them.
+      arbitrary: fc.constantFrom(
+        "\x1b[3;7r",
+        "\x1b[2;9r",
+        "\x1b[r",
+        "\x1b[?6h",
+        "\x1b[?6l",
+        "\x1b7",
+        "\x1b8",
+        "\x1bM",
+        "\n\n\n\n\n\n",
+      ),
+      weight: 3,
+    },
   ),
   { maxLength: 40 },
 ).map((parts) => parts.join(""));
@@ -278,6 +293,24 @@ Deno.test("a snapshot taken at any point, then the output from its offset, draws
       examples: [["\x1b[1;31m\x1b[1;12H\x1b[48;2;10;20;30mon blue\x1b[49m中\x1b[1;20Haa", 0.982]],
     },
   );
+});
+
+Deno.test("a snapshot keeps the scroll region, origin mode and the saved cursor", async () => {
+  // Each was lost: what follows the snapshot (a line feed at the region's bottom, a reverse
+  // index at its top, a move in origin mode, ESC 8) then drew elsewhere in the viewer.
+  for (
+    const [before, after] of [
+      ["\x1b[3;7r\x1b[?6h\x1b[2;1Hx", "\x1b[1;1Hy"],
+      ["\x1b[3;7r\x1b[5;1Hx", "\n\n\n\nz"],
+      ["\x1b[3;7r\x1b[3;1H", "\x1bMq"],
+      ["\x1b[2;3H\x1b[1;31ma\x1b7\x1b[0m\x1b[8;8Hb", "\x1b8c"],
+      ["\x1b[?1049h\x1b[2;3Ha\x1b7\x1b[8;8Hb", "\x1b8c"],
+    ]
+  ) {
+    const bytes = encoder.encode(before + after);
+    const { seen, own } = await redrawn(bytes, encoder.encode(before).length);
+    assertEquals(seen, own, JSON.stringify(before + after));
+  }
 });
 
 Deno.test("a snapshot inside the alternate screen puts the normal screen's cursor back exactly", async () => {

@@ -62,9 +62,23 @@ interface Internals {
   _core?: {
     coreService?: { isCursorHidden?: boolean };
     _inputHandler?: { _curAttrData?: Attributes };
-    /** The normal screen's cursor saved by the switch (DECSC): its attributes come back with it. */
-    buffers?: { normal?: { savedCurAttrData?: Attributes } };
+    buffers?: {
+      /** The normal screen's cursor saved by the switch (DECSC): its attributes come back with it. */
+      normal?: { savedCurAttrData?: Attributes };
+      active?: ScreenInternals;
+    };
   };
+}
+
+/** A screen's scroll region (DECSTBM, rows from 0) and its cursor saved by DECSC (ESC 7). */
+interface ScreenInternals {
+  scrollTop?: number;
+  scrollBottom?: number;
+  savedX?: number;
+  /** Counted from the top of the scrollback (ybase). */
+  savedY?: number;
+  ybase?: number;
+  savedCurAttrData?: Attributes;
 }
 
 /** The emulator is fed at most this many of the newest bytes. */
@@ -300,7 +314,11 @@ const TO_ALTERNATE = "\x1b[?1049h\x1b[H";
  * - its cursor is put back by relative movements, which go wrong when its text ended in the
  *   last column: the cursor is put back in place absolutely (the normal screen's too, before
  *   the switch to the alternate one, which saves it);
- * - it leaves out the cursor's visibility (DECTCEM).
+ * - it leaves out the cursor's visibility (DECTCEM), the scroll region (DECSTBM) and the
+ *   cursor the screen saved (DECSC), which a program's next line feed, reverse index or ESC 8
+ *   acts on;
+ * - it sets origin mode (DECOM) before the cursor is put back, whose rows it then counts from
+ *   the region's top: it is set after the region, and the cursor put back from the region's top.
  */
 function redraw(terminal: XtermTerminal, serializer: Serializer): string {
   let data = serializer.serialize({ scrollback: 0 }).replaceAll("\x1b[0C", "")
@@ -317,17 +335,52 @@ function redraw(terminal: XtermTerminal, serializer: Serializer): string {
       data.slice(switched + TO_ALTERNATE.length);
   }
   const current = internals?._inputHandler?._curAttrData;
-  data += placeCursor(terminal.buffer.active, terminal.cols, current ? sgr(current) : "\x1b[0m");
+  const attributes = current ? sgr(current) : "\x1b[0m";
+  data = data.replaceAll(ORIGIN_MODE, "") +
+    savedAndRegion(terminal, internals?.buffers?.active, attributes);
+  const origin = terminal.modes.originMode;
+  const top = origin ? internals?.buffers?.active?.scrollTop ?? 0 : 0;
+  data += (origin ? ORIGIN_MODE : "") +
+    placeCursor(terminal.buffer.active, terminal.cols, attributes, top);
   return data + (internals?.coreService?.isCursorHidden ? "\x1b[?25l" : "");
+}
+
+/** Origin mode (DECOM) set: cursor rows count from the scroll region's top. */
+const ORIGIN_MODE = "\x1b[?6h";
+
+/**
+ * The active screen's cursor saved by DECSC (put there with its attributes and saved, then
+ * `attributes`, those of new text, set again), and its scroll region; each only if not as a
+ * fresh screen has it. Both move the cursor, which is put back after them.
+ */
+function savedAndRegion(
+  terminal: XtermTerminal,
+  screen: ScreenInternals | undefined,
+  attributes: string,
+): string {
+  if (!screen) return "";
+  let data = "";
+  const { savedX = 0, savedY = 0, ybase = 0, savedCurAttrData } = screen;
+  const saved = savedCurAttrData ? sgr(savedCurAttrData) : "\x1b[0m";
+  if (savedX !== 0 || savedY !== 0 || saved !== "\x1b[0m") {
+    const row = Math.max(savedY - ybase, 0) + 1, column = Math.min(savedX, terminal.cols - 1) + 1;
+    data += `\x1b[${row};${column}H${saved}\x1b7${attributes}`;
+  }
+  const { scrollTop = 0, scrollBottom = terminal.rows - 1 } = screen;
+  if (scrollTop !== 0 || scrollBottom !== terminal.rows - 1) {
+    data += `\x1b[${scrollTop + 1};${scrollBottom + 1}r`;
+  }
+  return data;
 }
 
 /**
  * Puts `buffer`'s cursor where it is, absolutely. After a character in the last column the
  * cursor waits there to wrap with the next one, which no movement can say: that character is
- * printed again, with its attributes, and then `attributes` (those of new text) are set.
+ * printed again, with its attributes, and then `attributes` (those of new text) are set. In
+ * origin mode, rows are counted from `top`, the scroll region's.
  */
-function placeCursor(buffer: XtermBuffer, cols: number, attributes: string): string {
-  const row = buffer.cursorY + 1;
+function placeCursor(buffer: XtermBuffer, cols: number, attributes: string, top = 0): string {
+  const row = buffer.cursorY - top + 1;
   const at = `\x1b[${row};${Math.min(buffer.cursorX, cols - 1) + 1}H`;
   if (buffer.cursorX < cols) return at;
   const line = buffer.getLine(buffer.baseY + buffer.cursorY);

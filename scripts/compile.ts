@@ -4,7 +4,9 @@
  * compiled for each target with the permissions the server needs baked in. Split, because a
  * single file hoists every Node built-in any module imports to its top (node:http, node:module,
  * node:stream...), and those cost 40 ms before `initialize` can be answered; the chunks keep the
- * start-up path as short as main.ts's, and what loads later loads faster than from npm.
+ * start-up path as short as main.ts's, and what loads later loads faster than from npm. The
+ * bundle names npm modules by package (`npm:ws@8.23.0/lib/websocket.js`), not by where the
+ * builder's Deno cache keeps them.
  *
  * `deno compile` downloads its runtime for each target; run this where Deno's download
  * server is reachable (a developer machine, GitHub Actions).
@@ -14,6 +16,7 @@
  *
  * @module
  */
+import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import config from "../deno.json" with { type: "json" };
 
@@ -36,9 +39,51 @@ async function deno(args: string[]): Promise<void> {
   if (code !== 0) throw new Error(`deno ${args.join(" ")} failed (exit ${code})`);
 }
 
+/** Where Deno keeps its caches, and its npm packages (`deno info --json`). */
+async function denoDirs(): Promise<{ denoDir: string; npmCache: string }> {
+  const { code, stdout } = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json"],
+    cwd: ROOT,
+    stdin: "null",
+    stderr: "inherit",
+  }).output();
+  if (code !== 0) throw new Error(`deno info --json failed (exit ${code})`);
+  return JSON.parse(new TextDecoder().decode(stdout));
+}
+
+/** A package's folder in the npm cache: registry, name (maybe scoped), version. */
+const PACKAGE_FOLDER = /^[^/]+\/((?:@[^/]+\/)?[^/]+)\/([^/]+)\//;
+
 /**
- * Bundles main.ts and everything it imports into `outDir`: main.js and the chunks it imports.
- * Returns main.js's path.
+ * esbuild names each npm module by its path from here into Deno's npm cache, in a comment and
+ * as the key of its CommonJS wrapper (`../../home/me/.cache/deno/npm/registry.npmjs.org/ws/
+ * 8.23.0/lib/websocket.js`): the builder's home, and a bundle that differs by machine. Named by
+ * package instead (`npm:ws@8.23.0/lib/websocket.js`); a wrapper's key is only its name, what
+ * runs is the same.
+ */
+function withoutCachePaths(
+  code: string,
+  { denoDir, npmCache }: { denoDir: string; npmCache: string },
+): string {
+  // esbuild writes paths relative to the working directory, with forward slashes everywhere.
+  const here = Deno.realPathSync(ROOT);
+  const [before, ...after] = code.split(relative(here, npmCache).replaceAll("\\", "/") + "/");
+  const named = before + after.map((path) => {
+    if (!PACKAGE_FOLDER.test(path)) {
+      throw new Error(`not a package in the npm cache: ${path.slice(0, 100)}`);
+    }
+    return path.replace(PACKAGE_FOLDER, "npm:$1@$2/");
+  }).join("");
+  // Anything else from the cache (a remote module, say) would need a name too.
+  const left = [denoDir, relative(here, denoDir)].map((dir) => dir.replaceAll("\\", "/"))
+    .find((dir) => dir && named.includes(dir));
+  if (left) throw new Error(`the bundle still names Deno's cache: ${left}`);
+  return named;
+}
+
+/**
+ * Bundles main.ts and everything it imports into `outDir`: main.js and the chunks it imports,
+ * naming npm modules by package ({@link withoutCachePaths}). Returns main.js's path.
  */
 export async function bundle(outDir: string): Promise<string> {
   await deno([
@@ -51,6 +96,12 @@ export async function bundle(outDir: string): Promise<string> {
     outDir,
     "main.ts",
   ]);
+  const dirs = await denoDirs();
+  for (const file of Deno.readDirSync(outDir)) {
+    if (!file.isFile || !file.name.endsWith(".js")) continue;
+    const path = `${outDir}/${file.name}`;
+    Deno.writeTextFileSync(path, withoutCachePaths(Deno.readTextFileSync(path), dirs));
+  }
   return `${outDir}/main.js`;
 }
 

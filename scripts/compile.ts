@@ -5,8 +5,9 @@
  * single file hoists every Node built-in any module imports to its top (node:http, node:module,
  * node:stream...), and those cost 40 ms before `initialize` can be answered; the chunks keep the
  * start-up path as short as main.ts's, and what loads later loads faster than from npm. The
- * bundle names npm modules by package (`npm:ws@8.23.0/lib/websocket.js`), not by where the
- * builder's Deno cache keeps them.
+ * bundle is the same wherever it is made: it names npm modules by package
+ * (`npm:ws@8.23.0/lib/websocket.js`), not by where the builder's Deno cache keeps them, and its
+ * chunks by their content.
  *
  * `deno compile` downloads its runtime for each target; run this where Deno's download
  * server is reachable (a developer machine, GitHub Actions).
@@ -81,9 +82,41 @@ function withoutCachePaths(
   return named;
 }
 
+/** A chunk's file name: what esbuild named it after, a dash, and a hash of its content. */
+const CHUNK = /^(.+)-[A-Z0-9]{8}\.js$/;
+
+/** `text` with each of `names`' keys replaced by its value, in one pass. */
+function renamed(text: string, names: Map<string, string>): string {
+  if (names.size === 0) return text;
+  const escaped = [...names.keys()].map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  return text.replace(new RegExp(escaped.join("|"), "g"), (name) => names.get(name)!);
+}
+
+/**
+ * New names for the chunks in `code` (file name to content). esbuild's names hash the content it
+ * wrote, cache paths included; these hash the content as it is now, with the names of the
+ * chunks it imports left out (they change too, and chunks may import each other).
+ */
+async function chunkNames(code: Map<string, string>): Promise<Map<string, string>> {
+  const chunks = [...code.keys()].filter((name) => CHUNK.test(name));
+  const unnamed = new Map(chunks.map((name) => [name, name.replace(CHUNK, "$1.js")]));
+  const names = new Map<string, string>();
+  for (const name of chunks) {
+    const content = new TextEncoder().encode(renamed(code.get(name)!, unnamed));
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", content));
+    const hash = [...digest.slice(0, 4)].map((byte) => byte.toString(16).padStart(2, "0"));
+    names.set(name, name.replace(CHUNK, `$1-${hash.join("").toUpperCase()}.js`));
+  }
+  if (new Set(names.values()).size !== names.size) {
+    throw new Error("two chunks differ only in the chunks they import: they cannot be named");
+  }
+  return names;
+}
+
 /**
  * Bundles main.ts and everything it imports into `outDir`: main.js and the chunks it imports,
- * naming npm modules by package ({@link withoutCachePaths}). Returns main.js's path.
+ * naming npm modules by package ({@link withoutCachePaths}) and chunks by content
+ * ({@link chunkNames}). Returns main.js's path.
  */
 export async function bundle(outDir: string): Promise<string> {
   await deno([
@@ -97,10 +130,15 @@ export async function bundle(outDir: string): Promise<string> {
     "main.ts",
   ]);
   const dirs = await denoDirs();
+  const code = new Map<string, string>();
   for (const file of Deno.readDirSync(outDir)) {
     if (!file.isFile || !file.name.endsWith(".js")) continue;
-    const path = `${outDir}/${file.name}`;
-    Deno.writeTextFileSync(path, withoutCachePaths(Deno.readTextFileSync(path), dirs));
+    code.set(file.name, withoutCachePaths(Deno.readTextFileSync(`${outDir}/${file.name}`), dirs));
+    Deno.removeSync(`${outDir}/${file.name}`);
+  }
+  const names = await chunkNames(code);
+  for (const [name, text] of code) {
+    Deno.writeTextFileSync(`${outDir}/${names.get(name) ?? name}`, renamed(text, names));
   }
   return `${outDir}/main.js`;
 }

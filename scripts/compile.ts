@@ -4,7 +4,10 @@
  * compiled for each target with the permissions the server needs baked in. Split, because a
  * single file hoists every Node built-in any module imports to its top (node:http, node:module,
  * node:stream...), and those cost 40 ms before `initialize` can be answered; the chunks keep the
- * start-up path as short as main.ts's, and what loads later loads faster than from npm.
+ * start-up path as short as main.ts's, and what loads later loads faster than from npm. The
+ * bundle is the same wherever it is made: it names npm modules by package
+ * (`npm:ws@8.23.0/lib/websocket.js`), not by where the builder's Deno cache keeps them, and its
+ * chunks by their content.
  *
  * `deno compile` downloads its runtime for each target; run this where Deno's download
  * server is reachable (a developer machine, GitHub Actions).
@@ -14,6 +17,7 @@
  *
  * @module
  */
+import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import config from "../deno.json" with { type: "json" };
 
@@ -36,9 +40,83 @@ async function deno(args: string[]): Promise<void> {
   if (code !== 0) throw new Error(`deno ${args.join(" ")} failed (exit ${code})`);
 }
 
+/** Where Deno keeps its caches, and its npm packages (`deno info --json`). */
+async function denoDirs(): Promise<{ denoDir: string; npmCache: string }> {
+  const { code, stdout } = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json"],
+    cwd: ROOT,
+    stdin: "null",
+    stderr: "inherit",
+  }).output();
+  if (code !== 0) throw new Error(`deno info --json failed (exit ${code})`);
+  return JSON.parse(new TextDecoder().decode(stdout));
+}
+
+/** A package's folder in the npm cache: registry, name (maybe scoped), version. */
+const PACKAGE_FOLDER = /^[^/]+\/((?:@[^/]+\/)?[^/]+)\/([^/]+)\//;
+
 /**
- * Bundles main.ts and everything it imports into `outDir`: main.js and the chunks it imports.
- * Returns main.js's path.
+ * esbuild names each npm module by its path from here into Deno's npm cache, in a comment and
+ * as the key of its CommonJS wrapper (`../../home/me/.cache/deno/npm/registry.npmjs.org/ws/
+ * 8.23.0/lib/websocket.js`): the builder's home, and a bundle that differs by machine. Named by
+ * package instead (`npm:ws@8.23.0/lib/websocket.js`); a wrapper's key is only its name, what
+ * runs is the same.
+ */
+function withoutCachePaths(
+  code: string,
+  { denoDir, npmCache }: { denoDir: string; npmCache: string },
+): string {
+  // esbuild writes paths relative to the working directory, with forward slashes everywhere.
+  const here = Deno.realPathSync(ROOT);
+  const [before, ...after] = code.split(relative(here, npmCache).replaceAll("\\", "/") + "/");
+  const named = before + after.map((path) => {
+    if (!PACKAGE_FOLDER.test(path)) {
+      throw new Error(`not a package in the npm cache: ${path.slice(0, 100)}`);
+    }
+    return path.replace(PACKAGE_FOLDER, "npm:$1@$2/");
+  }).join("");
+  // Anything else from the cache (a remote module, say) would need a name too.
+  const left = [denoDir, relative(here, denoDir)].map((dir) => dir.replaceAll("\\", "/"))
+    .find((dir) => dir && named.includes(dir));
+  if (left) throw new Error(`the bundle still names Deno's cache: ${left}`);
+  return named;
+}
+
+/** A chunk's file name: what esbuild named it after, a dash, and a hash of its content. */
+const CHUNK = /^(.+)-[A-Z0-9]{8}\.js$/;
+
+/** `text` with each of `names`' keys replaced by its value, in one pass. */
+function renamed(text: string, names: Map<string, string>): string {
+  if (names.size === 0) return text;
+  const escaped = [...names.keys()].map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  return text.replace(new RegExp(escaped.join("|"), "g"), (name) => names.get(name)!);
+}
+
+/**
+ * New names for the chunks in `code` (file name to content). esbuild's names hash the content it
+ * wrote, cache paths included; these hash the content as it is now, with the names of the
+ * chunks it imports left out (they change too, and chunks may import each other).
+ */
+async function chunkNames(code: Map<string, string>): Promise<Map<string, string>> {
+  const chunks = [...code.keys()].filter((name) => CHUNK.test(name));
+  const unnamed = new Map(chunks.map((name) => [name, name.replace(CHUNK, "$1.js")]));
+  const names = new Map<string, string>();
+  for (const name of chunks) {
+    const content = new TextEncoder().encode(renamed(code.get(name)!, unnamed));
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", content));
+    const hash = [...digest.slice(0, 4)].map((byte) => byte.toString(16).padStart(2, "0"));
+    names.set(name, name.replace(CHUNK, `$1-${hash.join("").toUpperCase()}.js`));
+  }
+  if (new Set(names.values()).size !== names.size) {
+    throw new Error("two chunks differ only in the chunks they import: they cannot be named");
+  }
+  return names;
+}
+
+/**
+ * Bundles main.ts and everything it imports into `outDir`: main.js and the chunks it imports,
+ * naming npm modules by package ({@link withoutCachePaths}) and chunks by content
+ * ({@link chunkNames}). Returns main.js's path.
  */
 export async function bundle(outDir: string): Promise<string> {
   await deno([
@@ -51,6 +129,17 @@ export async function bundle(outDir: string): Promise<string> {
     outDir,
     "main.ts",
   ]);
+  const dirs = await denoDirs();
+  const code = new Map<string, string>();
+  for (const file of Deno.readDirSync(outDir)) {
+    if (!file.isFile || !file.name.endsWith(".js")) continue;
+    code.set(file.name, withoutCachePaths(Deno.readTextFileSync(`${outDir}/${file.name}`), dirs));
+    Deno.removeSync(`${outDir}/${file.name}`);
+  }
+  const names = await chunkNames(code);
+  for (const [name, text] of code) {
+    Deno.writeTextFileSync(`${outDir}/${names.get(name) ?? name}`, renamed(text, names));
+  }
   return `${outDir}/main.js`;
 }
 

@@ -67,60 +67,64 @@ serverTest(
   async (mcp) => {
     ok(acp.PROTOCOL_VERSION >= 1);
     const cwd = Deno.realPathSync(Deno.makeTempDirSync());
-    const created = await call<{ terminalId: string }>(
-      mcp,
-      "terminal_create",
-      {
-        sessionId,
-        command: "printf",
-        args: ["%s\\n", "acp-ok"],
-        env: [{ name: "ACP_ENV", value: "1", _meta: { source: "test" } }],
-        cwd,
-        outputByteLimit: 1_048_576,
-        _meta: { "zed.dev/toolCallId": "call_002" },
-      },
-      "CreateTerminalRequest",
-      "CreateTerminalResponse",
-    );
-    const { terminalId } = created;
-    const exit = await call<{ exitCode: number }>(
-      mcp,
-      "terminal_wait_for_exit",
-      {
-        sessionId,
-        terminalId,
-        _meta: null,
-      },
-      "WaitForTerminalExitRequest",
-      "WaitForTerminalExitResponse",
-    );
-    assertEquals(exit.exitCode, 0);
-    const output = await call<{ output: string; truncated: boolean }>(
-      mcp,
-      "terminal_output",
-      {
-        sessionId,
-        terminalId,
-        _meta: {},
-      },
-      "TerminalOutputRequest",
-      "TerminalOutputResponse",
-    );
-    assertEquals([output.output, output.truncated], ["acp-ok\n", false]);
-    await call(
-      mcp,
-      "terminal_kill",
-      { sessionId, terminalId },
-      "KillTerminalRequest",
-      "KillTerminalResponse",
-    );
-    await call(
-      mcp,
-      "terminal_release",
-      { sessionId, terminalId, _meta: { x: [1] } },
-      "ReleaseTerminalRequest",
-      "ReleaseTerminalResponse",
-    );
+    try {
+      const created = await call<{ terminalId: string }>(
+        mcp,
+        "terminal_create",
+        {
+          sessionId,
+          command: "printf",
+          args: ["%s\\n", "acp-ok"],
+          env: [{ name: "ACP_ENV", value: "1", _meta: { source: "test" } }],
+          cwd,
+          outputByteLimit: 1_048_576,
+          _meta: { "zed.dev/toolCallId": "call_002" },
+        },
+        "CreateTerminalRequest",
+        "CreateTerminalResponse",
+      );
+      const { terminalId } = created;
+      const exit = await call<{ exitCode: number }>(
+        mcp,
+        "terminal_wait_for_exit",
+        {
+          sessionId,
+          terminalId,
+          _meta: null,
+        },
+        "WaitForTerminalExitRequest",
+        "WaitForTerminalExitResponse",
+      );
+      assertEquals(exit.exitCode, 0);
+      const output = await call<{ output: string; truncated: boolean }>(
+        mcp,
+        "terminal_output",
+        {
+          sessionId,
+          terminalId,
+          _meta: {},
+        },
+        "TerminalOutputRequest",
+        "TerminalOutputResponse",
+      );
+      assertEquals([output.output, output.truncated], ["acp-ok\n", false]);
+      await call(
+        mcp,
+        "terminal_kill",
+        { sessionId, terminalId },
+        "KillTerminalRequest",
+        "KillTerminalResponse",
+      );
+      await call(
+        mcp,
+        "terminal_release",
+        { sessionId, terminalId, _meta: { x: [1] } },
+        "ReleaseTerminalRequest",
+        "ReleaseTerminalResponse",
+      );
+    } finally {
+      Deno.removeSync(cwd, { recursive: true });
+    }
 
     // null for every optional field, as serde-based clients send an absent Option.
     const nulls = {

@@ -1,12 +1,14 @@
 /**
  * The server's life: it ends cleanly when its client goes away (stdin closed) or it is told to
- * (SIGTERM, SIGINT), takes every process it started with it, and writes nothing but JSON-RPC
- * to stdout. Driven with raw JSON-RPC lines so that nothing but stdin's end can stop it.
+ * (SIGTERM, SIGINT), takes every process it started with it, leaves nothing in TMPDIR, and
+ * writes nothing but JSON-RPC to stdout. Driven with raw JSON-RPC lines so that nothing but
+ * stdin's end can stop it.
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
+import { join } from "node:path";
 import { initializeRequest } from "../helpers/jsonrpc.ts";
 import { MAIN, START_FLAGS } from "../helpers/mcp.ts";
-import { eventually, processesWith, uniqueMarker } from "../helpers/process.ts";
+import { eventually, processesWith, tempDir, uniqueMarker } from "../helpers/process.ts";
 
 const linux = Deno.build.os === "linux";
 
@@ -20,13 +22,13 @@ interface RawServer {
   closeStdin(): Promise<void>;
 }
 
-function startRaw(): RawServer {
+function startRaw(env: Record<string, string> = {}): RawServer {
   const process = new Deno.Command(Deno.execPath(), {
     args: ["run", ...START_FLAGS, MAIN],
     stdin: "piped",
     stdout: "piped",
     stderr: "null",
-    env: { WINTERM_LOG_LEVEL: "debug" },
+    env: { WINTERM_LOG_LEVEL: "debug", ...env },
   }).spawn();
   const writer = process.stdin.getWriter();
   const lines: string[] = [];
@@ -96,6 +98,41 @@ Deno.test({
     );
     // stdout carried JSON-RPC and nothing else.
     for (const line of server.lines) assertEquals(JSON.parse(line).jsonrpc, "2.0");
+  },
+});
+
+Deno.test({
+  name: "a server that ends cleanly leaves its TMPDIR as it found it",
+  ignore: !linux,
+  async fn() {
+    const scratch = tempDir("winterm-tmpdir-");
+    try {
+      const tmp = join(scratch, "tmp");
+      const home = join(scratch, "home"); // no rc files of this machine for the shell
+      Deno.mkdirSync(tmp);
+      Deno.mkdirSync(home);
+      Deno.writeTextFileSync(join(scratch, "file"), "");
+      // A state directory that cannot be made: the shell integration's files go to TMPDIR.
+      const server = startRaw({ TMPDIR: tmp, WINTERM_STATE_DIR: join(scratch, "file", "state") });
+      await server.send(initializeRequest("raw"));
+      await server.response(1);
+      await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      const calls = [
+        { name: "terminal_create", arguments: { shell: "bash", cwd: "/", env: { HOME: home } } },
+        { name: "run_command", arguments: { command: "echo done", wait_ms: 10_000 } },
+      ];
+      for (const [index, params] of calls.entries()) {
+        await server.send({ jsonrpc: "2.0", id: 10 + index, method: "tools/call", params });
+        const answer = await server.response(10 + index);
+        ok(!(answer.result as { isError?: boolean }).isError, JSON.stringify(answer));
+      }
+      ok([...Deno.readDirSync(tmp)].length > 0, "no integration files in TMPDIR to remove");
+      await server.closeStdin();
+      assertEquals((await server.process.status).code, 0);
+      assertEquals([...Deno.readDirSync(tmp)].map((entry) => entry.name), []);
+    } finally {
+      Deno.removeSync(scratch, { recursive: true });
+    }
   },
 });
 

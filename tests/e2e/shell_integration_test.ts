@@ -79,7 +79,8 @@ async function open(mcp: Connection, shell: string, cwd = "/"): Promise<string> 
   const created = await mcp.callOk<{ terminalId: string }>("terminal_create", {
     shell,
     cwd,
-    env: { HOME: home },
+    // fish's runtime files go there, not to a $TMPDIR/fish.$USER that would outlive the test.
+    env: { HOME: home, XDG_RUNTIME_DIR: home },
   });
   return created.terminalId;
 }

@@ -134,7 +134,10 @@ withHttp(
   },
 );
 
-const AUDIT = `${tempDir("winterm-audit-")}/audit.jsonl`;
+/** The audit log's folder; removed when this file's tests end, passed or failed. */
+const AUDIT_DIR = tempDir("winterm-audit-");
+globalThis.addEventListener("unload", () => Deno.removeSync(AUDIT_DIR, { recursive: true }));
+const AUDIT = `${AUDIT_DIR}/audit.jsonl`;
 
 withHttp(
   "stream: read-only until take-over; input then reaches the shell (audited); resize only while held, restored after",

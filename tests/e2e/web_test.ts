@@ -54,7 +54,10 @@ async function viewShows(page: Page, text: string, timeout = 10_000): Promise<vo
   );
 }
 
-const AUDIT = `${tempDir("winterm-web-audit-")}/audit.jsonl`;
+/** The audit log and the file vim edits; removed when this file's tests end, passed or failed. */
+const SCRATCH = tempDir("winterm-web-");
+globalThis.addEventListener("unload", () => Deno.removeSync(SCRATCH, { recursive: true }));
+const AUDIT = `${SCRATCH}/audit.jsonl`;
 
 Deno.test({
   name: "web view: the issue's proof, in a real browser",
@@ -262,7 +265,7 @@ Deno.test({
       );
 
       await t.step("a full-screen program looks right, to a late joiner too", async () => {
-        const file = `${tempDir("winterm-web-")}/notes.txt`;
+        const file = `${SCRATCH}/notes.txt`;
         await Deno.writeTextFile(file, "first line\nsecond line\nthird line\n");
         const editor = (await request(server, "POST", "/api/terminals", {
           body: { command: "vim", args: ["-u", "NONE", "-N", "-n", file], cols: 90, rows: 20 },

@@ -102,17 +102,21 @@ Deno.test({
   ignore: Deno.build.os === "windows",
   fn() {
     const dir = tempDir("winterm-ledger-");
-    const folder = join(dir, "processes");
-    Deno.mkdirSync(folder);
-    // A FIFO blocked the server's thread for good; /dev/zero was read until memory ran out.
-    new Deno.Command("mkfifo", { args: [join(folder, "fifo.json")] }).outputSync();
-    Deno.symlinkSync("/dev/zero", join(folder, "zero.json"));
-    Deno.writeTextFileSync(join(folder, "big.json"), " ".repeat(2 * 1024 * 1024));
-    const found = abandonedLedgers(dir);
-    assertEquals(found.map((ledger) => ledger.record), [
-      { instance: "big", server: { pid: 0, start: 0 }, roots: [] },
-    ]);
-    for (const ledger of found) ledger.discard();
+    try {
+      const folder = join(dir, "processes");
+      Deno.mkdirSync(folder);
+      // A FIFO blocked the server's thread for good; /dev/zero was read until memory ran out.
+      new Deno.Command("mkfifo", { args: [join(folder, "fifo.json")] }).outputSync();
+      Deno.symlinkSync("/dev/zero", join(folder, "zero.json"));
+      Deno.writeTextFileSync(join(folder, "big.json"), " ".repeat(2 * 1024 * 1024));
+      const found = abandonedLedgers(dir);
+      assertEquals(found.map((ledger) => ledger.record), [
+        { instance: "big", server: { pid: 0, start: 0 }, roots: [] },
+      ]);
+      for (const ledger of found) ledger.discard();
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
   },
 });
 

@@ -7,8 +7,9 @@
  * Deno importing `node:process` and reading its `stdin` put about 40 ms in front of the
  * `initialize` answer (measured here against a server that imports nothing); it does not notice
  * the end of stdin (typescript-sdk#2002); and its reader copies everything it holds on each
- * chunk (quadratic in a message's size). This one finds line ends in new bytes only, keeps the
- * SDK's 10 MiB bound on a message, and writes answers in order through one writer.
+ * chunk (quadratic in a message's size); it refuses JSON-RPC batches. This one finds line ends
+ * in new bytes only, keeps the SDK's 10 MiB bound on a message (and json_shape.ts's on its
+ * shape), serves batches, and writes answers in order through one writer.
  *
  * @example
  * ```ts
@@ -41,6 +42,19 @@ const READ_SIZE = 64 * 1024;
 const HIGH_WATER_BYTES = 1024 * 1024;
 const LF = 0x0a;
 
+/** A batch's answers so far, and the ids of its requests still waiting for theirs. */
+interface Batch {
+  waiting: Set<string | number>;
+  answers: JSONRPCMessage[];
+}
+
+/** An error answer (the message cut to {@link MAX_ERROR_MESSAGE}). */
+function errorMessage(id: string | number | null, code: number, message: string): JSONRPCMessage {
+  const error = { code, message: message.slice(0, MAX_ERROR_MESSAGE) };
+  // `id: null` is JSON-RPC's own answer to a message whose id cannot be read.
+  return { jsonrpc: "2.0", id, error } as unknown as JSONRPCMessage;
+}
+
 /** See the module documentation. */
 export class StdioTransport implements Transport {
   onclose?: () => void;
@@ -65,6 +79,8 @@ export class StdioTransport implements Transport {
   #outputGone = false;
   /** Ids of the requests received and not answered yet. */
   readonly #unanswered = new Set<string | number>();
+  /** The batch each request that came in one belongs to, until it is answered. */
+  readonly #batches = new Map<string | number, Batch>();
   #allAnswered: (() => void)[] = [];
   readonly #encoder = new TextEncoder();
   readonly #decoder = new TextDecoder();
@@ -82,18 +98,29 @@ export class StdioTransport implements Transport {
     return Promise.resolve();
   }
 
-  /** Queues a message; waits only while more than {@link HIGH_WATER_BYTES} are queued. */
+  /**
+   * Queues a message; waits only while more than {@link HIGH_WATER_BYTES} are queued. An answer to
+   * a request that came in a batch waits for the batch's other answers, and goes with them.
+   */
   async send(message: JSONRPCMessage): Promise<void> {
-    if (
-      "id" in message && !("method" in message) && message.id !== undefined &&
-      this.#unanswered.delete(message.id)
-    ) {
-      if (this.#unanswered.size === 0) {
-        for (const resolve of this.#allAnswered.splice(0)) resolve();
-      }
+    const id = "id" in message && !("method" in message) ? message.id : undefined;
+    const batch = id === undefined ? undefined : this.#batches.get(id);
+    if (batch) {
+      this.#batches.delete(id!);
+      batch.waiting.delete(id!);
+      batch.answers.push(message);
     }
+    if (id !== undefined && this.#unanswered.delete(id) && this.#unanswered.size === 0) {
+      for (const resolve of this.#allAnswered.splice(0)) resolve();
+    }
+    if (batch && batch.waiting.size > 0) return;
+    await this.#queueLine(batch ? JSON.stringify(batch.answers) + "\n" : serializeMessage(message));
+  }
+
+  /** Queues a line of output (see {@link send}). */
+  async #queueLine(line: string): Promise<void> {
     if (this.#outputGone) return;
-    const bytes = this.#encoder.encode(serializeMessage(message));
+    const bytes = this.#encoder.encode(line);
     this.#queue.push(bytes);
     this.#queuedBytes += bytes.length;
     this.#writing ??= this.#write();
@@ -202,12 +229,47 @@ export class StdioTransport implements Transport {
       this.#refuse(text, error as Error);
       return;
     }
+    this.#hand(message);
+  }
+
+  /** Hands a message on, noting a request as waiting for its answer. */
+  #hand(message: JSONRPCMessage): void {
     if ("method" in message && "id" in message) this.#unanswered.add(message.id);
     this.onmessage?.(message);
   }
 
   /**
-   * Answers a line that is no JSON-RPC message as JSON-RPC 2.0 says: -32700 when it is not JSON,
+   * A JSON-RPC batch (protocol 2025-03-26 has clients send them, and the SDK's HTTP transport
+   * takes them): each message is handed on, and the answers to its requests go back together,
+   * as one array, once the last one is made. A message the schema refuses is answered in that
+   * array; a batch of notifications alone gets no answer; an empty one is refused.
+   */
+  #deliverBatch(items: unknown[]): void {
+    if (items.length === 0) return this.#sendError(null, -32600, "Invalid Request: an empty batch");
+    const batch: Batch = { waiting: new Set(), answers: [] };
+    const messages: JSONRPCMessage[] = [];
+    for (const item of items) {
+      try {
+        const message = deserializeMessage(JSON.stringify(item));
+        messages.push(message);
+        if (!("method" in message && "id" in message)) continue;
+        batch.waiting.add(message.id);
+        this.#batches.set(message.id, batch);
+      } catch (error) {
+        this.onerror?.(error as Error);
+        const why = `Invalid Request: ${whatIsWrong(error as Error, item)}`;
+        batch.answers.push(errorMessage(answerableId(item), -32600, why));
+      }
+    }
+    if (batch.waiting.size === 0 && batch.answers.length > 0) {
+      void this.#queueLine(JSON.stringify(batch.answers) + "\n");
+    }
+    for (const message of messages) this.#hand(message);
+  }
+
+  /**
+   * Answers a line that is no single JSON-RPC message as JSON-RPC 2.0 says (a batch is taken
+   * apart, see {@link #deliverBatch}): -32700 when it is not JSON,
    * else -32600 with its id where it has a usable one (null otherwise), so that a client waiting
    * for its answer hears why instead of nothing.
    */
@@ -218,13 +280,12 @@ export class StdioTransport implements Transport {
     } catch {
       return void this.#sendError(null, -32700, `Parse error: ${error.message}`);
     }
+    if (Array.isArray(parsed)) return this.#deliverBatch(parsed);
     this.#sendError(answerableId(parsed), -32600, `Invalid Request: ${whatIsWrong(error, parsed)}`);
   }
 
   #sendError(id: string | number | null, code: number, message: string): void {
-    const error = { code, message: message.slice(0, MAX_ERROR_MESSAGE) };
-    // `id: null` is JSON-RPC's own answer to a message whose id cannot be read.
-    void this.send({ jsonrpc: "2.0", id, error } as unknown as JSONRPCMessage);
+    void this.send(errorMessage(id, code, message));
   }
 
   async #write(): Promise<void> {

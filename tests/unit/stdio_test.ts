@@ -1,6 +1,6 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { concatBytes } from "../../src/bytes.ts";
-import { Server } from "../../src/mcp/sdk.ts";
+import { ListToolsRequestSchema, Server } from "../../src/mcp/sdk.ts";
 import { MAX_MESSAGE_BYTES, StdioTransport } from "../../src/mcp/stdio.ts";
 import { fc } from "../helpers/arbitraries.ts";
 import { initializeRequest } from "../helpers/jsonrpc.ts";
@@ -104,10 +104,14 @@ Deno.test("stdio: a line that is not a message is answered as JSON-RPC says; bla
   await transport.ended;
   await transport.flushed();
   const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
+  // `[1]` is a batch of one message that is none: answered with an array of one error.
   assertEquals(
-    answers.map(({ id, error }) => [id, error.code]),
+    answers.map((answer) => Array.isArray(answer) ? answer : [answer]).map((
+      [{ id, error }],
+    ) => [id, error.code]),
     [[null, -32700], ["x", -32600], [null, -32600]],
   );
+  ok(Array.isArray(answers[2]));
   ok(answers[0].error.message.startsWith("Parse error: "), answers[0].error.message);
 });
 
@@ -296,6 +300,51 @@ Deno.test("stdio: requests read before stdin ends are answered before the server
   await server.close();
   await transport.flushed();
   assertEquals(JSON.parse(output.text()).id, 1);
+});
+
+Deno.test("stdio: a batch is served, its answers go back together, one array; refusals in it", async () => {
+  const initialize = initializeRequest("batch");
+  const lines = [
+    JSON.stringify(initialize),
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    '[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},' +
+    '{"jsonrpc":"2.0","id":7,"method":7},{"jsonrpc":"2.0","id":8,"method":"tools/list"}]',
+    '[{"jsonrpc":"2.0","method":"notifications/y"}]',
+    "[]",
+    '[{"jsonrpc":"2.0","id":9,"method":"nope/nope"}]',
+  ];
+  const output = collectingOutput();
+  const transport = new StdioTransport(
+    chunkedInput([encoder.encode(lines.join("\n") + "\n")]),
+    output,
+  );
+  const server = new Server({ name: "demo", version: "1.0.0" }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [] }));
+  await server.connect(transport);
+  await transport.ended;
+  await transport.answered(10_000);
+  await server.close();
+  await transport.flushed();
+  const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
+  ok(answers.some((answer) => answer.id === 1 && answer.result), "initialize answered");
+  // The batch of four: the refused one at once in its array, the two requests' answers with it.
+  const batch = answers.find((answer) => Array.isArray(answer) && answer.length === 3);
+  ok(batch, JSON.stringify(answers));
+  const byId = Object.fromEntries(batch.map((answer: { id: unknown }) => [answer.id, answer]));
+  assertEquals(byId.a.result, {});
+  assertEquals(byId[8].result, { tools: [] });
+  assertEquals(byId[7].error.code, -32600);
+  // Notifications alone: no answer. An empty batch: refused. A lone request in a batch: an array.
+  const rest = answers.filter((answer) => answer !== batch && answer.id !== 1);
+  assertEquals(rest.length, 2, JSON.stringify(rest));
+  const empty = rest.find((answer) => !Array.isArray(answer));
+  assertEquals(empty, {
+    jsonrpc: "2.0",
+    id: null,
+    error: { code: -32600, message: "Invalid Request: an empty batch" },
+  });
+  const lone = rest.find((answer) => Array.isArray(answer));
+  assertEquals([lone?.length, lone?.[0].id, lone?.[0].error.code], [1, 9, -32601]);
 });
 
 Deno.test("stdio: answered() gives up after its time when a request stays unanswered", async () => {

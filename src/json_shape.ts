@@ -14,7 +14,7 @@
  * @example
  * ```ts
  * import { jsonShape, jsonShapeProblem } from "./json_shape.ts";
- * jsonShape('{"a":[1,2,"x,y:z"]}');   // { separators: 3, depth: 2 }
+ * jsonShape('{"a":[1,2,"x,y:z"]}').separators; // 3
  * jsonShapeProblem('{"a":[1,2,"x,y:z"]}'); // undefined
  * jsonShapeProblem("[".repeat(100));       // "it nests objects and arrays 100 deep, more than 64"
  * ```
@@ -29,24 +29,39 @@ export const MAX_JSON_DEPTH = 64;
 const QUOTE = 0x22, BACKSLASH = 0x5c, COMMA = 0x2c, COLON = 0x3a;
 const OPEN_ARRAY = 0x5b, OPEN_OBJECT = 0x7b, CLOSE_ARRAY = 0x5d, CLOSE_OBJECT = 0x7d;
 
-/** The commas and colons outside strings of a JSON text, and how deep it nests. */
+/** What {@link jsonShape} finds. */
 export interface JsonShape {
+  /** Commas and colons outside strings (up to an unclosed string). */
   separators: number;
+  /** How deep objects and arrays nest (likewise). */
   depth: number;
+  /**
+   * The ids written as numbers, as written, of the message (an object) or of each message of a
+   * batch (an array of objects): a rounded id would be answered as another request's.
+   */
+  numberIds: string[];
+  /** A string in it is never closed: the counts stop there, and the parser says what is wrong. */
+  unclosed: boolean;
 }
 
-/**
- * The shape of `text` (see the module documentation), or undefined if a string in it is not
- * closed. Text that is not JSON is measured all the same: the parser describes what is wrong.
- */
-export function jsonShape(text: string): JsonShape | undefined {
+/** The shape of `text` (see the module documentation). Text that is not JSON is measured too. */
+export function jsonShape(text: string): JsonShape {
   let separators = 0, depth = 0, deepest = 0;
+  const numberIds: string[] = [];
+  // A message's own keys are at depth 1; in a batch, at depth 2.
+  const keysAt = text.trimStart().startsWith("[") ? 2 : 1;
   for (let i = 0; i < text.length; i++) {
     switch (text.charCodeAt(i)) {
-      case QUOTE:
-        i = closingQuote(text, i);
-        if (i < 0) return undefined;
+      case QUOTE: {
+        const end = closingQuote(text, i);
+        if (end < 0) return { separators, depth: deepest, numberIds, unclosed: true };
+        if (depth === keysAt && isIdKey(text, i, end)) {
+          const id = numberValue(text, end + 1);
+          if (id !== undefined) numberIds.push(id);
+        }
+        i = end;
         break;
+      }
       case COMMA:
       case COLON:
         separators++;
@@ -61,13 +76,17 @@ export function jsonShape(text: string): JsonShape | undefined {
         break;
     }
   }
-  return { separators, depth: deepest };
+  return { separators, depth: deepest, numberIds, unclosed: false };
 }
 
-/** What is wrong with the shape of `text`, in words, or undefined when it is within the bounds. */
-export function jsonShapeProblem(text: string): string | undefined {
+/**
+ * What is wrong with the shape of `text`, in words, or undefined when it is within the bounds.
+ * With `messages` (JSON-RPC), an id written as a number must be an integer a double holds
+ * exactly, written plainly: `1.0000000000000001`, `0.1e1`, `-0` or `9007199254740993` would be
+ * read as another number, and answered as another request's id.
+ */
+export function jsonShapeProblem(text: string, messages = false): string | undefined {
   const shape = jsonShape(text);
-  if (!shape) return undefined; // an unclosed string: the parser says so
   if (shape.separators > MAX_JSON_SEPARATORS) {
     return `it has ${shape.separators} commas and colons outside strings, more than ` +
       `${MAX_JSON_SEPARATORS} (about ${MAX_JSON_SEPARATORS / 2} keys or ${MAX_JSON_SEPARATORS} ` +
@@ -76,7 +95,46 @@ export function jsonShapeProblem(text: string): string | undefined {
   if (shape.depth > MAX_JSON_DEPTH) {
     return `it nests objects and arrays ${shape.depth} deep, more than ${MAX_JSON_DEPTH}`;
   }
+  const inexact = messages ? shape.numberIds.find((id) => !plainInteger(id)) : undefined;
+  if (inexact !== undefined) {
+    const shown = inexact.length > 40 ? `${inexact.slice(0, 40)}…` : inexact;
+    return `its 'id' ${shown} would be read as another number: an id must be a string, or an ` +
+      `integer written in digits of at most ${Number.MAX_SAFE_INTEGER}`;
+  }
   return undefined;
+}
+
+/** Whether a number as written is an integer that a double holds exactly, written plainly. */
+function plainInteger(written: string): boolean {
+  return /^(0|-?[1-9][0-9]*)$/.test(written) && Number.isSafeInteger(Number(written));
+}
+
+/** Whether the string from `open` to `close` (its quotes) is the key "id", however escaped. */
+function isIdKey(text: string, open: number, close: number): boolean {
+  const length = close - open - 1;
+  if (length === 2) return text.startsWith("id", open + 1);
+  // "\u0069d" and the like: a short key with an escape in it is decoded.
+  if (length > 12) return false;
+  const key = text.slice(open, close + 1);
+  if (!key.includes("\\")) return false;
+  try {
+    return JSON.parse(key) === "id";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The number written as the value of the key that ends at `from` (a colon, then the number,
+ * with white space around), or undefined if what follows is no key with a number.
+ */
+function numberValue(text: string, from: number): string | undefined {
+  const colon = /[ \t\n\r]*:[ \t\n\r]*/y;
+  colon.lastIndex = from;
+  if (!colon.exec(text)) return undefined;
+  const number = /-?[0-9][0-9.eE+-]*|-/y;
+  number.lastIndex = colon.lastIndex;
+  return number.exec(text)?.[0];
 }
 
 /** The index of the quote that closes the string opened at `open`, or -1 if none does. */

@@ -250,7 +250,7 @@ function jsonBody(limit: number): MiddlewareHandler<AppEnv> {
       c.set("body", undefined);
       return await next();
     }
-    const problem = jsonShapeProblem(text);
+    const problem = jsonShapeProblem(text, isMcpPath(c.req.path));
     if (problem) {
       return isMcpPath(c.req.path)
         ? jsonRpcError(400, -32600, `Invalid Request: ${problem}; it was not read`)

@@ -16,27 +16,10 @@
  * @module
  */
 
-/**
- * The id to answer a refused message with: its own if it can be given back as sent (a string,
- * or a finite number that is not an integer beyond 2^53 - 1, see {@link inexactId}), else null.
- */
+/** The id to answer a refused message with: its own if usable (a string or finite number), else null. */
 export function answerableId(message: unknown): string | number | null {
   const id = (message as { id?: unknown } | null)?.id;
-  if (typeof id === "string") return id;
-  return typeof id === "number" && Number.isFinite(id) && !inexactId(message) ? id : null;
-}
-
-/**
- * Why a message's id cannot be answered, or undefined when it can: JSON numbers are read as
- * doubles, so an integer id beyond 2^53 - 1 arrives rounded (9007199254740993 is read as
- * ...992), and an answer with it would answer another id. The SDK's schema refuses such ids;
- * this says why, and {@link answerableId} answers them with null.
- */
-export function inexactId(message: unknown): string | undefined {
-  const id = (message as { id?: unknown } | null)?.id;
-  if (typeof id !== "number" || !Number.isInteger(id) || Number.isSafeInteger(id)) return undefined;
-  return `'id': an integer beyond ${Number.MAX_SAFE_INTEGER} arrives rounded and cannot be ` +
-    "answered exactly; use a string or a smaller integer";
+  return typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? id : null;
 }
 
 /** An issue of the SDK's schema check (Zod's shape): unions hold each alternative's issues. */
@@ -115,14 +98,8 @@ function leavesOf(issues: SchemaIssue[], prefix: PropertyKey[]): Leaf[] {
 export function whatIsWrong(error: Error, message: unknown): string {
   // The check's union reports a bad id as a notification's unknown key: said plainly instead.
   const id = (message as { id?: unknown } | null)?.id;
-  const inexact = inexactId(message);
-  if (inexact) return inexact;
   if (id !== undefined && typeof id !== "string" && !Number.isSafeInteger(id)) {
-    // JSON has no Infinity: a number too large for a double (1e400) is read as one.
-    const received = id === Infinity || id === -Infinity
-      ? "a number too large to read"
-      : clip(JSON.stringify(id) ?? "", 40);
-    return `'id': expected a string or an integer, received ${received}`;
+    return `'id': expected a string or an integer, received ${clip(JSON.stringify(id) ?? "", 40)}`;
   }
   const issues = (error as { issues?: unknown }).issues;
   if (!Array.isArray(issues)) return clip(error.message, MOST_RULE);

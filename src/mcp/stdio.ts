@@ -40,7 +40,7 @@ const MAX_ERROR_MESSAGE = 1000;
 const READ_SIZE = 64 * 1024;
 /** Answers queued beyond this make `send` wait until they are written. */
 const HIGH_WATER_BYTES = 1024 * 1024;
-const LF = 0x0a;
+const LF = 0x0a, CR = 0x0d;
 
 /** A batch's answers so far, and the ids of its requests still waiting for theirs. */
 interface Batch {
@@ -187,7 +187,10 @@ export class StdioTransport implements Transport {
     let start = 0;
     for (let end = bytes.indexOf(LF); end >= 0 && !this.#closed; end = bytes.indexOf(LF, start)) {
       const skipped = this.#skipping;
-      if (!skipped && this.#pendingBytes + end - start > MAX_MESSAGE_BYTES) this.#refuseTooLong();
+      // A line ending in CRLF: its CR is no part of the message.
+      const last = end > start ? bytes[end - 1] : this.#pending.at(-1)?.at(-1);
+      const size = this.#pendingBytes + end - start - (last === CR ? 1 : 0);
+      if (!skipped && size > MAX_MESSAGE_BYTES) this.#refuseTooLong();
       else if (!skipped) this.#deliver(concatBytes([...this.#pending, bytes.subarray(start, end)]));
       this.#pending = [];
       this.#pendingBytes = 0;
@@ -196,7 +199,8 @@ export class StdioTransport implements Transport {
     }
     if (start === bytes.length || this.#closed || this.#skipping) return;
     this.#pendingBytes += bytes.length - start;
-    if (this.#pendingBytes > MAX_MESSAGE_BYTES) {
+    // One byte more may be the CR of a CRLF: the line feed tells.
+    if (this.#pendingBytes > MAX_MESSAGE_BYTES + 1) {
       this.#refuseTooLong();
       this.#pending = [];
       this.#pendingBytes = 0;
@@ -215,7 +219,7 @@ export class StdioTransport implements Transport {
   #deliver(line: Uint8Array): void {
     const text = this.#decoder.decode(line).replace(/\r$/, "");
     if (text.trim() === "") return;
-    const problem = jsonShapeProblem(text);
+    const problem = jsonShapeProblem(text, true);
     if (problem) {
       // Not parsed, so its id is unknown: null, as for a line over the size bound.
       this.onerror?.(new Error(`a message refused unread: ${problem}`));

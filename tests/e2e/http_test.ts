@@ -494,6 +494,8 @@ withHttp("malformed requests get a 4xx in the API's error shape, never a 500", a
   const shapes: [string, RegExp][] = [
     [`{"shell":"sh","env":${"[".repeat(65)}${"]".repeat(65)}}`, /nests .* 66 deep, more than 64/],
     [`{"shell":"sh","args":[${"0,".repeat(100_000)}0]}`, /100003 commas and colons/],
+    // A string left open had the counting given up, and the whole body parsed.
+    [`${"[".repeat(70)}"`, /nests .* 70 deep, more than 64/],
   ];
   for (const [raw, message] of shapes) {
     const headers = { "content-type": "application/json" };
@@ -504,6 +506,13 @@ withHttp("malformed requests get a 4xx in the API's error shape, never a 500", a
     assertEquals([mcp.status, mcp.json.error.code], [400, -32600]);
     match(mcp.json.error.message, message);
   }
+  // A JSON-RPC id that would be read as another number (it was answered as that one's).
+  const rounded = await request(server, "POST", "/mcp", {
+    raw: '{"jsonrpc":"2.0","id":7.0000000000000001,"method":"ping"}',
+    headers: { "content-type": "application/json" },
+  });
+  assertEquals([rounded.status, rounded.json.id, rounded.json.error.code], [400, null, -32600]);
+  match(rounded.json.error.message, /'id' 7.0000000000000001 would be read as another number/);
   assertEquals((await request(server, "GET", "/api/terminals")).json.data.count, 0);
 });
 

@@ -23,7 +23,23 @@ function expectedShape(value: unknown): { separators: number; depth: number } {
 
 /** Strings made to trip a scanner: quotes, runs of backslashes, separators and brackets. */
 const hostileString = fc.array(
-  fc.constantFrom('"', "\\", "\\\\", '\\"', ",", ":", "[", "]", "{", "}", "a", "中", "😀", "\n"),
+  fc.constantFrom(
+    '"',
+    "\\",
+    "\\\\",
+    '\\"',
+    ",",
+    ":",
+    "[",
+    "]",
+    "{",
+    "}",
+    "a",
+    "id",
+    "中",
+    "😀",
+    "\n",
+  ),
   { maxLength: 40 },
 ).map((pieces) => pieces.join(""));
 
@@ -43,17 +59,43 @@ Deno.test("json shape: commas and colons outside strings, and depth, as the valu
   fc.assert(
     fc.property(hostileJson, fc.constantFrom(undefined, 2, "\t"), (value, indent) => {
       const text = JSON.stringify(value, null, indent);
-      assertEquals(jsonShape(text), expectedShape(value));
+      const { separators, depth, unclosed } = jsonShape(text);
+      assertEquals({ separators, depth, unclosed }, { ...expectedShape(value), unclosed: false });
     }),
     { numRuns: 2000 },
   );
 });
 
-Deno.test("json shape: an unclosed string is left to the parser", () => {
+Deno.test("json shape: the ids written as numbers are the messages' own, as written", () => {
+  const id = fc.oneof(
+    fc.integer(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    hostileString,
+    fc.constant(null),
+  );
+  const message = fc.record({ id, params: hostileJson }).map(({ id, params }) => // An "id" inside params is no message's id.
+  ({ jsonrpc: "2.0", id, method: "x", params: { id: 1.5, nested: { id: params } } }));
+  fc.assert(
+    fc.property(fc.array(message, { minLength: 1, maxLength: 3 }), fc.boolean(), (all, batch) => {
+      const text = JSON.stringify(batch ? all : all[0]);
+      const ids = (batch ? all : [all[0]]).map((m) => m.id).filter((i) => typeof i === "number");
+      assertEquals(jsonShape(text).numberIds, ids.map((i) => JSON.stringify(i)));
+    }),
+    { numRuns: 1000 },
+  );
+});
+
+Deno.test("json shape: an unclosed string ends the counting, and the bounds still hold", () => {
   for (const text of ['{"a":"b', '"\\"', '["x\\\\\\"]']) {
-    assertEquals(jsonShape(text), undefined, text);
+    assertEquals(jsonShape(text).unclosed, true, text);
     assertEquals(jsonShapeProblem(text), undefined, text);
   }
+  // Found by an attack helper: 10 MiB of brackets and a quote were parsed whole (2-4 s, 1 GB).
+  assertEquals(
+    jsonShapeProblem("[".repeat(100_000) + '"'),
+    "it nests objects and arrays 100000 deep, more than 64",
+  );
+  match(jsonShapeProblem(`[${"0,".repeat(150_000)}"`)!, /^it has 150000 commas and colons/);
 });
 
 Deno.test("json shape: the bounds, exactly", () => {

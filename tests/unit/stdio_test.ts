@@ -173,19 +173,23 @@ Deno.test("stdio: the size bound is exact, wherever the line feed falls", async 
     return head + "a".repeat(size - head.length - 3) + '"}}';
   };
   const output = collectingOutput();
-  const lines = [message(1, MAX_MESSAGE_BYTES), message(2, MAX_MESSAGE_BYTES + 1), message(3, 80)];
-  const transport = new StdioTransport(
-    chunkedInput([encoder.encode(lines.join("\n") + "\n")]),
-    output,
-  );
+  const lines = [
+    message(1, MAX_MESSAGE_BYTES) + "\n",
+    message(2, MAX_MESSAGE_BYTES + 1) + "\n",
+    message(3, 80) + "\n",
+    // The CR of a CRLF is no part of the message.
+    message(4, MAX_MESSAGE_BYTES) + "\r\n",
+    message(5, MAX_MESSAGE_BYTES + 1) + "\r\n",
+  ];
+  const transport = new StdioTransport(chunkedInput([encoder.encode(lines.join(""))]), output);
   const messages: { id: number }[] = [];
   transport.onmessage = (message) => messages.push(message as { id: number });
   await transport.start();
   await transport.ended;
   await transport.flushed();
-  assertEquals(messages.map(({ id }) => id), [1, 3]);
+  assertEquals(messages.map(({ id }) => id), [1, 3, 4]);
   const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
-  assertEquals(answers.map(({ id, error }) => [id, error.code]), [[null, -32600]]);
+  assertEquals(answers.map(({ id, error }) => [id, error.code]), [[null, -32600], [null, -32600]]);
   ok(answers[0].error.message.includes(`over ${MAX_MESSAGE_BYTES} bytes`));
 });
 
@@ -225,12 +229,14 @@ Deno.test("stdio: a message of too many keys or too deep is refused unread, and 
   ]);
 });
 
-Deno.test("stdio: an id that arrives rounded is refused with id null, not answered as another", async () => {
+Deno.test("stdio: an id that would be read as another number is refused with id null, unread", async () => {
   const output = collectingOutput();
+  const ids = ["9007199254740993", "1e400", "1.0000000000000001", "0.1e1", "-0", "1e-400"];
   const lines = [
-    '{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}',
-    '{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
+    ...ids.map((id) => `{"jsonrpc":"2.0","id":${id},"method":"ping"}`),
+    '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2.5,"method":"ping"}]',
     '{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":-7,"method":"ping","params":{"id":1.5}}',
   ];
   const transport = new StdioTransport(
     chunkedInput([encoder.encode(lines.join("\n") + "\n")]),
@@ -241,21 +247,18 @@ Deno.test("stdio: an id that arrives rounded is refused with id null, not answer
   await transport.start();
   await transport.ended;
   await transport.flushed();
-  assertEquals(messages.map(({ id }) => id), [Number.MAX_SAFE_INTEGER]);
+  // An id elsewhere than the message's own is no id.
+  assertEquals(messages.map(({ id }) => id), [Number.MAX_SAFE_INTEGER, -7]);
   const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
-  assertEquals(answers.map(({ id, error }) => [id, error.code, error.message]), [
-    [
+  assertEquals(
+    answers.map(({ id, error }) => [id, error.code, error.message]),
+    [...ids, "2.5"].map((id) => [
       null,
       -32600,
-      "Invalid Request: 'id': an integer beyond 9007199254740991 arrives rounded and cannot be " +
-      "answered exactly; use a string or a smaller integer",
-    ],
-    [
-      null,
-      -32600,
-      "Invalid Request: 'id': expected a string or an integer, received a number too large to read",
-    ],
-  ]);
+      `Invalid Request: its 'id' ${id} would be read as another number: an id must be a ` +
+      "string, or an integer written in digits of at most 9007199254740991; it was not read",
+    ]),
+  );
 });
 
 Deno.test("stdio: answers are written whole and in order, even a few bytes a write", async () => {

@@ -136,14 +136,41 @@ Deno.test({
       Deno.utimeSync(old, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
       Deno.symlinkSync("/nonexistent/winterm", join(folder, "dangling.json"));
       Deno.symlinkSync("/dev/zero", join(folder, "zero.json.1.new"));
+      // Not ours to remove: a file that only ends in .new, and a folder named as a ledger.
+      Deno.writeTextFileSync(join(folder, "important.new"), "");
+      Deno.utimeSync(join(folder, "important.new"), new Date(0), new Date(0));
+      Deno.mkdirSync(join(folder, "dir.json"));
+      Deno.writeTextFileSync(join(folder, "dir.json", "inside"), "");
       new Deno.Command("mkfifo", { args: [join(folder, "fifo.json")] }).outputSync();
       // Only what is no ledger is there: a server starting must still look.
       ok(hasLedgers(dir));
       assertEquals(abandonedLedgers(dir), []);
-      assertEquals([...Deno.readDirSync(folder)].map((entry) => entry.name), [
+      assertEquals([...Deno.readDirSync(folder)].map((entry) => entry.name).sort(), [
+        "dir.json",
+        "important.new",
         "starting.json.4343.new",
       ]);
       ok(Deno.statSync("/dev/zero").isCharDevice, "what a link pointed to is left alone");
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a folder of many files named as ledgers is dealt with 256 at a start, each file once",
+  ignore: Deno.build.os === "windows",
+  fn() {
+    const dir = tempDir("winterm-ledger-");
+    try {
+      const folder = join(dir, "processes");
+      Deno.mkdirSync(folder);
+      for (let i = 0; i < 300; i++) Deno.writeTextFileSync(join(folder, `junk${i}.json`), "");
+      const left = () => [...Deno.readDirSync(folder)].length;
+      assertEquals(endAbandoned(dir), 0);
+      assertEquals(left(), 300 - 256);
+      assertEquals(endAbandoned(dir), 0);
+      assertEquals(left(), 0);
     } finally {
       Deno.removeSync(dir, { recursive: true });
     }

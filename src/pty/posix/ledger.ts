@@ -47,7 +47,12 @@ export interface AbandonedLedger {
 
 const SUFFIX = ".json";
 /** A ledger being created: `<ledger>.<pid>.new` (see {@link Ledger.open}). */
-const DRAFT_SUFFIX = ".new";
+const DRAFT = /\.json\.[0-9]+\.new$/;
+/**
+ * Ledgers taken in at one start, at most: each is held open (and locked) until it is dealt
+ * with. More wait for the next start.
+ */
+const MOST_AT_ONCE = 256;
 /**
  * A draft older than this belongs to a server that died while creating its ledger (it exists
  * for the moment between its creation and its rename): it is removed. Younger ones may be a
@@ -71,7 +76,7 @@ export function hasLedgers(stateDir: string): boolean {
   try {
     for (const entry of Deno.readDirSync(folder(stateDir))) {
       // Any entry named as a ledger or a draft, even one that is no file: it is cleared away.
-      if (entry.name.endsWith(SUFFIX) || entry.name.endsWith(DRAFT_SUFFIX)) return true;
+      if (entry.name.endsWith(SUFFIX) || DRAFT.test(entry.name)) return true;
     }
   } catch {
     // no folder yet: no server ever ran here
@@ -160,7 +165,8 @@ export function abandonedLedgers(stateDir: string): AbandonedLedger[] {
   }
   const found: AbandonedLedger[] = [];
   for (const name of names) {
-    const draft = name.endsWith(DRAFT_SUFFIX);
+    if (found.length === MOST_AT_ONCE) break;
+    const draft = DRAFT.test(name);
     if (!draft && !name.endsWith(SUFFIX)) continue;
     const path = join(dir, name);
     let entry: Deno.FileInfo;
@@ -172,6 +178,8 @@ export function abandonedLedgers(stateDir: string): AbandonedLedger[] {
     // Only regular files are ledgers: a symbolic link (to /dev/zero, say), a FIFO or a device
     // would be read without end, or block the server's thread for good. Never read, they go
     // (a link goes, not what it points to), as do the drafts of servers that died making one.
+    // A folder is left where it is: its contents are someone's.
+    if (entry.isDirectory) continue;
     if (!entry.isFile || draft) {
       const age = Date.now() - (entry.mtime?.getTime() ?? 0);
       if (!entry.isFile || age > DRAFT_AGE_MS) removeEntry(path);

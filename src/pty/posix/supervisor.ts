@@ -119,30 +119,29 @@ export function endAbandoned(stateDir: string): number {
   const ledgers = abandonedLedgers(stateDir);
   if (ledgers.length === 0) return 0;
   const boot = IS_LINUX ? bootId() : undefined;
-  let ended = 0;
-  for (const abandoned of ledgers) {
-    const { record } = abandoned;
+  const kill = new Set([signalNumber("SIGKILL")]);
+  const selectors = new Map<TreeSelector, Set<number>>();
+  for (const { record } of ledgers) {
     // After a reboot nothing of theirs runs, and their start times mean nothing. (A record
     // without a boot was cut short as its server died: its marks are still worth a look.)
-    if (record.server.boot === undefined || record.server.boot === boot) {
-      const count = signalTrees(
-        new Map([[{
-          mark: `${record.instance}.`,
-          roots: record.roots,
-          since: record.server.start,
-          sessionsOfGoneRoots: false,
-        }, new Set([signalNumber("SIGKILL")])]]),
-      );
-      if (count > 0) {
-        log.info("ended processes a killed server had left", {
-          server: record.server.pid,
-          processes: count,
-        });
-      }
-      ended += count;
-    }
-    abandoned.discard();
+    if (record.server.boot !== undefined && record.server.boot !== boot) continue;
+    selectors.set({
+      mark: `${record.instance}.`,
+      roots: record.roots,
+      since: record.server.start,
+      sessionsOfGoneRoots: false,
+    }, kill);
   }
+  // One look at the process table for them all: a look costs milliseconds, and a folder of
+  // 2,000 files named as ledgers held a starting server for 6 s when each had its own.
+  const ended = selectors.size > 0 ? signalTrees(selectors) : 0;
+  if (ended > 0) {
+    log.info("ended processes killed servers had left", {
+      servers: selectors.size,
+      processes: ended,
+    });
+  }
+  for (const abandoned of ledgers) abandoned.discard();
   return ended;
 }
 

@@ -60,7 +60,7 @@ export function validationErrors(schema: TObject, args: unknown): string[] {
 function named(messages: string[], found: number): string[] {
   const rest = found - messages.length;
   if (rest <= 0) return messages;
-  const count = found > MOST_COUNTED ? `more than ${MOST_COUNTED - messages.length}` : rest;
+  const count = found > MOST_COUNTED ? `at least ${MOST_COUNTED - messages.length}` : rest;
   return [...messages, `and ${count} more ${rest === 1 ? "problem" : "problems"}`];
 }
 
@@ -77,9 +77,14 @@ function show(value: unknown): string {
   return text === undefined ? String(value) : clip(text);
 }
 
-/** Text from the client as a message shows it: a long one cut (a 1 MB name is not echoed). */
+/**
+ * Text from the client as a message shows it: a long one cut (a 1 MB name is not echoed), and
+ * control characters written as escapes (a NUL in a name is not put in the message).
+ */
 function clip(text: string): string {
-  return text.length > 60 ? text.slice(0, 57) + "..." : text;
+  const shown = text.length > 60 ? text.slice(0, 57) + "..." : text;
+  // deno-lint-ignore no-control-regex
+  return shown.replace(/[\u0000-\u001f\u007f]/g, (char) => JSON.stringify(char).slice(1, -1));
 }
 
 /** The arguments a tool takes, as an unknown argument's refusal lists them. */
@@ -109,8 +114,12 @@ function describe(error: ValueError, root: TObject): string {
     if (inner) return describe(inner, root);
     const options = anyOf.filter((option) => option.type !== "null");
     const orNull = options.length < anyOf.length ? " or null" : "";
+    // The size, where the option of the value's kind has a rule on it.
+    const sized = options.find((option) =>
+      Array.isArray(error.value) ? option.type === "array" : option.type === "object"
+    );
     return `'${field}' must be ${options.map(optionExpectation).join(", or ")}${orNull} (got ${
-      show(error.value)
+      shown(sized ?? {}, error.value)
     })`;
   }
   return `'${field}' must be ${expectation(schema)} (got ${shown(schema, error.value)})`;

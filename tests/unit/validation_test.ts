@@ -46,6 +46,21 @@ Deno.test("past the first five problems, the rest are counted", () => {
   assertEquals(messages.length, 6);
   assertEquals(messages[0], "'x0' is not a known argument (known: n, env)");
   assertEquals(messages[5], "and 7 more problems");
-  assertEquals(validationErrors(schema, unknown(20_000))[5], "and more than 9995 more problems");
+  assertEquals(validationErrors(schema, unknown(20_000))[5], "and at least 9995 more problems");
   assertEquals(validationErrors(schema, unknown(5)).length, 5);
+});
+
+Deno.test("a name's control characters are shown as escapes, not put in the message", () => {
+  assertEquals(validationErrors(schema, { n: 1, env: { "C\u0000": "y" } }), [
+    "'env.C\\u0000' is not allowed here (names must match ^[^=\\u0000]+$)",
+  ]);
+});
+
+Deno.test("a union's size rule shows the size of the value given", () => {
+  const either = Type.Object({
+    env: Type.Union([Env, Type.Array(Type.String(), { maxItems: 2 })]),
+  });
+  assertEquals(validationErrors(either, { env: ["a", "b", "c"] }), [
+    "'env' must be an object of at most 500 entries, or an array of at most 2 items (got 3 items)",
+  ]);
 });

@@ -215,10 +215,14 @@ Deno.test({
       );
       const short = answers.find((answer) => answer.id === 4).result.structuredContent;
       assertEquals([short?.exit_code, short?.stdout.trim()], [0, "two"], JSON.stringify(answers));
-      for (const { result } of answers.filter((answer) => answer.id !== 1)) {
+      for (const { id, result } of answers.filter((answer) => answer.id !== 1)) {
         const text = result.content[0].text;
         if (result.isError) ok(/shutting down: nothing new starts/.test(text), text);
-        else ok(!/"status":"running"/.test(text), text);
+        else if (id === 2) {
+          // Ended by the server: terminated, as by terminate_command.
+          const { status, exit_code } = result.structuredContent;
+          assertEquals([status, exit_code], ["terminated", -1], text);
+        } else ok(!/"status":"running"/.test(text), text);
       }
     }
     ok(

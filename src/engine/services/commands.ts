@@ -184,7 +184,7 @@ export class Command {
   #startTime = performance.now();
   #elapsed: number | undefined;
   #timer: ReturnType<typeof setTimeout>;
-  #terminatedByUser = false;
+  #terminated = false;
   #stopping: Promise<unknown> | undefined;
   readonly #output: Record<StreamName, StreamOutput>;
   readonly #answerBytes: number;
@@ -457,12 +457,15 @@ export class Command {
     await inputFailure(this.#child.closeInput());
   }
 
-  /** Stops the command and its whole process tree; status becomes `terminated`. */
-  async terminate(via: FrontEnd = "internal"): Promise<void> {
+  /**
+   * Stops the command and its whole process tree (SIGKILL after `graceMs`); status becomes
+   * `terminated`, whether a client asked or the server is ending.
+   */
+  async terminate(via: FrontEnd = "internal", graceMs: number = this.killGraceMs): Promise<void> {
     this.#assertRunning();
-    this.#terminatedByUser = true;
+    this.#terminated = true;
     this.launcher.kill({ ...this.context, via }, "SIGTERM");
-    await this.stop();
+    await this.stop(graceMs);
   }
 
   /** Stops the process tree (SIGTERM, SIGKILL after the grace period) and waits for the end. */
@@ -498,7 +501,7 @@ export class Command {
     this.#elapsed = performance.now() - this.#startTime;
     this.endedAt = Date.now();
     this.signal = status.signal;
-    if (this.#terminatedByUser) {
+    if (this.#terminated) {
       this.status = "terminated";
       this.exitCode = -1;
     } else {
@@ -620,10 +623,15 @@ export class CommandService {
     return [...this.#commands.values()];
   }
 
-  /** Stops every running command (grace `graceMs`) and waits until they have ended. */
+  /**
+   * Terminates every running command (grace `graceMs`) and waits until they have ended: they
+   * end `terminated`, as by terminate_command (they ended `completed` with the signal).
+   */
   async shutdown(graceMs: number = this.killGraceMs): Promise<void> {
     await Promise.all(
-      [...this.#commands.values()].filter((c) => c.running).map((c) => c.stop(graceMs)),
+      [...this.#commands.values()].filter((c) => c.running).map((c) =>
+        c.terminate("internal", graceMs)
+      ),
     );
   }
 

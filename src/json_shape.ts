@@ -6,7 +6,9 @@
  * bounds below, the same work is a few tens of milliseconds.
  *
  * What is counted are the commas and colons outside strings (an object of n keys has n colons
- * and n - 1 commas, an array of n items n - 1 commas), and how deep objects and arrays nest.
+ * and n - 1 commas, an array of n items n - 1 commas), and how deep objects and arrays nest; a
+ * string never closed ends the counting (and the parser says what is wrong). For JSON-RPC, the
+ * ids written as numbers are read as written: one a double would round is refused too.
  * Strings are skipped whole (their closing quote found with `indexOf`), so a large text costs
  * little to look at: measured, 34 ms for those 600,000 keys, 56 ms for 10 MB of a string
  * that is mostly escaped quotes, the worst case found.

@@ -15,10 +15,10 @@
  *
  * @example
  * ```ts
- * import { jsonShape, jsonShapeProblem } from "./json_shape.ts";
- * jsonShape('{"a":[1,2,"x,y:z"]}').separators; // 3
- * jsonShapeProblem('{"a":[1,2,"x,y:z"]}'); // undefined
- * jsonShapeProblem("[".repeat(100));       // "it nests objects and arrays 100 deep, more than 64"
+ * import { jsonShape, jsonShapeProblem, roundedIds } from "./json_shape.ts";
+ * jsonShape('{"a":[1,2,"x,y:z"]}').separators;            // 3
+ * jsonShapeProblem(jsonShape("[".repeat(100)));            // "it nests objects and arrays 100 deep, more than 64"
+ * roundedIds(jsonShape('[{"id":1},{"id":0.1e1}]')).has(1); // true
  * ```
  * @module
  */
@@ -37,34 +37,41 @@ export interface JsonShape {
   separators: number;
   /** How deep objects and arrays nest (likewise). */
   depth: number;
+  /** The text is an array: for JSON-RPC, a batch. */
+  batch: boolean;
   /**
-   * The ids written as numbers, as written, of the message (an object) or of each message of a
-   * batch (an array of objects): a rounded id would be answered as another request's.
+   * The ids written as numbers, as written, of the message (an object; item 0) or of each
+   * message of a batch (an array of objects; its items counted from 0).
    */
-  numberIds: string[];
+  numberIds: { item: number; written: string }[];
   /** A string in it is never closed: the counts stop there, and the parser says what is wrong. */
   unclosed: boolean;
 }
 
 /** The shape of `text` (see the module documentation). Text that is not JSON is measured too. */
 export function jsonShape(text: string): JsonShape {
-  let separators = 0, depth = 0, deepest = 0;
-  const numberIds: string[] = [];
+  let separators = 0, depth = 0, deepest = 0, item = 0;
+  const numberIds: JsonShape["numberIds"] = [];
+  const batch = text.trimStart().startsWith("[");
   // A message's own keys are at depth 1; in a batch, at depth 2.
-  const keysAt = text.trimStart().startsWith("[") ? 2 : 1;
+  const keysAt = batch ? 2 : 1;
+  const shape = () => ({ separators, depth: deepest, batch, numberIds, unclosed: false });
   for (let i = 0; i < text.length; i++) {
     switch (text.charCodeAt(i)) {
       case QUOTE: {
         const end = closingQuote(text, i);
-        if (end < 0) return { separators, depth: deepest, numberIds, unclosed: true };
+        if (end < 0) return { ...shape(), unclosed: true };
         if (depth === keysAt && isIdKey(text, i, end)) {
-          const id = numberValue(text, end + 1);
-          if (id !== undefined) numberIds.push(id);
+          const written = numberValue(text, end + 1);
+          if (written !== undefined) numberIds.push({ item, written });
         }
         i = end;
         break;
       }
       case COMMA:
+        separators++;
+        if (depth === 1 && batch) item++;
+        break;
       case COLON:
         separators++;
         break;
@@ -78,17 +85,11 @@ export function jsonShape(text: string): JsonShape {
         break;
     }
   }
-  return { separators, depth: deepest, numberIds, unclosed: false };
+  return shape();
 }
 
-/**
- * What is wrong with the shape of `text`, in words, or undefined when it is within the bounds.
- * With `messages` (JSON-RPC), an id written as a number must be an integer a double holds
- * exactly, written plainly: `1.0000000000000001`, `0.1e1`, `-0` or `9007199254740993` would be
- * read as another number, and answered as another request's id.
- */
-export function jsonShapeProblem(text: string, messages = false): string | undefined {
-  const shape = jsonShape(text);
+/** What is wrong with a shape, in words, or undefined when it is within the bounds. */
+export function jsonShapeProblem(shape: JsonShape): string | undefined {
   if (shape.separators > MAX_JSON_SEPARATORS) {
     return `it has ${shape.separators} commas and colons outside strings, more than ` +
       `${MAX_JSON_SEPARATORS} (about ${MAX_JSON_SEPARATORS / 2} keys or ${MAX_JSON_SEPARATORS} ` +
@@ -97,18 +98,54 @@ export function jsonShapeProblem(text: string, messages = false): string | undef
   if (shape.depth > MAX_JSON_DEPTH) {
     return `it nests objects and arrays ${shape.depth} deep, more than ${MAX_JSON_DEPTH}`;
   }
-  const inexact = messages ? shape.numberIds.find((id) => !plainInteger(id)) : undefined;
-  if (inexact !== undefined) {
-    const shown = inexact.length > 40 ? `${inexact.slice(0, 40)}…` : inexact;
-    return `its 'id' ${shown} would be read as another number: an id must be a string, or an ` +
-      `integer written in digits of at most ${Number.MAX_SAFE_INTEGER}`;
-  }
   return undefined;
 }
 
-/** Whether a number as written is an integer that a double holds exactly, written plainly. */
-function plainInteger(written: string): boolean {
-  return /^(0|-?[1-9][0-9]*)$/.test(written) && Number.isSafeInteger(Number(written));
+/**
+ * For JSON-RPC: the messages (items of a batch; 0 for a lone message) whose id is written as a
+ * number that a double does not hold exactly, with what is wrong with it. Such an id is read as
+ * another number (`1.0000000000000001` as 1, `9007199254740993` as ...992, `1e-400` as 0) and
+ * would be answered as another request's id.
+ */
+export function roundedIds(shape: JsonShape): Map<number, string> {
+  const rounded = new Map<number, string>();
+  for (const { item, written } of shape.numberIds) {
+    if (rounded.has(item) || heldExactly(written)) continue;
+    const shown = written.length > 40 ? `${written.slice(0, 40)}…` : written;
+    const value = Number(written);
+    const read = Number.isFinite(value)
+      ? `is read as the nearest double, ${value}, another number`
+      : "is no number a double holds";
+    rounded.set(
+      item,
+      `its 'id' ${shown} ${read}: an id must be a string, or an integer of at most ` +
+        `${Number.MAX_SAFE_INTEGER} (or a number a double holds exactly)`,
+    );
+  }
+  return rounded;
+}
+
+/** Characters of a number written as an id that are looked at exactly; a longer one is refused. */
+const MOST_ID_CHARACTERS = 400;
+
+/** Whether the number as written (JSON's grammar) is exactly the double it is read as. */
+function heldExactly(written: string): boolean {
+  const value = Number(written);
+  const parts = /^-?([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(written);
+  if (!parts || !Number.isFinite(value) || written.length > MOST_ID_CHARACTERS) return false;
+  const [, whole, fraction = "", exponent = "0"] = parts;
+  // As written: digits × 10^power. As read: mantissa × 2^twos.
+  const digits = BigInt(whole + fraction);
+  const power = Number(exponent) - fraction.length;
+  if (value === 0 || digits === 0n) return value === 0 && digits === 0n;
+  if (Math.abs(power) > 2 * MOST_ID_CHARACTERS) return false;
+  const bits = new DataView(new Float64Array([Math.abs(value)]).buffer).getBigUint64(0, true);
+  const biased = Number(bits >> 52n), fractionBits = bits & ((1n << 52n) - 1n);
+  const mantissa = biased === 0 ? fractionBits : fractionBits | (1n << 52n);
+  const twos = (biased === 0 ? 1 : biased) - 1075;
+  const positive = (n: number) => BigInt(Math.max(n, 0));
+  return digits * 10n ** positive(power) * 2n ** positive(-twos) ===
+    mantissa * 2n ** positive(twos) * 10n ** positive(-power);
 }
 
 /** Whether the string from `open` to `close` (its quotes) is the key "id", however escaped. */

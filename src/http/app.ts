@@ -35,7 +35,7 @@ import { bearerAuth } from "hono/bearer-auth";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { concatBytes } from "../bytes.ts";
-import { jsonShapeProblem } from "../json_shape.ts";
+import { jsonShape, jsonShapeProblem, roundedIds } from "../json_shape.ts";
 import { log } from "../log.ts";
 import { jsonRpcError } from "./mcp_sessions.ts";
 import { type ErrorCode, restError } from "./rest.ts";
@@ -51,7 +51,7 @@ export type Principal = { via: "token" } | { via: "web"; session: WebSession };
  * asked (unset on public routes); for a WebSocket handshake, the ticket its route fills in.
  */
 export type AppEnv = {
-  Variables: { body: unknown; principal?: Principal };
+  Variables: { body: unknown; roundedIds?: Map<number, string>; principal?: Principal };
   Bindings: { upgrade?: UpgradeTicket };
 };
 
@@ -250,12 +250,15 @@ function jsonBody(limit: number): MiddlewareHandler<AppEnv> {
       c.set("body", undefined);
       return await next();
     }
-    const problem = jsonShapeProblem(text, isMcpPath(c.req.path));
+    const shape = jsonShape(text);
+    const problem = jsonShapeProblem(shape);
     if (problem) {
       return isMcpPath(c.req.path)
         ? jsonRpcError(400, -32600, `Invalid Request: ${problem}; it was not read`)
         : restError(400, "INVALID_INPUT", `the body is refused unread: ${problem}`);
     }
+    // JSON-RPC ids that would be read as other numbers: the messages are refused one by one.
+    if (isMcpPath(c.req.path)) c.set("roundedIds", roundedIds(shape));
     try {
       c.set("body", JSON.parse(text));
     } catch (error) {

@@ -60,9 +60,10 @@ export function jsonRpcError(
  * request gets its answer: the refused ones why, the others that they were not run, so that no
  * client waits for an id that will never be answered.
  */
-function refusal(body: unknown): Response | undefined {
+function refusal(body: unknown, rounded: Map<number, string>): Response | undefined {
   const messages = Array.isArray(body) ? body : [body];
-  const reasons = messages.map((message) => {
+  const reasons = messages.map((message, index) => {
+    if (rounded.has(index)) return `Invalid Request: ${rounded.get(index)}; it was not read`;
     try {
       deserializeMessage(JSON.stringify(message));
       return undefined;
@@ -72,9 +73,12 @@ function refusal(body: unknown): Response | undefined {
   });
   const refused = reasons.findIndex((reason) => reason !== undefined);
   if (refused < 0) return undefined;
-  if (!Array.isArray(body)) return jsonRpcError(400, -32600, reasons[0]!, {}, answerableId(body));
+  // An id read as another number is not given back: null, as JSON-RPC answers an unknown id.
+  const idOf = (message: unknown, index: number) =>
+    rounded.has(index) ? null : answerableId(message);
+  if (!Array.isArray(body)) return jsonRpcError(400, -32600, reasons[0]!, {}, idOf(body, 0));
   const answers = messages.flatMap((message, index) => {
-    const id = answerableId(message);
+    const id = idOf(message, index);
     if (reasons[index] === undefined && (id === null || !("method" in message))) return [];
     const why = reasons[index] ?? `not run: item ${refused + 1} of its batch was refused`;
     return [{ jsonrpc: "2.0", error: { code: -32600, message: why }, id }];
@@ -98,9 +102,16 @@ export class McpSessions {
     return this.#sessions.size;
   }
 
-  /** Answers a request to /mcp; `body` is the parsed JSON body of a POST. */
-  async handle(request: Request, body: unknown): Promise<Response> {
-    const refused = request.method === "POST" ? refusal(body) : undefined;
+  /**
+   * Answers a request to /mcp; `body` is the parsed JSON body of a POST, `rounded` its messages
+   * whose ids would be read as other numbers (json_shape.ts).
+   */
+  async handle(
+    request: Request,
+    body: unknown,
+    rounded: Map<number, string> = new Map(),
+  ): Promise<Response> {
+    const refused = request.method === "POST" ? refusal(body, rounded) : undefined;
     if (refused) return refused;
     const id = request.headers.get("mcp-session-id");
     if (id !== null) {

@@ -105,8 +105,8 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
     maxBodyBytes: config.maxBodyBytes,
     web,
     mount(app: App) {
-      app.all("/mcp", (c) => sessions.handle(c.req.raw, c.get("body")));
-      app.all("/mcp/*", (c) => sessions.handle(c.req.raw, c.get("body")));
+      app.all("/mcp", (c) => sessions.handle(c.req.raw, c.get("body"), c.get("roundedIds")));
+      app.all("/mcp/*", (c) => sessions.handle(c.req.raw, c.get("body"), c.get("roundedIds")));
       app.route(
         "/",
         webRoutes({

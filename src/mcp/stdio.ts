@@ -23,7 +23,7 @@
  * @module
  */
 import { concatBytes } from "../bytes.ts";
-import { jsonShapeProblem } from "../json_shape.ts";
+import { jsonShape, jsonShapeProblem, roundedIds } from "../json_shape.ts";
 import { answerableId, whatIsWrong } from "./refusal.ts";
 import {
   deserializeMessage,
@@ -219,7 +219,10 @@ export class StdioTransport implements Transport {
   #deliver(line: Uint8Array): void {
     const text = this.#decoder.decode(line).replace(/\r$/, "");
     if (text.trim() === "") return;
-    const problem = jsonShapeProblem(text, true);
+    const shape = jsonShape(text);
+    // A lone message whose id would be read as another number is refused unread too.
+    const rounded = roundedIds(shape);
+    const problem = jsonShapeProblem(shape) ?? (shape.batch ? undefined : rounded.get(0));
     if (problem) {
       // Not parsed, so its id is unknown: null, as for a line over the size bound.
       this.onerror?.(new Error(`a message refused unread: ${problem}`));
@@ -230,7 +233,7 @@ export class StdioTransport implements Transport {
       message = deserializeMessage(text);
     } catch (error) {
       this.onerror?.(error as Error);
-      this.#refuse(text, error as Error);
+      this.#refuse(text, error as Error, rounded);
       return;
     }
     this.#hand(message);
@@ -246,13 +249,21 @@ export class StdioTransport implements Transport {
    * A JSON-RPC batch (protocol 2025-03-26 has clients send them, and the SDK's HTTP transport
    * takes them): each message is handed on, and the answers to its requests go back together,
    * as one array, once the last one is made. A message the schema refuses is answered in that
-   * array; a batch of notifications alone gets no answer; an empty one is refused.
+   * array (with id null if its id would be read as another number, `rounded`, see
+   * json_shape.ts); a batch of notifications alone gets no answer; an empty one is refused.
    */
-  #deliverBatch(items: unknown[]): void {
+  #deliverBatch(items: unknown[], rounded: Map<number, string>): void {
     if (items.length === 0) return this.#sendError(null, -32600, "Invalid Request: an empty batch");
     const batch: Batch = { waiting: new Set(), answers: [] };
     const messages: JSONRPCMessage[] = [];
-    for (const item of items) {
+    for (const [index, item] of items.entries()) {
+      const roundedId = rounded.get(index);
+      if (roundedId !== undefined) {
+        batch.answers.push(
+          errorMessage(null, -32600, `Invalid Request: ${roundedId}; it was not read`),
+        );
+        continue;
+      }
       try {
         const message = deserializeMessage(JSON.stringify(item));
         messages.push(message);
@@ -277,14 +288,14 @@ export class StdioTransport implements Transport {
    * else -32600 with its id where it has a usable one (null otherwise), so that a client waiting
    * for its answer hears why instead of nothing.
    */
-  #refuse(text: string, error: Error): void {
+  #refuse(text: string, error: Error, rounded: Map<number, string>): void {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
       return void this.#sendError(null, -32700, `Parse error: ${error.message}`);
     }
-    if (Array.isArray(parsed)) return this.#deliverBatch(parsed);
+    if (Array.isArray(parsed)) return this.#deliverBatch(parsed, rounded);
     this.#sendError(answerableId(parsed), -32600, `Invalid Request: ${whatIsWrong(error, parsed)}`);
   }
 

@@ -4,8 +4,12 @@ import {
   jsonShapeProblem,
   MAX_JSON_DEPTH,
   MAX_JSON_SEPARATORS,
+  roundedIds,
 } from "../../src/json_shape.ts";
 import { fc } from "../helpers/arbitraries.ts";
+
+/** What is wrong with the shape of `text`. */
+const problem = (text: string) => jsonShapeProblem(jsonShape(text));
 
 /** The shape of a value as its JSON shows it, counted from the value itself. */
 function expectedShape(value: unknown): { separators: number; depth: number } {
@@ -78,8 +82,10 @@ Deno.test("json shape: the ids written as numbers are the messages' own, as writ
   fc.assert(
     fc.property(fc.array(message, { minLength: 1, maxLength: 3 }), fc.boolean(), (all, batch) => {
       const text = JSON.stringify(batch ? all : all[0]);
-      const ids = (batch ? all : [all[0]]).map((m) => m.id).filter((i) => typeof i === "number");
-      assertEquals(jsonShape(text).numberIds, ids.map((i) => JSON.stringify(i)));
+      const ids = (batch ? all : [all[0]]).flatMap((m, item) =>
+        typeof m.id === "number" ? [{ item, written: JSON.stringify(m.id) }] : []
+      );
+      assertEquals(jsonShape(text).numberIds, ids);
     }),
     { numRuns: 1000 },
   );
@@ -88,30 +94,76 @@ Deno.test("json shape: the ids written as numbers are the messages' own, as writ
 Deno.test("json shape: an unclosed string ends the counting, and the bounds still hold", () => {
   for (const text of ['{"a":"b', '"\\"', '["x\\\\\\"]']) {
     assertEquals(jsonShape(text).unclosed, true, text);
-    assertEquals(jsonShapeProblem(text), undefined, text);
+    assertEquals(problem(text), undefined, text);
   }
   // Found by an attack helper: 10 MiB of brackets and a quote were parsed whole (2-4 s, 1 GB).
   assertEquals(
-    jsonShapeProblem("[".repeat(100_000) + '"'),
+    problem("[".repeat(100_000) + '"'),
     "it nests objects and arrays 100000 deep, more than 64",
   );
-  match(jsonShapeProblem(`[${"0,".repeat(150_000)}"`)!, /^it has 150000 commas and colons/);
+  match(problem(`[${"0,".repeat(150_000)}"`)!, /^it has 150000 commas and colons/);
 });
 
 Deno.test("json shape: the bounds, exactly", () => {
   // An array of n + 1 items has n commas.
   const items = (commas: number) => `[${"0,".repeat(commas)}0]`;
-  assertEquals(jsonShapeProblem(items(MAX_JSON_SEPARATORS)), undefined);
-  match(jsonShapeProblem(items(MAX_JSON_SEPARATORS + 1))!, /^it has 100001 commas and colons/);
+  assertEquals(problem(items(MAX_JSON_SEPARATORS)), undefined);
+  match(problem(items(MAX_JSON_SEPARATORS + 1))!, /^it has 100001 commas and colons/);
   // The message that blocked the server: 600,000 keys (n colons and n - 1 commas).
   const keys = "{" + Array.from({ length: 600_000 }, (_, i) => `"k${i}":0`).join(",") + "}";
-  match(jsonShapeProblem(keys)!, /^it has 1199999 commas and colons outside strings/);
+  match(problem(keys)!, /^it has 1199999 commas and colons outside strings/);
   const nested = (n: number) => "[".repeat(n) + "]".repeat(n);
-  assertEquals(jsonShapeProblem(nested(MAX_JSON_DEPTH)), undefined);
+  assertEquals(problem(nested(MAX_JSON_DEPTH)), undefined);
   assertEquals(
-    jsonShapeProblem(nested(MAX_JSON_DEPTH + 1)),
+    problem(nested(MAX_JSON_DEPTH + 1)),
     `it nests objects and arrays ${MAX_JSON_DEPTH + 1} deep, more than ${MAX_JSON_DEPTH}`,
   );
   // Separators and brackets inside strings are text, however many.
-  assertEquals(jsonShapeProblem(JSON.stringify({ text: ",:[{".repeat(1_000_000) })), undefined);
+  assertEquals(problem(JSON.stringify({ text: ",:[{".repeat(1_000_000) })), undefined);
+});
+
+Deno.test("json shape: the messages whose ids a double does not hold exactly, each with why", () => {
+  const rounded = roundedIds(
+    jsonShape(
+      '[{"id":1},{"id":1.0000000000000001},{"id":"x"},{"id":-0},{"id":9007199254740993},' +
+        '{"id":0.1e1},{"id":3.5},{"id":1e-400},{"id":9007199254740992},{"id":1e400}]',
+    ),
+  );
+  assertEquals([...rounded.keys()], [1, 4, 7, 9]);
+  assertEquals(
+    rounded.get(1),
+    "its 'id' 1.0000000000000001 is read as the nearest double, 1, another number: an id must " +
+      "be a string, or an integer of at most 9007199254740991 (or a number a double holds exactly)",
+  );
+  match(rounded.get(9)!, /^its 'id' 1e400 is no number a double holds/);
+  assertEquals([...roundedIds(jsonShape('{"\\u0069d" : 1e-400}')).keys()], [0]);
+  assertEquals(roundedIds(jsonShape('{"id":7,"params":{"id":0.1}}')).size, 0);
+});
+
+Deno.test("json shape: a number is held exactly by a double when its value is the double's", () => {
+  const held = (written: string) => roundedIds(jsonShape(`{"id":${written}}`)).size === 0;
+  // n / 2^k, written out in full, is a double's value; one more digit, 1, at its end is not.
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 1 << 20 }), fc.integer({ min: 1, max: 20 }), (n, k) => {
+      const digits = (BigInt(n) * 5n ** BigInt(k)).toString().padStart(k + 1, "0");
+      const written = `${digits.slice(0, -k)}.${digits.slice(-k)}`;
+      assertEquals([held(written), held(written + "1")], [true, false], written);
+    }),
+    { numRuns: 2000 },
+  );
+  fc.assert(
+    fc.property(fc.bigInt({ min: -(1n << 70n), max: 1n << 70n }), (integer) => {
+      const written = String(integer);
+      assertEquals(held(written), BigInt(Number(written)) === integer, written);
+    }),
+    { numRuns: 2000 },
+  );
+  // JavaScript writes the shortest text that reads back as the double, not its value.
+  assertEquals([held("5e-324"), held("0.1"), held("1e-5"), held("0.5"), held("-0")], [
+    false,
+    false,
+    false,
+    true,
+    true,
+  ]);
 });

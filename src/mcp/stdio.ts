@@ -38,6 +38,12 @@ export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 const MAX_ERROR_MESSAGE = 1000;
 /** Bytes read at once. */
 const READ_SIZE = 64 * 1024;
+/**
+ * Messages in a batch, at most (the SDK's HTTP transport has the same bound): its answers go
+ * back as one line, which must stay far below what a string can hold (2,000 tools/list answers
+ * made one of 106 MB; 16,000 were never answered).
+ */
+export const MAX_BATCH = 100;
 /** Answers queued beyond this make `send` wait until they are written. */
 const HIGH_WATER_BYTES = 1024 * 1024;
 const LF = 0x0a, CR = 0x0d;
@@ -53,6 +59,13 @@ function errorMessage(id: string | number | null, code: number, message: string)
   const error = { code, message: message.slice(0, MAX_ERROR_MESSAGE) };
   // `id: null` is JSON-RPC's own answer to a message whose id cannot be read.
   return { jsonrpc: "2.0", id, error } as unknown as JSONRPCMessage;
+}
+
+/** Why a request whose id is in use is refused (with id null: its own would answer the other). */
+function taken(id: string | number): string {
+  const shown = JSON.stringify(id);
+  return `id ${shown.length > 40 ? `${shown.slice(0, 40)}…` : shown} is taken by a request not ` +
+    "answered yet";
 }
 
 /** See the module documentation. */
@@ -239,10 +252,36 @@ export class StdioTransport implements Transport {
     this.#hand(message);
   }
 
-  /** Hands a message on, noting a request as waiting for its answer. */
+  /**
+   * Hands a message on, noting a request as waiting for its answer. A request whose id is taken
+   * by one not answered yet is refused (see {@link taken}); a cancelled request gets no answer,
+   * so nothing waits for one.
+   */
   #hand(message: JSONRPCMessage): void {
-    if ("method" in message && "id" in message) this.#unanswered.add(message.id);
+    if ("method" in message && "id" in message) {
+      if (this.#unanswered.has(message.id)) {
+        return this.#sendError(null, -32600, `Invalid Request: ${taken(message.id)}`);
+      }
+      this.#unanswered.add(message.id);
+    }
+    if ("method" in message && message.method === "notifications/cancelled") {
+      const { requestId } = (message.params ?? {}) as { requestId?: string | number };
+      if (requestId !== undefined) this.#noAnswer(requestId);
+    }
     this.onmessage?.(message);
+  }
+
+  /** A request will not be answered (it was cancelled): its batch goes without its answer. */
+  #noAnswer(id: string | number): void {
+    const batch = this.#batches.get(id);
+    if (batch) {
+      this.#batches.delete(id);
+      batch.waiting.delete(id);
+      if (batch.waiting.size === 0) void this.#queueLine(JSON.stringify(batch.answers) + "\n");
+    }
+    if (this.#unanswered.delete(id) && this.#unanswered.size === 0) {
+      for (const resolve of this.#allAnswered.splice(0)) resolve();
+    }
   }
 
   /**
@@ -254,6 +293,10 @@ export class StdioTransport implements Transport {
    */
   #deliverBatch(items: unknown[], rounded: Map<number, string>): void {
     if (items.length === 0) return this.#sendError(null, -32600, "Invalid Request: an empty batch");
+    if (items.length > MAX_BATCH) {
+      const tooMany = `a batch of ${items.length} messages, more than ${MAX_BATCH}`;
+      return this.#sendError(null, -32600, `Invalid Request: ${tooMany}; none was read`);
+    }
     const batch: Batch = { waiting: new Set(), answers: [] };
     const messages: JSONRPCMessage[] = [];
     for (const [index, item] of items.entries()) {
@@ -266,10 +309,15 @@ export class StdioTransport implements Transport {
       }
       try {
         const message = deserializeMessage(JSON.stringify(item));
+        if ("method" in message && "id" in message) {
+          if (this.#unanswered.has(message.id) || this.#batches.has(message.id)) {
+            batch.answers.push(errorMessage(null, -32600, `Invalid Request: ${taken(message.id)}`));
+            continue;
+          }
+          batch.waiting.add(message.id);
+          this.#batches.set(message.id, batch);
+        }
         messages.push(message);
-        if (!("method" in message && "id" in message)) continue;
-        batch.waiting.add(message.id);
-        this.#batches.set(message.id, batch);
       } catch (error) {
         this.onerror?.(error as Error);
         const why = `Invalid Request: ${whatIsWrong(error as Error, item)}`;

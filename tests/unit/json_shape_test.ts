@@ -136,7 +136,14 @@ Deno.test("json shape: the messages whose ids a double does not hold exactly, ea
       "be a string, or an integer of at most 9007199254740991 (or a number a double holds exactly)",
   );
   match(rounded.get(9)!, /^its 'id' 1e400 is no number a double holds/);
-  assertEquals([...roundedIds(jsonShape('{"\\u0069d" : 1e-400}')).keys()], [0]);
+  for (const key of ["\\u0069d", "i\\u0064", "\\u0069\\u0064"]) {
+    assertEquals([...roundedIds(jsonShape(`{"${key}" : 1e-400}`)).keys()], [0], key);
+  }
+  // Keys with escapes that are no "id" (a bad one among them) are not taken for it.
+  assertEquals(
+    roundedIds(jsonShape('{"\\qq":1e-400,"\\u0049d":1e-400,"\\u0069D":1e-400}')).size,
+    0,
+  );
   assertEquals(roundedIds(jsonShape('{"id":7,"params":{"id":0.1}}')).size, 0);
 });
 

@@ -69,7 +69,8 @@ const message = fc.record({
 Deno.test("stdio: every message arrives once, in order, however stdin cuts the bytes", async () => {
   await fc.assert(
     fc.asyncProperty(
-      fc.array(message, { maxLength: 8 }),
+      // Ids are unique among requests not answered yet, as JSON-RPC asks (a taken one is refused).
+      fc.uniqueArray(message, { maxLength: 8, selector: (m) => m.id }),
       fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 12 }),
       fc.boolean(),
       async (messages, fractions, crlf) => {
@@ -235,8 +236,8 @@ Deno.test("stdio: an id a double does not hold exactly is refused with id null, 
   const lines = [
     ...ids.map((id) => `{"jsonrpc":"2.0","id":${id},"method":"ping"}`),
     '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2.50000000000000001,"method":"ping"}]',
-    // Exactly the number a double holds, however written: served (answered as 1 and 0).
-    '{"jsonrpc":"2.0","id":0.1e1,"method":"ping"}',
+    // Exactly the number a double holds, however written: served (answered as 2 and 0).
+    '{"jsonrpc":"2.0","id":0.2e1,"method":"ping"}',
     '{"jsonrpc":"2.0","id":-0,"method":"ping"}',
     '{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}',
     '{"jsonrpc":"2.0","id":-7,"method":"ping","params":{"id":1.5}}',
@@ -251,7 +252,7 @@ Deno.test("stdio: an id a double does not hold exactly is refused with id null, 
   await transport.ended;
   await transport.flushed();
   // In a batch, only the message with such an id is refused. An id elsewhere is no id.
-  assertEquals(messages.map(({ id }) => id), [1, 1, -0, Number.MAX_SAFE_INTEGER, -7]);
+  assertEquals(messages.map(({ id }) => id), [1, 2, -0, Number.MAX_SAFE_INTEGER, -7]);
   const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
   assertEquals(answers.map(({ id, error }) => [id, error.code]), ids.map(() => [null, -32600]));
   for (const [index, id] of ids.entries()) {
@@ -351,6 +352,52 @@ Deno.test("stdio: a batch is served, its answers go back together, one array; re
   });
   const lone = rest.find((answer) => Array.isArray(answer));
   assertEquals([lone?.length, lone?.[0].id, lone?.[0].error.code], [1, 9, -32601]);
+});
+
+Deno.test("stdio: a batch is bounded, a cancelled request does not hold it, a taken id is refused", async () => {
+  const ping = (id: number | string) => ({ jsonrpc: "2.0", id, method: "ping" });
+  const lines = [
+    JSON.stringify(Array.from({ length: 101 }, (_, i) => ping(i + 100))),
+    // 1 is never answered (nobody here answers): its cancellation lets the batch go.
+    JSON.stringify([ping(1), { jsonrpc: "2.0", id: 2, result: {} }, ping(2), ping(2)]),
+    JSON.stringify({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 1 },
+    }),
+    JSON.stringify(ping(2)),
+  ];
+  const output = collectingOutput();
+  const transport = new StdioTransport(
+    chunkedInput([encoder.encode(lines.join("\n") + "\n")]),
+    output,
+  );
+  const handed: unknown[] = [];
+  transport.onmessage = (message) => {
+    handed.push(message);
+    // Answer ping 2 at once, as a server would.
+    if ("id" in message && message.id === 2 && "method" in message) {
+      void transport.send({ jsonrpc: "2.0", id: 2, result: {} });
+    }
+  };
+  await transport.start();
+  await transport.ended;
+  await transport.answered(1000);
+  await transport.flushed();
+  const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
+  assertEquals(answers[0], {
+    jsonrpc: "2.0",
+    id: null,
+    error: {
+      code: -32600,
+      message: "Invalid Request: a batch of 101 messages, more than 100; none was read",
+    },
+  });
+  // The second batch: ping 2's answer, and its repeated id refused, in one array.
+  assertEquals(answers[1].map((answer: { id: unknown }) => answer.id).sort(), [2, null]);
+  match(answers[1].find((a: { id: unknown }) => a.id === null).error.message, /id 2 is taken/);
+  // Ping 2 again, once the first was answered: served.
+  assertEquals(answers.slice(2), [{ jsonrpc: "2.0", id: 2, result: {} }]);
 });
 
 Deno.test("stdio: answered() gives up after its time when a request stays unanswered", async () => {

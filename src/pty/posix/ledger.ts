@@ -49,8 +49,8 @@ const SUFFIX = ".json";
 /** A ledger being created: `<ledger>.<pid>.new` (see {@link Ledger.open}). */
 const DRAFT = /\.json\.[0-9]+\.new$/;
 /**
- * Ledgers taken in at one start, at most: each is held open (and locked) until it is dealt
- * with. More wait for the next start.
+ * Entries of the folder looked at in one start, at most (each ledger is held open, and locked,
+ * until it is dealt with; 100,000 FIFOs took 3 s to clear): more wait for the next start.
  */
 const MOST_AT_ONCE = 256;
 /**
@@ -157,17 +157,19 @@ export class Ledger {
  */
 export function abandonedLedgers(stateDir: string): AbandonedLedger[] {
   const dir = folder(stateDir);
-  let names: string[];
+  // Read as it goes: the names of a crowded folder are not all held.
+  let entries: Iterable<Deno.DirEntry>;
   try {
-    names = [...Deno.readDirSync(dir)].map((entry) => entry.name);
+    entries = Deno.readDirSync(dir);
   } catch {
     return []; // no folder yet: no server ever ran here
   }
   const found: AbandonedLedger[] = [];
-  for (const name of names) {
-    if (found.length === MOST_AT_ONCE) break;
+  let looked = 0;
+  for (const { name } of entries) {
     const draft = DRAFT.test(name);
     if (!draft && !name.endsWith(SUFFIX)) continue;
+    if (++looked > MOST_AT_ONCE) break;
     const path = join(dir, name);
     let entry: Deno.FileInfo;
     try {
@@ -181,7 +183,8 @@ export function abandonedLedgers(stateDir: string): AbandonedLedger[] {
     // A folder is left where it is: its contents are someone's.
     if (entry.isDirectory) continue;
     if (!entry.isFile || draft) {
-      const age = Date.now() - (entry.mtime?.getTime() ?? 0);
+      // (A draft from the future is no draft being made now either.)
+      const age = Math.abs(Date.now() - (entry.mtime?.getTime() ?? 0));
       if (!entry.isFile || age > DRAFT_AGE_MS) removeEntry(path);
       continue;
     }

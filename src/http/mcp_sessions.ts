@@ -61,6 +61,10 @@ export function jsonRpcError(
  * client waits for an id that will never be answered.
  */
 function refusal(body: unknown, rounded: Map<number, string>): Response | undefined {
+  // As over stdio, and as JSON-RPC answers it (the SDK's transport said 202, and nothing).
+  if (Array.isArray(body) && body.length === 0) {
+    return jsonRpcError(400, -32600, "Invalid Request: an empty batch");
+  }
   const messages = Array.isArray(body) ? body : [body];
   const reasons = messages.map((message, index) => {
     if (rounded.has(index)) return `Invalid Request: ${rounded.get(index)}; it was not read`;

@@ -512,6 +512,14 @@ withHttp("malformed requests get a 4xx in the API's error shape, never a 500", a
     headers: { "content-type": "application/json" },
   });
   assertEquals([rounded.status, rounded.json.id, rounded.json.error.code], [400, null, -32600]);
+  const empty = await request(server, "POST", "/mcp", {
+    raw: "[]",
+    headers: { "content-type": "application/json" },
+  });
+  assertEquals([empty.status, empty.json.id, empty.json.error], [400, null, {
+    code: -32600,
+    message: "Invalid Request: an empty batch",
+  }]);
   match(rounded.json.error.message, /'id' 7.0000000000000001 is read as the nearest double, 7/);
   assertEquals((await request(server, "GET", "/api/terminals")).json.data.count, 0);
 });

@@ -94,6 +94,11 @@ export class StdioTransport implements Transport {
   readonly #unanswered = new Set<string | number>();
   /** The batch each request that came in one belongs to, until it is answered. */
   readonly #batches = new Map<string | number, Batch>();
+  /**
+   * Ids of requests the client cancelled before they were answered: still taken (MCP has a
+   * session never reuse an id), and an answer made for one after all is not sent.
+   */
+  readonly #cancelled = new Set<string | number>();
   #allAnswered: (() => void)[] = [];
   readonly #encoder = new TextEncoder();
   readonly #decoder = new TextDecoder();
@@ -117,6 +122,8 @@ export class StdioTransport implements Transport {
    */
   async send(message: JSONRPCMessage): Promise<void> {
     const id = "id" in message && !("method" in message) ? message.id : undefined;
+    // The SDK answers some cancelled requests all the same (an id of 0 or ""): not sent.
+    if (id !== undefined && this.#cancelled.delete(id)) return;
     const batch = id === undefined ? undefined : this.#batches.get(id);
     if (batch) {
       this.#batches.delete(id!);
@@ -177,7 +184,11 @@ export class StdioTransport implements Transport {
     try {
       while (!this.#closed) {
         const n = await this.input.read(buffer);
-        if (n === null) break;
+        if (n === null) {
+          // A last message without its line feed is served all the same.
+          if (this.#pendingBytes > 0) this.#take(new Uint8Array([LF]));
+          break;
+        }
         this.#take(buffer.subarray(0, n));
         // A client that sends and never reads (junk lines each get an answer) must not grow the
         // queue without bound: stdin waits until the answers so far are written.
@@ -254,30 +265,42 @@ export class StdioTransport implements Transport {
 
   /**
    * Hands a message on, noting a request as waiting for its answer. A request whose id is taken
-   * by one not answered yet is refused (see {@link taken}); a cancelled request gets no answer,
-   * so nothing waits for one.
+   * by one under way is refused (see {@link taken}; a batch's are looked at as it is taken
+   * apart, `inBatch`); a cancellation is noted (see {@link #cancel}).
    */
-  #hand(message: JSONRPCMessage): void {
+  #hand(message: JSONRPCMessage, inBatch = false): void {
     if ("method" in message && "id" in message) {
-      if (this.#unanswered.has(message.id)) {
+      if (!inBatch && this.#isTaken(message.id)) {
         return this.#sendError(null, -32600, `Invalid Request: ${taken(message.id)}`);
       }
       this.#unanswered.add(message.id);
-    }
-    if ("method" in message && message.method === "notifications/cancelled") {
+    } else if ("method" in message && message.method === "notifications/cancelled") {
       const { requestId } = (message.params ?? {}) as { requestId?: string | number };
-      if (requestId !== undefined) this.#noAnswer(requestId);
+      if (requestId !== undefined) this.#cancel(requestId);
     }
     this.onmessage?.(message);
   }
 
-  /** A request will not be answered (it was cancelled): its batch goes without its answer. */
-  #noAnswer(id: string | number): void {
+  /** Whether a request with this id is under way (its id may not be used again meanwhile). */
+  #isTaken(id: string | number): boolean {
+    return this.#unanswered.has(id) || this.#batches.has(id) || this.#cancelled.has(id);
+  }
+
+  /**
+   * The client cancelled a request under way: nothing waits for its answer (its batch goes
+   * without it), and an answer made all the same is not sent. Its id stays taken.
+   */
+  #cancel(id: string | number): void {
+    if (!this.#unanswered.has(id)) return; // answered already, or never asked
+    this.#cancelled.add(id);
     const batch = this.#batches.get(id);
     if (batch) {
       this.#batches.delete(id);
       batch.waiting.delete(id);
-      if (batch.waiting.size === 0) void this.#queueLine(JSON.stringify(batch.answers) + "\n");
+      // A batch whose every request was cancelled gets no answer (JSON-RPC sends no `[]`).
+      if (batch.waiting.size === 0 && batch.answers.length > 0) {
+        void this.#queueLine(JSON.stringify(batch.answers) + "\n");
+      }
     }
     if (this.#unanswered.delete(id) && this.#unanswered.size === 0) {
       for (const resolve of this.#allAnswered.splice(0)) resolve();
@@ -310,7 +333,7 @@ export class StdioTransport implements Transport {
       try {
         const message = deserializeMessage(JSON.stringify(item));
         if ("method" in message && "id" in message) {
-          if (this.#unanswered.has(message.id) || this.#batches.has(message.id)) {
+          if (this.#isTaken(message.id)) {
             batch.answers.push(errorMessage(null, -32600, `Invalid Request: ${taken(message.id)}`));
             continue;
           }
@@ -327,7 +350,8 @@ export class StdioTransport implements Transport {
     if (batch.waiting.size === 0 && batch.answers.length > 0) {
       void this.#queueLine(JSON.stringify(batch.answers) + "\n");
     }
-    for (const message of messages) this.#hand(message);
+    // Their ids were looked at above, and are this batch's now.
+    for (const message of messages) this.#hand(message, true);
   }
 
   /**

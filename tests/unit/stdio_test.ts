@@ -400,6 +400,47 @@ Deno.test("stdio: a batch is bounded, a cancelled request does not hold it, a ta
   assertEquals(answers.slice(2), [{ jsonrpc: "2.0", id: 2, result: {} }]);
 });
 
+Deno.test("stdio: a cancelled request's id stays taken and its late answer is not sent; a last line without its line feed is served", async () => {
+  const request = (id: number | string) => ({ jsonrpc: "2.0", id, method: "slow" });
+  const cancel = (id: number | string) => ({
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: id },
+  });
+  const lines = [
+    request(0),
+    cancel(0),
+    request(0), // taken: the SDK may still answer the first (it does for an id of 0)
+    [request(7), cancel(7)], // all cancelled: no answer, and no `[]`
+    { jsonrpc: "2.0", id: 8, method: "notifications/cancelled", params: { requestId: 8 } },
+  ].map((line) => JSON.stringify(line));
+  const output = collectingOutput();
+  const transport = new StdioTransport(
+    chunkedInput([encoder.encode(lines.join("\n") + "\n" + JSON.stringify(request(9)))]),
+    output,
+  );
+  const handed: { id?: unknown; method?: string }[] = [];
+  transport.onmessage = (message) => handed.push(message as { id?: unknown; method?: string });
+  await transport.start();
+  await transport.ended;
+  // Every request answered as the SDK would, the cancelled ones too.
+  for (const id of [0, 7, 8, 9]) await transport.send({ jsonrpc: "2.0", id, result: { id } });
+  await transport.flushed();
+  const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
+  assertEquals(answers, [
+    {
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: -32600,
+        message: "Invalid Request: id 0 is taken by a request not answered yet",
+      },
+    },
+    { jsonrpc: "2.0", id: 8, result: { id: 8 } }, // a request of that name cancels nothing
+    { jsonrpc: "2.0", id: 9, result: { id: 9 } }, // the last line, without its line feed
+  ]);
+});
+
 Deno.test("stdio: answered() gives up after its time when a request stays unanswered", async () => {
   const transport = new StdioTransport(
     chunkedInput([encoder.encode('{"jsonrpc":"2.0","id":7,"method":"tools/list"}\n')]),

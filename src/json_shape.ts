@@ -25,6 +25,13 @@
 
 /** Commas and colons outside strings that a message may hold (50,000 keys, or 100,000 items). */
 export const MAX_JSON_SEPARATORS = 100_000;
+/**
+ * Messages in a JSON-RPC batch, at most (the SDK's HTTP transport has the same bound): its
+ * answers go back as one line, which must stay far below what a string can hold (2,000
+ * tools/list answers made one of 106 MB; 16,000 were never answered), and each message's id
+ * costs a look.
+ */
+export const MAX_BATCH_MESSAGES = 100;
 /** How deep objects and arrays may nest in a message. */
 export const MAX_JSON_DEPTH = 64;
 
@@ -39,6 +46,8 @@ export interface JsonShape {
   depth: number;
   /** The text is an array: for JSON-RPC, a batch. */
   batch: boolean;
+  /** Its items, if it is an array (an empty one counts 1). */
+  items: number;
   /**
    * The ids written as numbers, as written, of the message (an object; item 0) or of each
    * message of a batch (an array of objects; its items counted from 0).
@@ -55,7 +64,14 @@ export function jsonShape(text: string): JsonShape {
   const batch = text.trimStart().startsWith("[");
   // A message's own keys are at depth 1; in a batch, at depth 2.
   const keysAt = batch ? 2 : 1;
-  const shape = () => ({ separators, depth: deepest, batch, numberIds, unclosed: false });
+  const shape = () => ({
+    separators,
+    depth: deepest,
+    batch,
+    items: item + 1,
+    numberIds,
+    unclosed: false,
+  });
   for (let i = 0; i < text.length; i++) {
     switch (text.charCodeAt(i)) {
       case QUOTE: {
@@ -101,6 +117,12 @@ export function jsonShapeProblem(shape: JsonShape): string | undefined {
   return undefined;
 }
 
+/** For JSON-RPC: what is wrong with a batch's size, or undefined. */
+export function batchProblem(shape: JsonShape): string | undefined {
+  if (!shape.batch || shape.items <= MAX_BATCH_MESSAGES) return undefined;
+  return `a batch of ${shape.items} messages, more than ${MAX_BATCH_MESSAGES}`;
+}
+
 /**
  * For JSON-RPC: the messages (items of a batch; 0 for a lone message) whose id is written as a
  * number that a double does not hold exactly, with what is wrong with it. Such an id is read as
@@ -110,10 +132,15 @@ export function jsonShapeProblem(shape: JsonShape): string | undefined {
 export function roundedIds(shape: JsonShape): Map<number, string> {
   const rounded = new Map<number, string>();
   for (const { item, written } of shape.numberIds) {
-    if (rounded.has(item) || heldExactly(written)) continue;
-    const shown = written.length > 40 ? `${written.slice(0, 40)}…` : written;
+    if (rounded.has(item) || PLAIN_SAFE.test(written)) continue;
     const value = Number(written);
-    const read = Number.isFinite(value)
+    const exact = heldExactly(written);
+    // A double beyond 2^53 - 1 is written back as its shortest form (2^60 as ...847000).
+    if (exact && (!Number.isInteger(value) || Number.isSafeInteger(value))) continue;
+    const shown = written.length > 40 ? `${written.slice(0, 40)}…` : written;
+    const read = exact
+      ? "is beyond 2^53 - 1: it would be written back as another number"
+      : Number.isFinite(value)
       ? `is read as the nearest double, ${value}, another number`
       : "is no number a double holds";
     rounded.set(
@@ -124,6 +151,9 @@ export function roundedIds(shape: JsonShape): Map<number, string> {
   }
   return rounded;
 }
+
+/** An integer written plainly that a double holds exactly (up to 15 digits): the usual id. */
+const PLAIN_SAFE = /^-?(?:0|[1-9][0-9]{0,14})$/;
 
 /** Characters of a number written as an id that are looked at exactly; a longer one is refused. */
 const MOST_ID_CHARACTERS = 400;

@@ -35,7 +35,7 @@ import { bearerAuth } from "hono/bearer-auth";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { concatBytes } from "../bytes.ts";
-import { jsonShape, jsonShapeProblem, roundedIds } from "../json_shape.ts";
+import { batchProblem, jsonShape, jsonShapeProblem, roundedIds } from "../json_shape.ts";
 import { log } from "../log.ts";
 import { jsonRpcError } from "./mcp_sessions.ts";
 import { type ErrorCode, restError } from "./rest.ts";
@@ -251,19 +251,20 @@ function jsonBody(limit: number): MiddlewareHandler<AppEnv> {
       return await next();
     }
     const shape = jsonShape(text);
-    const problem = jsonShapeProblem(shape);
+    const mcp = isMcpPath(c.req.path);
+    const problem = jsonShapeProblem(shape) ?? (mcp ? batchProblem(shape) : undefined);
     if (problem) {
-      return isMcpPath(c.req.path)
+      return mcp
         ? jsonRpcError(400, -32600, `Invalid Request: ${problem}; it was not read`)
         : restError(400, "INVALID_INPUT", `the body is refused unread: ${problem}`);
     }
     // JSON-RPC ids that would be read as other numbers: the messages are refused one by one.
-    if (isMcpPath(c.req.path)) c.set("roundedIds", roundedIds(shape));
+    if (mcp) c.set("roundedIds", roundedIds(shape));
     try {
       c.set("body", JSON.parse(text));
     } catch (error) {
       const reason = (error as Error).message;
-      return isMcpPath(c.req.path)
+      return mcp
         ? jsonRpcError(400, -32700, `Parse error: ${reason}`)
         : restError(400, "INVALID_INPUT", `the body is not JSON: ${reason}`);
     }

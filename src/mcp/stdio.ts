@@ -23,7 +23,7 @@
  * @module
  */
 import { concatBytes } from "../bytes.ts";
-import { jsonShape, jsonShapeProblem, roundedIds } from "../json_shape.ts";
+import { batchProblem, jsonShape, jsonShapeProblem, roundedIds } from "../json_shape.ts";
 import { answerableId, whatIsWrong } from "./refusal.ts";
 import {
   deserializeMessage,
@@ -38,12 +38,6 @@ export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 const MAX_ERROR_MESSAGE = 1000;
 /** Bytes read at once. */
 const READ_SIZE = 64 * 1024;
-/**
- * Messages in a batch, at most (the SDK's HTTP transport has the same bound): its answers go
- * back as one line, which must stay far below what a string can hold (2,000 tools/list answers
- * made one of 106 MB; 16,000 were never answered).
- */
-export const MAX_BATCH = 100;
 /** Answers queued beyond this make `send` wait until they are written. */
 const HIGH_WATER_BYTES = 1024 * 1024;
 const LF = 0x0a, CR = 0x0d;
@@ -244,9 +238,10 @@ export class StdioTransport implements Transport {
     const text = this.#decoder.decode(line).replace(/\r$/, "");
     if (text.trim() === "") return;
     const shape = jsonShape(text);
+    const bounds = jsonShapeProblem(shape) ?? batchProblem(shape);
     // A lone message whose id would be read as another number is refused unread too.
-    const rounded = roundedIds(shape);
-    const problem = jsonShapeProblem(shape) ?? (shape.batch ? undefined : rounded.get(0));
+    const rounded = bounds ? new Map<number, string>() : roundedIds(shape);
+    const problem = bounds ?? (shape.batch ? undefined : rounded.get(0));
     if (problem) {
       // Not parsed, so its id is unknown: null, as for a line over the size bound.
       this.onerror?.(new Error(`a message refused unread: ${problem}`));
@@ -316,10 +311,6 @@ export class StdioTransport implements Transport {
    */
   #deliverBatch(items: unknown[], rounded: Map<number, string>): void {
     if (items.length === 0) return this.#sendError(null, -32600, "Invalid Request: an empty batch");
-    if (items.length > MAX_BATCH) {
-      const tooMany = `a batch of ${items.length} messages, more than ${MAX_BATCH}`;
-      return this.#sendError(null, -32600, `Invalid Request: ${tooMany}; none was read`);
-    }
     const batch: Batch = { waiting: new Set(), answers: [] };
     const messages: JSONRPCMessage[] = [];
     for (const [index, item] of items.entries()) {

@@ -512,6 +512,14 @@ withHttp("malformed requests get a 4xx in the API's error shape, never a 500", a
     headers: { "content-type": "application/json" },
   });
   assertEquals([rounded.status, rounded.json.id, rounded.json.error.code], [400, null, -32600]);
+  const crowd = await request(server, "POST", "/mcp", {
+    raw: JSON.stringify(
+      Array.from({ length: 101 }, (_, id) => ({ jsonrpc: "2.0", id, method: "ping" })),
+    ),
+    headers: { "content-type": "application/json" },
+  });
+  assertEquals([crowd.status, crowd.json.id, crowd.json.error.code], [400, null, -32600]);
+  match(crowd.json.error.message, /a batch of 101 messages, more than 100; it was not read/);
   const empty = await request(server, "POST", "/mcp", {
     raw: "[]",
     headers: { "content-type": "application/json" },

@@ -390,7 +390,7 @@ Deno.test("stdio: a batch is bounded, a cancelled request does not hold it, a ta
     id: null,
     error: {
       code: -32600,
-      message: "Invalid Request: a batch of 101 messages, more than 100; none was read",
+      message: "Invalid Request: a batch of 101 messages, more than 100; it was not read",
     },
   });
   // The second batch: ping 2's answer, and its repeated id refused, in one array.

@@ -179,3 +179,57 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "a ledger folder that is a link is not used: nothing where it points is touched",
+  ignore: Deno.build.os === "windows",
+  fn() {
+    const dir = tempDir("winterm-ledger-");
+    try {
+      const elsewhere = join(dir, "elsewhere");
+      Deno.mkdirSync(elsewhere);
+      for (const name of ["settings.json", "notes.json.42.new"]) {
+        Deno.writeTextFileSync(join(elsewhere, name), "{}");
+        Deno.utimeSync(join(elsewhere, name), new Date(0), new Date(0));
+      }
+      const state = join(dir, "state");
+      Deno.mkdirSync(state);
+      Deno.symlinkSync(elsewhere, join(state, "processes"));
+      ok(!hasLedgers(state));
+      assertEquals(abandonedLedgers(state), []);
+      assertEquals(endAbandoned(state), 0);
+      assertEquals([...Deno.readDirSync(elsewhere)].map((entry) => entry.name).sort(), [
+        "notes.json.42.new",
+        "settings.json",
+      ]);
+      let refused: unknown;
+      try {
+        Ledger.open(state, { instance: "x", server: { pid: Deno.pid, start: 0 }, roots: [] });
+      } catch (error) {
+        refused = error;
+      }
+      ok(refused instanceof Error && /is no folder/.test(refused.message), String(refused));
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "folders named as ledgers neither count against a start's ledgers nor hold them up",
+  ignore: Deno.build.os === "windows",
+  fn() {
+    const dir = tempDir("winterm-ledger-");
+    try {
+      const folder = join(dir, "processes");
+      Deno.mkdirSync(folder);
+      for (let i = 0; i < 300; i++) Deno.mkdirSync(join(folder, `d${i}.json`));
+      for (let i = 0; i < 50; i++) Deno.symlinkSync("/nonexistent", join(folder, `l${i}.json`));
+      endAbandoned(dir);
+      const links = [...Deno.readDirSync(folder)].filter((entry) => entry.isSymlink);
+      assertEquals(links.length, 0);
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+});

@@ -69,17 +69,47 @@ function folder(stateDir: string): string {
 }
 
 /**
+ * The folder of ledgers, if it is a folder itself: a symbolic link put in its place would have
+ * the sweep remove files wherever it points.
+ */
+function ownFolder(stateDir: string): string | undefined {
+  const dir = folder(stateDir);
+  try {
+    if (Deno.lstatSync(dir).isDirectory) return dir;
+    log.warn("the ledger folder is no folder (a link?): it is not used", { path: dir });
+  } catch {
+    // no folder yet: no server ever ran here
+  }
+  return undefined;
+}
+
+/** The folder's entries as they are read; none if it went meanwhile. */
+function readFolder(dir: string): Iterable<Deno.DirEntry> {
+  try {
+    return Deno.readDirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Names read from the folder in one start, at most, whatever they are: the sweep's cost is
+ * bounded (300,000 files of other names took 4 s a start to be passed over).
+ */
+const MOST_READ = 4096;
+
+/**
  * Whether there are ledgers under `stateDir` at all (a listing, no lock: the cheap look before
  * {@link abandonedLedgers}, which loads the process table's tools).
  */
 export function hasLedgers(stateDir: string): boolean {
-  try {
-    for (const entry of Deno.readDirSync(folder(stateDir))) {
-      // Any entry named as a ledger or a draft, even one that is no file: it is cleared away.
-      if (entry.name.endsWith(SUFFIX) || DRAFT.test(entry.name)) return true;
-    }
-  } catch {
-    // no folder yet: no server ever ran here
+  const dir = ownFolder(stateDir);
+  if (!dir) return false;
+  let read = 0;
+  for (const entry of readFolder(dir)) {
+    if (++read > MOST_READ) break;
+    // Any entry named as a ledger or a draft, even one that is no file: it is cleared away.
+    if (entry.name.endsWith(SUFFIX) || DRAFT.test(entry.name)) return true;
   }
   return false;
 }
@@ -105,8 +135,9 @@ export class Ledger {
 
   /** Creates, locks and writes this server's ledger. Throws if the folder cannot be used. */
   static open(stateDir: string, record: LedgerRecord): Ledger {
-    const dir = folder(stateDir);
-    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    Deno.mkdirSync(folder(stateDir), { recursive: true, mode: 0o700 });
+    const dir = ownFolder(stateDir);
+    if (!dir) throw new Error(`${folder(stateDir)} is no folder (a link?)`);
     const path = join(dir, record.instance + SUFFIX);
     // Created and locked under another name first, so that no other server can take the new
     // file for a dead one's between its creation and our lock.
@@ -156,19 +187,16 @@ export class Ledger {
  * removed from the folder.
  */
 export function abandonedLedgers(stateDir: string): AbandonedLedger[] {
-  const dir = folder(stateDir);
-  // Read as it goes: the names of a crowded folder are not all held.
-  let entries: Iterable<Deno.DirEntry>;
-  try {
-    entries = Deno.readDirSync(dir);
-  } catch {
-    return []; // no folder yet: no server ever ran here
-  }
+  const dir = ownFolder(stateDir);
+  if (!dir) return [];
   const found: AbandonedLedger[] = [];
-  let looked = 0;
-  for (const { name } of entries) {
+  let [read, looked] = [0, 0];
+  // Read as it goes: the names of a crowded folder are not all held.
+  for (const { name, isDirectory } of readFolder(dir)) {
+    if (++read > MOST_READ) break;
     const draft = DRAFT.test(name);
-    if (!draft && !name.endsWith(SUFFIX)) continue;
+    // A folder is left where it is: its contents are someone's.
+    if (isDirectory || (!draft && !name.endsWith(SUFFIX))) continue;
     if (++looked > MOST_AT_ONCE) break;
     const path = join(dir, name);
     let entry: Deno.FileInfo;
@@ -180,7 +208,6 @@ export function abandonedLedgers(stateDir: string): AbandonedLedger[] {
     // Only regular files are ledgers: a symbolic link (to /dev/zero, say), a FIFO or a device
     // would be read without end, or block the server's thread for good. Never read, they go
     // (a link goes, not what it points to), as do the drafts of servers that died making one.
-    // A folder is left where it is: its contents are someone's.
     if (entry.isDirectory) continue;
     if (!entry.isFile || draft) {
       // (A draft from the future is no draft being made now either.)

@@ -48,9 +48,12 @@ export function validationErrors(schema: TObject, args: unknown): string[] {
   const messages: string[] = [];
   const seen = new Set<string>();
   for (const error of checker.Errors(args)) {
-    if (seen.has(error.path)) continue;
-    seen.add(error.path);
-    if (messages.length < MOST_NAMED) messages.push(describe(error, schema));
+    const inside = failuresInside(error);
+    for (const each of inside.length > 0 ? inside : [error]) {
+      if (seen.has(each.path)) continue;
+      seen.add(each.path);
+      if (messages.length < MOST_NAMED) messages.push(describe(each, schema));
+    }
     if (seen.size > MOST_COUNTED) break;
   }
   return named(messages, seen.size);
@@ -110,7 +113,7 @@ function describe(error: ValueError, root: TObject): string {
   }
   if (anyOf) {
     // An option that took the value's shape but failed inside it names the field at fault.
-    const inner = failureInside(error);
+    const [inner] = failuresInside(error);
     if (inner) return describe(inner, root);
     const options = anyOf.filter((option) => option.type !== "null");
     const orNull = options.length < anyOf.length ? " or null" : "";
@@ -134,16 +137,21 @@ function shown(schema: Record<string, unknown>, value: unknown): string {
   return show(value);
 }
 
-/** The first failure of a union's options below the union's own field, if any. */
-function failureInside(error: ValueError): ValueError | undefined {
+/**
+ * The failures below a union's own field, of the first of its options that has any (the one
+ * that took the value's shape): each is named or counted, not only the first. None if no option
+ * got that far. (A union's options are read once: their errors are iterators.)
+ */
+function failuresInside(error: ValueError): ValueError[] {
   for (const option of error.errors ?? []) {
+    const below: ValueError[] = [];
     for (const inner of option) {
-      if (inner.path.length > error.path.length) return inner;
-      const deeper = failureInside(inner);
-      if (deeper) return deeper;
+      if (inner.path.length > error.path.length) below.push(inner);
+      else below.push(...failuresInside(inner));
     }
+    if (below.length > 0) return below;
   }
-  return undefined;
+  return [];
 }
 
 /** What one option of a union accepts: "one of "a", "b"" for an enum, else as any schema. */

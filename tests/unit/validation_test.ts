@@ -64,3 +64,23 @@ Deno.test("a union's size rule shows the size of the value given", () => {
     "'env' must be an object of at most 500 entries, or an array of at most 2 items (got 3 items)",
   ]);
 });
+
+Deno.test("inside a union, each failure of the option that took the value's shape is named or counted", () => {
+  const pairs = Type.Array(
+    Type.Object({ name: Type.String(), value: Type.String() }, { additionalProperties: false }),
+  );
+  const either = Type.Object({ env: Type.Union([Env, pairs]) });
+  assertEquals(
+    validationErrors(either, {
+      env: [{ name: 1, value: 2 }, { name: "A" }, { value: "x" }, "str", null, { extra: 1 }],
+    }),
+    [
+      "'env.0.name' must be a string (got 1)",
+      "'env.0.value' must be a string (got 2)",
+      "'env.1.value' is required",
+      "'env.2.name' is required",
+      `'env.3' must be an object (got "str")`,
+      "and 4 more problems",
+    ],
+  );
+});

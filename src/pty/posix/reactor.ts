@@ -36,12 +36,9 @@ const P_ALL = 0, WNOHANG = 1, WEXITED = 4, WNOWAIT = 0x01000000, SI_PID = 16;
 /**
  * For this long at most, turns follow one another without a trip through the blocking pool
  * while output keeps coming; then the event loop gets its turn. Within a burst, the next look
- * waits up to HOT_WAIT_MS on this thread for more (so the event loop waits 21 ms at most).
- * Each trip leaves the reader idle for 100-200 us: at 2 ms a burst, 40 MB through run_command
- * spent 100-140 ms of its second idle in 500 trips (V8's profiler, in the server); at 20 ms,
- * 60-70, and its rate against `script` went from 0.82-0.89 to 0.93-0.94 (24-30 runs each).
+ * waits up to HOT_WAIT_MS on this thread for more (so the event loop waits 3 ms at most).
  */
-const HOT_BURST_MS = 20, HOT_WAIT_MS = 1;
+const HOT_BURST_MS = 2, HOT_WAIT_MS = 1;
 /** A turn that read this much is a stream in full flow: look again at once (see `#loop`). */
 const HOT_TURN_BYTES = 16 * 1024;
 /**

@@ -102,6 +102,8 @@ export class FdReader implements FdWatcher, OutputReader {
         this.#unconfirmed = 0;
         this.reactor.countRead(n);
         this.#used += n;
+        // The rest waits for the next turn, after the event loop's (see PosixReactor.inTime).
+        if (!this.reactor.inTime()) break;
         continue;
       }
       // errno before the consumers run: their own system calls may overwrite it.

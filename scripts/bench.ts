@@ -5,7 +5,8 @@
  *   and node-pty (`@lydell/node-pty`) measured in the same run, in rounds of one run each in a
  *   rotating order (`script -qc CMD /dev/null > /dev/null`, the same producer); a ratio is the
  *   median of the rounds' own ratios;
- * - `get_version` latency while 64 terminals each print 100 lines a second;
+ * - `get_version` latency while 64 terminals each print 100 lines a second, and while one and
+ *   four commands flood their PTYs;
  * - server memory after 1,000 commands of 1 MB each (bounded by the output budget);
  * - `run_command` of `echo` until completed, through the real server and the SDK client;
  * - `terminal_run` of `echo` in bash (shell integration), and how soon after a program's prompt
@@ -28,7 +29,7 @@
  * only (ConPTY's figures: scripts/bench_windows.ts in the Windows test bed).
  *
  * `--only NAME,...` runs some of them (throughput, echo, shell, startup, memory, terminals, http,
- * idle-crowd, loaded, commands, trees, conpty, agent, streams) and `--quick` shortens each;
+ * idle-crowd, loaded, flooded, commands, trees, conpty, agent, streams) and `--quick` shortens each;
  * either prints the table without writing docs/benchmarks.md (a smoke run).
  *
  * @module
@@ -318,6 +319,50 @@ async function loadedLatency(rows: Row[]): Promise<void> {
       reference: `${(cpu / seconds / 10).toFixed(1)}% of one core`,
       note: "user + system time of the server process",
     });
+  } finally {
+    await mcp.close();
+  }
+}
+
+/** `get_version` while commands flood their PTYs: how long the event loop waits for the reader. */
+async function floodedLatency(rows: Row[]): Promise<void> {
+  const mcp = await connect();
+  const calls = async (count: number) => {
+    const times: number[] = [];
+    for (let i = 0; i < count; i++) times.push(await timed(() => mcp.callOk("get_version")));
+    return times;
+  };
+  const shown = (times: number[]) =>
+    `p50 ${percentile(times, 50).toFixed(1)} ms, p99 ${percentile(times, 99).toFixed(1)} ms`;
+  try {
+    await calls(50); // the tools load with the first call
+    const count = QUICK ? 100 : 500;
+    const quiet = await calls(count);
+    for (const floods of [1, 4]) {
+      const tokens: string[] = [];
+      for (let i = 0; i < floods; i++) {
+        tokens.push(
+          (await mcp.callOk<{ token: string }>("run_command", {
+            command: PRODUCER.replace(`${PAYLOAD_MB * MB}`, "100000000000"),
+            shell_type: "sh",
+            timeout: 600,
+          })).token,
+        );
+      }
+      const times = await calls(count);
+      for (const token of tokens) await mcp.callOk("terminate_command", { token });
+      rows.push({
+        what: `\`get_version\` while ${floods} command${floods > 1 ? "s" : ""} flood${
+          floods > 1 ? "" : "s"
+        } ${
+          floods > 1 ? "their PTYs" : "its PTY"
+        } (\`yes\`; SDK client over stdio, ${count} calls)`,
+        figure: shown(times),
+        reference: `the same server, quiet: ${shown(quiet)}`,
+        ratio: `${ratio(percentile(times, 99), percentile(quiet, 99))} p99`,
+        note: "the reader yields to the event loop every 2 ms of a flood",
+      });
+    }
   } finally {
     await mcp.close();
   }
@@ -1025,6 +1070,7 @@ const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["http", "HTTP load (a minute)", httpLoad],
   ["idle-crowd", "HTTP with an idle crowd", httpUnderIdleCrowd],
   ["loaded", "get_version under 64 printing terminals", loadedLatency],
+  ["flooded", "get_version while commands flood", floodedLatency],
   ["commands", "memory after 1,000 commands of 1 MB", commandMemory],
   ["trees", "process trees", processTrees],
   ["conpty", "ConPTY against a plain pipe (Windows, or the Wine test bed)", conpty],

@@ -1,6 +1,6 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
-import { cleanTerminalText } from "../../src/engine/output/clean.ts";
+import { Cleaner, cleanTerminalText } from "../../src/engine/output/clean.ts";
 import { readBackward, readForward, readShaped } from "../../src/engine/output/ranges.ts";
 import { jsonSize } from "../../src/engine/output/shape.ts";
 import { fc, hostileOutput, stringOf, TEXT_PIECES } from "../helpers/arbitraries.ts";
@@ -29,7 +29,23 @@ const sizes = fc.record({
   chunk: fc.integer({ min: 1, max: 64 }),
 });
 
-Deno.test("raw forward reads, going on from each end, give every byte once, each within budget", () => {
+/** Whether `text` ends inside an escape sequence (it starts outside one). */
+function endsInsideSequence(text: string): boolean {
+  const cleaner = new Cleaner();
+  cleaner.push(text);
+  return cleaner.inSequence;
+}
+
+/**
+ * Whether `text` is one character, or one sequence (what a page shows over its budget): whole, or
+ * unfinished where the output ends.
+ */
+function oneUnit(text: string): boolean {
+  const characters = [...text];
+  return characters.length === 1 || endsInsideSequence(characters.slice(0, -1).join(""));
+}
+
+Deno.test("raw forward reads, going on from each end, give every byte once, each within budget (or one sequence or character)", () => {
   fc.assert(
     fc.property(hostileOutput, sizes, (text, { budget, maxBytes, chunk }) => {
       const buffer = bufferOf(text, chunk);
@@ -37,13 +53,54 @@ Deno.test("raw forward reads, going on from each end, give every byte once, each
       while (offset < buffer.end) {
         const read = readForward(buffer, offset, maxBytes, { raw: true, final: true, budget });
         ok(read.end > offset, "no progress");
-        ok(jsonSize(read.text) <= budget);
+        ok(jsonSize(read.text) <= budget || oneUnit(read.text));
         assertEquals(read.end - read.start, encoder.encode(read.text).length);
         joined += read.text;
         offset = read.end;
       }
       assertEquals(joined, text);
     }),
+    { numRuns: 300 },
+  );
+});
+
+Deno.test("a raw forward read from a sequence too big for its budget shows it whole and moves on (found by an attack helper)", () => {
+  // What `printf 'a\tb\e[31mred\n'` leaves in a terminal.
+  const buffer = bufferOf("a\tb\x1b[31mred\r\n", 64);
+  for (const [maxBytes, budget] of [[1, 1], [5, 5], [8, 8], [1, 1000]]) {
+    const read = readForward(buffer, 3, maxBytes, { raw: true, budget });
+    assertEquals([read.text, read.end], ["\x1b[31m", 8]);
+  }
+  // Cut by the budget inside the colour: the page ends before it.
+  const read = readForward(buffer, 0, 100, { raw: true, budget: 10 });
+  assertEquals([read.text, read.end], ["a\tb", 3]);
+});
+
+Deno.test("raw forward reads with budgets smaller than a sequence move on, never end inside one, and give every byte once", () => {
+  fc.assert(
+    fc.property(
+      colouredLines,
+      fc.integer({ min: 1, max: 40 }),
+      fc.integer({ min: 1, max: 64 }),
+      fc.integer({ min: 1, max: 64 }),
+      (text, budget, maxBytes, chunk) => {
+        const buffer = bufferOf(text, chunk);
+        let offset = 0, joined = "";
+        while (offset < buffer.end) {
+          const read = readForward(buffer, offset, maxBytes, { raw: true, budget });
+          ok(read.end > offset, "no progress");
+          ok(
+            !endsInsideSequence(read.text),
+            `ends inside a sequence: ${JSON.stringify(read.text)}`,
+          );
+          // Over the budget only as one character, or one sequence shown whole.
+          ok(jsonSize(read.text) <= budget || oneUnit(read.text), JSON.stringify(read.text));
+          joined += read.text;
+          offset = read.end;
+        }
+        assertEquals(joined, text);
+      },
+    ),
     { numRuns: 300 },
   );
 });
@@ -82,7 +139,7 @@ Deno.test("cleaned forward reads never cut a sequence into text: the pieces are 
       while (offset < buffer.end) {
         const read = readForward(buffer, offset, maxBytes, { final: true, budget });
         ok(read.end > offset, "no progress");
-        ok(jsonSize(read.text) <= budget);
+        ok(jsonSize(read.text) <= budget || oneUnit(read.text));
         joined += read.text;
         offset = read.end;
       }

@@ -117,6 +117,40 @@ function clean(
   return { text: rest, end, complete: true };
 }
 
+/**
+ * Where a raw read of `text` ends within `budget`: never inside an escape sequence of at most
+ * {@link HOLD_BACK} characters (the next read starts with it; at the end of `text` only if
+ * `more` may follow), and never at 0 (a page always moves on): when not even the first
+ * character or sequence fits, that one is shown whole, over the budget. -1 when `text` is
+ * nothing but the start of a sequence that goes on past it.
+ */
+function rawCut(text: string, budget: number, more: boolean): number {
+  let cut = cutHead(text, budget);
+  if (cut < text.length || more) {
+    const cleaner = new Cleaner();
+    cleaner.push(text.slice(0, cut));
+    const unfinished = cleaner.unfinishedSequenceLength;
+    if (unfinished > 0 && unfinished <= HOLD_BACK) cut -= unfinished;
+  }
+  if (cut > 0 || text.length === 0) return cut;
+  const cleaner = new Cleaner();
+  cleaner.push(text[0]);
+  if (!cleaner.inSequence) return isPaired(text, 0) ? 2 : 1;
+  for (let i = 1; i < Math.min(text.length, HOLD_BACK); i++) {
+    cleaner.push(text[i]);
+    // A character that ends a sequence (a cleaner ends one at a non-ASCII character) stays whole.
+    if (!cleaner.inSequence) return isPaired(text, i) ? i + 2 : i + 1;
+  }
+  // A sequence longer than HOLD_BACK may be cut; a shorter one waits for its end.
+  return text.length >= HOLD_BACK ? 1 : -1;
+}
+
+/** Whether a surrogate pair starts at `index` of `text`. */
+function isPaired(text: string, index: number): boolean {
+  return (text.charCodeAt(index) & 0xfc00) === 0xd800 &&
+    (text.charCodeAt(index + 1) & 0xfc00) === 0xdc00;
+}
+
 /** How many line feeds `text` holds before index `end`. */
 function countLines(text: string, end: number): number {
   let count = 0;
@@ -137,7 +171,8 @@ export function readForward(
   const final = options.final ?? false;
   const budget = Math.max(1, options.budget);
   const start = Math.max(from, buffer.start);
-  let end = Math.min(buffer.end, start + Math.max(1, maxBytes), start + budget);
+  const firstEnd = Math.min(buffer.end, start + Math.max(1, maxBytes), start + budget);
+  let end = firstEnd;
   /** The longest end read that showed nothing but the start of a sequence. */
   let barren = start;
   for (;;) {
@@ -149,17 +184,25 @@ export function readForward(
       continue;
     }
     const read = { text: range.text, start: range.start, end: range.end, dropped: range.dropped };
+    // A cut inside the buffer never splits a sequence (the next read would show its rest as
+    // text); `holdBack` is about the buffer's end, where the rest has not arrived yet.
+    const more = range.end < buffer.end || ((options.holdBack ?? true) && !final);
     if (options.raw) {
-      const cut = cutHead(range.text, budget);
-      if (cut < range.text.length) {
+      // Read on past maxBytes for a sequence's sake: that sequence is all the page shows.
+      const cut = rawCut(range.text, end > firstEnd ? 0 : budget, more);
+      if (cut < 0 && end < buffer.end) {
+        // Nothing but the start of a sequence: read on until it ends.
+        end = Math.min(buffer.end, end + Math.max(end - start, 16));
+        continue;
+      }
+      // A sequence still unfinished at the buffer's end shows once it ends (or the stream does).
+      if (cut < 0 && more) return { ...read, text: "", end: range.start };
+      if (cut >= 0 && cut < range.text.length) {
         read.text = range.text.slice(0, cut);
         read.end = range.start + bytesOf(buffer, range.start, read.text);
       }
       return read;
     }
-    // A cut inside the buffer never splits a sequence (the next read would show its rest as
-    // text); `holdBack` is about the buffer's end, where the rest has not arrived yet.
-    const more = range.end < buffer.end || ((options.holdBack ?? true) && !final);
     const cleaned = clean(buffer, range.text, range.start, range.end, { ...options, budget }, more);
     if (cleaned.end <= range.start && end < buffer.end) {
       // Nothing but the start of a sequence: read on until it ends (it shows no text).

@@ -118,6 +118,44 @@ Deno.test({
 });
 
 Deno.test({
+  name: "floods that stop and start again arrive whole and in order, in both modes",
+  ignore: !posix,
+  async fn() {
+    // Bursts of 200 KB with pauses between: each burst is read on the blocking pool (Linux)
+    // and handed back to the reactor when it pauses, so every hand-over is crossed many times.
+    const script = "for i in $(seq 0 39); do seq $((i * 40000)) $((i * 40000 + 39999)); " +
+      "if [ $((i % 4)) = 0 ]; then sleep 0.02; fi; done";
+    const expected = Array.from({ length: 1_600_000 }, (_, i) => `${i}\n`).join("");
+    for (const mode of ["pty", "pipe"] as const) {
+      const run = start("sh", ["-c", script], { mode });
+      assertEquals(await run.exited, { exitCode: 0, signal: null });
+      const text = mode === "pty" ? run.stdout().replaceAll("\r\n", "\n") : run.stdout();
+      ok(text === expected, `${mode}: ${text.length} characters, ${expected.length} expected`);
+    }
+  },
+});
+
+Deno.test({
+  name: "floods stopped midway leave no fd open and no read running",
+  ignore: !posix,
+  async fn() {
+    const openFds = () => [...Deno.readDirSync("/dev/fd")].length;
+    const flood = (mode: "pty" | "pipe") => start("sh", ["-c", "yes flood"], { mode });
+    // The reactor's own fds are opened by the first child.
+    const first = flood("pty");
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const before = openFds();
+    const runs = Array.from({ length: 12 }, (_, i) => flood(i % 2 ? "pipe" : "pty"));
+    const flooding = (run: typeof first) => eventually(() => run.bytes("stdout").length > 1 << 20);
+    ok((await Promise.all(runs.map(flooding))).every(Boolean), "every flood got going");
+    for (const run of runs) run.child.kill("SIGKILL");
+    await Promise.all(runs.map((run) => run.exited));
+    ok(await eventually(() => openFds() === before), `fds open: ${openFds()}, before: ${before}`);
+  },
+});
+
+Deno.test({
   name: "pipe mode keeps stderr apart and takes input until end of file",
   ignore: !posix,
   async fn() {

@@ -35,6 +35,7 @@ export const C = IS_DARWIN
     ESRCH: 3,
     ECHILD: 10,
     F_GETPATH: 50,
+    F_DUPFD_CLOEXEC: 67,
     LOCK_EX: 2,
     LOCK_NB: 4,
     TIOCSWINSZ: 0x80087467n,
@@ -64,6 +65,7 @@ export const C = IS_DARWIN
     ESRCH: 3,
     ECHILD: 10,
     F_GETPATH: 0,
+    F_DUPFD_CLOEXEC: 1030,
     LOCK_EX: 2,
     LOCK_NB: 4,
     TIOCSWINSZ: 0x5414n,
@@ -102,6 +104,16 @@ const SYMBOLS = {
   poll: { parameters: ["buffer", "u64", "i32"], result: "i32", nonblocking: true },
   // On the JS thread: for a look that must not wait, or waits briefly on purpose.
   poll_sync: { name: "poll", parameters: ["buffer", "u64", "i32"], result: "i32" },
+  // stdio over an fd, for reads on the blocking pool (see pool_reader.ts).
+  fdopen: { parameters: ["i32", "buffer"], result: "pointer" },
+  setvbuf: { parameters: ["pointer", "pointer", "i32", "usize"], result: "i32" },
+  fread: {
+    parameters: ["buffer", "usize", "usize", "pointer"],
+    result: "usize",
+    nonblocking: true,
+  },
+  clearerr: { parameters: ["pointer"], result: "void" },
+  fclose: { parameters: ["pointer"], result: "i32" },
   waitpid: { parameters: ["i32", "buffer", "i32"], result: "i32" },
   waitid: { parameters: ["i32", "i32", "buffer", "i32"], result: "i32" },
   kill: { parameters: ["i32", "i32"], result: "i32" },

@@ -267,14 +267,21 @@ export function cString(text: string): Uint8Array<ArrayBuffer> {
 /**
  * A NULL-terminated `char *[]` of the given strings. The returned `keep` array holds the
  * strings' memory: keep it referenced until the call that uses the array has returned.
+ *
+ * The strings share one buffer, each ending in its NUL: one encoding and one pointer for all
+ * (an environment of 60 variables cost a spawn 0.2 ms as 60 buffers). A string holding a NUL
+ * would end there for C, and here would misplace every string after it: it is refused.
  */
 export function cStringArray(
   items: string[],
 ): { array: Uint8Array<ArrayBuffer>; keep: Uint8Array[] } {
-  const keep = items.map(cString);
+  if (items.some((item) => item.includes("\0"))) throw new Error("a C string may not hold NUL");
+  const bytes = encoder.encode(items.join("\0") + "\0");
+  const base = BigInt(Deno.UnsafePointer.value(Deno.UnsafePointer.of(bytes)));
   const pointers = new BigUint64Array(items.length + 1);
-  keep.forEach((item, i) => {
-    pointers[i] = BigInt(Deno.UnsafePointer.value(Deno.UnsafePointer.of(item)));
-  });
-  return { array: new Uint8Array(pointers.buffer), keep };
+  for (let i = 0, at = 0; i < items.length; i++) {
+    pointers[i] = base + BigInt(at);
+    at = bytes.indexOf(0, at) + 1;
+  }
+  return { array: new Uint8Array(pointers.buffer), keep: [bytes] };
 }

@@ -10,6 +10,16 @@ import { HOST_FLAVOR, type PathFlavor } from "../../pty/mod.ts";
 /** Variables of the server that children never see. */
 const SECRETS = ["WINTERM_TOKEN"];
 
+let server: Readonly<Record<string, string>> | undefined;
+
+/**
+ * The server's own environment, read once: nothing in the server changes it, and reading it
+ * cost every command 0.15 ms (all variables copied out of the runtime, for each look).
+ */
+export function serverEnvironment(): Readonly<Record<string, string>> {
+  return server ??= Object.freeze(Deno.env.toObject());
+}
+
 /**
  * Pagers off: a pager waits for a key no one presses (`git log` in `less`). Every command and
  * terminal gets these unless the request sets them (the server's own values are overridden).
@@ -58,7 +68,7 @@ export function setVariable(
 export function childEnvironment(
   overrides: Record<string, string> = {},
   defaults: Record<string, string> = {},
-  base: Record<string, string> = Deno.env.toObject(),
+  base: Readonly<Record<string, string>> = serverEnvironment(),
   flavor: PathFlavor = HOST_FLAVOR,
 ): Record<string, string> {
   const env: Record<string, string> = {};

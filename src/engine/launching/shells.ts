@@ -33,6 +33,7 @@ import {
   SpawnError,
 } from "../../pty/mod.ts";
 import { CommandLineError, quotePosix, splitPosix, splitWindows } from "./argv.ts";
+import { serverEnvironment } from "./environment.ts";
 import { EngineError } from "../errors.ts";
 import type { ShellIntegration } from "./integration/mod.ts";
 import type { ShellType } from "../vocabulary.ts";
@@ -190,7 +191,7 @@ export function findCmd(ctx: ShellContext): ShellSearch {
 
 /** An operator's setting: from the server's environment, never the request's. */
 function setting(ctx: ShellContext, name: string): string | undefined {
-  return envValue(ctx.server ?? Deno.env.toObject(), name, ctx.flavor ?? HOST_FLAVOR);
+  return envValue(ctx.server ?? serverEnvironment(), name, ctx.flavor ?? HOST_FLAVOR);
 }
 
 function systemRoot(ctx: ShellContext): string {

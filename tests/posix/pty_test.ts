@@ -2,7 +2,7 @@
  * The POSIX platform layer against real pseudo-terminals, shells and python3.
  */
 import { deepStrictEqual as assertEquals, ok, rejects, throws } from "node:assert/strict";
-import { describeExit, SpawnError } from "../../src/pty/mod.ts";
+import { describeExit, spawn, SpawnError } from "../../src/pty/mod.ts";
 import { libc } from "../../src/pty/posix/libc.ts";
 import { START_FLAGS } from "../helpers/mcp.ts";
 import {
@@ -131,6 +131,34 @@ Deno.test({
       assertEquals(await run.exited, { exitCode: 0, signal: null });
       const text = mode === "pty" ? run.stdout().replaceAll("\r\n", "\n") : run.stdout();
       ok(text === expected, `${mode}: ${text.length} characters, ${expected.length} expected`);
+    }
+  },
+});
+
+Deno.test({
+  name: "bursts of output are read into blocks that they fill, not one block a burst",
+  ignore: !posix,
+  async fn() {
+    // 100 bursts of 24 KiB, each read on the blocking pool (Linux) and handed on as views:
+    // a block begun afresh for each burst would be held whole by the views (10x the bytes).
+    const script =
+      "for i in $(seq 100); do head -c 24576 /dev/zero | tr '\\0' x; sleep 0.011; done";
+    for (const mode of ["pty", "pipe"] as const) {
+      const chunks: Uint8Array[] = [];
+      const child = spawn({
+        file: "sh",
+        args: ["-c", script],
+        cwd: "/",
+        env: Deno.env.toObject(),
+        mode,
+      });
+      child.onData((data) => chunks.push(data));
+      await child.exited;
+      const bytes = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+      const held = [...new Set(chunks.map((chunk) => chunk.buffer))]
+        .reduce((sum, buffer) => sum + buffer.byteLength, 0);
+      assertEquals(bytes, 2_457_600, mode);
+      ok(held <= bytes * 1.25, `${mode}: blocks of ${held} bytes hold ${bytes} bytes of output`);
     }
   },
 });

@@ -54,7 +54,7 @@ export class PosixChild extends ChildBase {
       const master = new SharedFd(fds[0], 2);
       this.#master = fds[0];
       this.writer = new FdWriter(loop, master);
-      this.readers = [new FdReader(loop, master, this.emitter("stdout"), ended)];
+      this.readers = [new FdReader(loop, master, this.emitter("stdout"), ended, true)];
     } else {
       this.writer = new FdWriter(loop, new SharedFd(fds[0], 1));
       this.readers = [

@@ -89,6 +89,8 @@ export class PosixReactor {
   #pooled: FdWatcher | undefined;
   /** When each watcher last found a flood in its turn (see {@link poolFlood}). */
   #floods = new Map<FdWatcher, number>();
+  /** Many terminals print a line now and then: looks gather output first (see `#loop`). */
+  #busy = false;
   /** When the current burst's time is up (see {@link inTime}). */
   #deadline = Infinity;
   #statusBuf = new Int32Array(1);
@@ -146,11 +148,13 @@ export class PosixReactor {
    * pool_reader.ts): yes for one fd at a time, while no other floods. Read on the pool, a flood
    * is read as fast as its program writes, and its program takes a CPU: with four such floods on
    * two cores, get_version's median went from 4.7 to 8 ms, with forty from 9 to 48. Floods read
-   * in the reactor's turns share them, and their programs wait for the reader.
+   * in the reactor's turns share them, and their programs wait for the reader. Nor while many
+   * terminals trickle (`#busy`): on a machine they keep busy, a flood on the pool took the CPU
+   * from the server (get_version's p99 under 32 such terminals: 252-457 ms against 181-235).
    */
   poolFlood(watcher: FdWatcher): boolean {
     this.#floods.set(watcher, performance.now());
-    if (this.#pooled !== undefined || this.floodShared(watcher)) return false;
+    if (this.#pooled !== undefined || this.#busy || this.floodShared(watcher)) return false;
     this.#pooled = watcher;
     return true;
   }
@@ -244,8 +248,8 @@ export class PosixReactor {
     // A burst starts only after a poll through the pool: the first turn must not read inside
     // the `add` that started the loop (its watcher's owner has not attached its listeners yet).
     let burst = -Infinity;
-    /** Fds found ready and bytes read in this window; whether the last one was a busy trickle. */
-    let [window, readyCount, windowBytes, busy] = [-Infinity, 0, 0, false];
+    /** Fds found ready and bytes read in this window (see `#busy`). */
+    let [window, readyCount, windowBytes] = [-Infinity, 0, 0];
     /** The fd the current turn starts at (see below). */
     let first = 0;
     try {
@@ -269,24 +273,28 @@ export class PosixReactor {
         // thread hand-off each way; a fifth less of the reader's CPU for 40 MB), for
         // HOT_BURST_MS at most, then the event loop gets its turn. Only after a turn that read
         // a lot (polling every fd again costs more than it saves for terminals that print a
-        // line now and then), and with no wait while many terminals trickle (`busy`), where
+        // line now and then), and with no wait while many terminals trickle (`#busy`), where
         // any one's next line kept the burst going (get_version's p99 under 64 printing
         // terminals went from 10 to 25 ms).
         const flowing = this.#turnBytes >= HOT_TURN_BYTES;
         windowBytes += this.#turnBytes;
         const hot = flowing && performance.now() - burst < HOT_BURST_MS;
         this.#turnBytes = 0;
-        let n = hot ? lib.poll_sync(fds, BigInt(active.length + 1), busy ? 0 : HOT_WAIT_MS) : 0;
+        let n = hot
+          ? lib.poll_sync(fds, BigInt(active.length + 1), this.#busy ? 0 : HOT_WAIT_MS)
+          : 0;
         if (n <= 0) {
           // Each look through the pool costs a thread hand-off each way (about 50 us of CPU):
           // with 64 terminals printing 100 lines a second each, a look per line took half a
           // core. While looks come that often, output is gathered for a millisecond first.
           const now = performance.now();
           if (now - window >= BUSY_WINDOW_MS) {
-            busy = readyCount > BUSY_READY && windowBytes < readyCount * TRICKLE_BYTES;
+            this.#busy = readyCount > BUSY_READY && windowBytes < readyCount * TRICKLE_BYTES;
             [window, readyCount, windowBytes] = [now, 0, 0];
           }
-          if (busy && !flowing) await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
+          if (this.#busy && !flowing) {
+            await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
+          }
           n = await lib.poll(fds, BigInt(active.length + 1), -1);
           burst = performance.now();
           this.#deadline = burst + HOT_BURST_MS;

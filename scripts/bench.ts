@@ -360,7 +360,7 @@ async function floodedLatency(rows: Row[]): Promise<void> {
         figure: shown(times),
         reference: `the same server, quiet: ${shown(quiet)}`,
         ratio: `${ratio(percentile(times, 99), percentile(quiet, 99))} p99`,
-        note: "the reader yields to the event loop every 2 ms of a flood",
+        note: "a lone flood is read on the thread pool; several share the reactor's turns of 2 ms",
       });
     }
   } finally {

@@ -171,10 +171,14 @@ export class FdReader implements FdWatcher, OutputReader {
     }
     try {
       this.#handOn(from);
-    } finally {
-      if (this.#ended) this.reactor.poolDone(this); // its consumer stopped it (or failed)
+    } catch (error) {
+      this.reactor.poolDone(this); // its consumer failed: the pool stays free for others
+      throw error;
     }
-    if (this.#ended) return true;
+    if (this.#ended) {
+      this.reactor.poolDone(this); // its consumer stopped it
+      return true;
+    }
     this.#pooled = true;
     this.reactor.update(); // out of the poll set while the pool reads it
     void this.#pump(this.#pool);

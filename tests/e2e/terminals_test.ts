@@ -199,6 +199,37 @@ withServer("terminal_wait sends progress while it waits, and can be cancelled", 
   await mcp.callOk("terminal_release", { terminalId });
 });
 
+withServer(
+  "pages of long lines stop before a line that does not fit: none is lost",
+  async (mcp) => {
+    // 100 lines of 1,000 characters, read in pages of 16 KiB: each page stops at its last whole
+    // line (a page that cut line 16 and went on past it never showed the rest of it to anyone).
+    const lines = Array.from(
+      { length: 100 },
+      (_, i) => String(i).padStart(3, "0") + "y".repeat(997),
+    );
+    const script =
+      "for i in $(seq 0 99); do printf '%03d' $i; head -c 997 /dev/zero | tr '\\0' y; " +
+      "echo; done";
+    const { terminalId } = await mcp.callOk<Created>("terminal_create", {
+      command: "sh",
+      args: ["-c", script],
+    });
+    await wait(mcp, { terminalId, timeoutMs: 10_000 });
+    const shown: string[] = [];
+    for (let since = 0, pages = 0; pages < 50; pages++) {
+      const page = await mcp.callOk<Read>("terminal_read", { terminalId, since, maxBytes: 16384 });
+      ok(!page.output.includes("omitted"), `page from line ${since}: ${page.output.slice(-200)}`);
+      shown.push(
+        ...page.output.split("\n").filter((line) => line !== ""),
+      );
+      since = page.nextReadFrom;
+      if (!page.hasMore) break;
+    }
+    assertEquals(shown, lines);
+  },
+);
+
 withServer("Ctrl+C by key name interrupts the program", async (mcp) => {
   const { terminalId } = await mcp.callOk<Created>("terminal_create", {
     command: "sleep",

@@ -117,7 +117,18 @@ function head(context: Context, from: number, to: number, budget: number): Piece
     const last = read.end >= stop ? to : line;
     return { text: read.text, from, to: last, start, end: read.end, cut: "" };
   }
-  // The line at read.end is shown only in part (it is too big for the budget).
+  // The line at read.end does not fit whole. After whole lines, the page stops before it (the
+  // next page shows it: cut and passed over here, its rest was never shown to anyone); as the
+  // page's first line, it is too big for any page and is shown in part.
+  const lineStart = buffer.lineStart(line);
+  if (lineStart > start) {
+    const whole = readForward(buffer, start, lineStart - start, {
+      ...context,
+      budget,
+      holdBack: false,
+    });
+    return { text: whole.text, from, to: line, start, end: whole.end, cut: "" };
+  }
   const lineEnd = buffer.lineStart(line + 1);
   const cut = omissionMarker({
     bytes: lineEnd - read.end,

@@ -17,6 +17,11 @@
 export class Listeners<T> {
   #listeners = new Set<(event: T) => void>();
 
+  /** How many listeners there are. */
+  get size(): number {
+    return this.#listeners.size;
+  }
+
   /** Adds a listener; returns the function that removes it. */
   add(listener: (event: T) => void): () => void {
     this.#listeners.add(listener);

@@ -136,7 +136,10 @@ export interface TerminalReader {
   switches: number;
 }
 
-/** Called with each chunk of output. The chunk is the listener's to keep. */
+/**
+ * Called with each chunk of output. The chunk is lent: its memory is read into again once the
+ * listener returns, so a listener that keeps bytes copies them (`data.slice()`).
+ */
 export type DataListener = (data: Uint8Array, stream: StreamName) => void;
 
 /**

@@ -31,7 +31,7 @@ export function start(
   const chunks: Record<string, Uint8Array[]> = { stdout: [], stderr: [] };
   const waiters: (() => void)[] = [];
   child.onData((data, stream) => {
-    chunks[stream].push(data);
+    chunks[stream].push(data.slice()); // lent: read into again once this returns
     for (const wake of waiters.splice(0)) wake();
   });
   const text = (stream: string) => new TextDecoder().decode(concat(chunks[stream]));

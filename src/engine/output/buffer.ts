@@ -4,7 +4,10 @@
  * offsets and line numbers are never reused, so a reader's position stays meaningful; a reader
  * asking for dropped bytes gets what is left and is told how much it missed.
  *
- * Appends are O(1) amortised; reads are O(log n) to find the start plus the bytes copied.
+ * Appends copy the bytes into slabs of the buffer's own (see slabs.ts), so a caller may lend
+ * them; reads copy out of them, so no slab is ever referenced from outside and a dropped one can
+ * be filled again. Appends are O(1) amortised; reads are O(log n) to find the start plus the
+ * bytes copied.
  * Everything runs on the one JS thread, so no locking is needed.
  *
  * Arrival times have millisecond resolution. A time that has been reported to a reader (see
@@ -26,6 +29,7 @@ import { sequenceRemainder } from "./clean.ts";
 import { boundaryAtOrAfter, bytesOfDecodedPrefix, completePrefixLength } from "./utf8.ts";
 import { LineIndex } from "./line_index.ts";
 import { Queue } from "./queue.ts";
+import { giveBack, nextSlab } from "./slabs.ts";
 
 /** Limits of an {@link OutputBuffer}. */
 export interface OutputBufferOptions {
@@ -58,8 +62,6 @@ export interface TextRange {
 
 /** The default byte limit: 10 MiB. */
 export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
-const SMALL_APPEND = 1024;
-const TAIL_MAX = 64 * 1024;
 /**
  * How far before a cut the start of an escape sequence it may fall inside is looked for, and how
  * far after it the sequence's end (the bound within which a read holds back an unfinished one).
@@ -74,9 +76,10 @@ const SEQUENCE_LOOK = 4096;
  */
 const FREE_MARKS = 1024, BYTES_PER_MARK = 256;
 
+/** A slab (see slabs.ts) and the absolute offset of its first byte; the newest is filling. */
 interface Block {
   start: number;
-  bytes: Uint8Array;
+  bytes: Uint8Array<ArrayBuffer>;
 }
 
 interface Mark {
@@ -96,9 +99,6 @@ export class OutputBuffer implements BudgetMember {
   /** The latest arrival time reported to a reader. */
   #reported = -Infinity;
   #blocks = new Queue<Block>();
-  #tail = new Uint8Array(0);
-  #tailUsed = 0;
-  #tailStart = 0;
   #start = 0;
   #end = 0;
   #lines = new LineIndex((from, to) => this.#pieces(from, to));
@@ -148,8 +148,8 @@ export class OutputBuffer implements BudgetMember {
   }
 
   /**
-   * Appends bytes that arrived at `time`. The buffer may keep a reference to `data`: the
-   * caller must not change it afterwards.
+   * Appends bytes that arrived at `time`. They are copied: `data` may be lent (reused once this
+   * returns).
    */
   append(data: Uint8Array, time: number = Date.now()): void {
     if (data.length === 0) return;
@@ -216,29 +216,20 @@ export class OutputBuffer implements BudgetMember {
     this.#budget = undefined;
   }
 
+  /** Copies `data` into the newest slab, and slabs after it as each fills. */
   #store(data: Uint8Array): void {
-    if (data.length >= SMALL_APPEND) {
-      this.#seal();
-      this.#blocks.push({ start: this.#end, bytes: data });
-      this.#tailStart = this.#end + data.length;
-      return;
+    for (let copied = 0; copied < data.length;) {
+      let block = this.#blocks.last();
+      const at = this.#end + copied - (block?.start ?? 0);
+      if (!block || at === block.bytes.length) {
+        block = { start: this.#end + copied, bytes: nextSlab(block?.bytes) };
+        this.#blocks.push(block);
+        continue;
+      }
+      const part = data.subarray(copied, copied + block.bytes.length - at);
+      block.bytes.set(part, at);
+      copied += part.length;
     }
-    if (this.#tail.length - this.#tailUsed < data.length) {
-      this.#seal();
-      this.#tail = new Uint8Array(
-        Math.min(TAIL_MAX, Math.max(SMALL_APPEND, this.#tail.length * 2)),
-      );
-      this.#tailStart = this.#end;
-    }
-    this.#tail.set(data, this.#tailUsed);
-    this.#tailUsed += data.length;
-  }
-
-  #seal(): void {
-    if (this.#tailUsed === 0) return;
-    this.#blocks.push({ start: this.#tailStart, bytes: this.#tail.slice(0, this.#tailUsed) });
-    this.#tailStart += this.#tailUsed;
-    this.#tailUsed = 0;
   }
 
   #trim(): void {
@@ -265,7 +256,11 @@ export class OutputBuffer implements BudgetMember {
     this.#start = newStart;
     // Each queue keeps its entry covering the new start: a partly dropped block, the arrival
     // time of the oldest kept byte.
-    this.#blocks.dropBefore(this.#blocks.lastAtOrBelow(newStart, blockStart));
+    const blocks = this.#blocks;
+    const covering = blocks.lastAtOrBelow(newStart, blockStart);
+    // Nothing else references a slab (reads copy): a dropped one may be filled again.
+    for (let index = blocks.first; index < covering; index++) giveBack(blocks.at(index).bytes);
+    blocks.dropBefore(covering);
     this.#marks.dropBefore(this.#marks.lastAtOrBelow(newStart, markOffset));
   }
 
@@ -317,7 +312,7 @@ export class OutputBuffer implements BudgetMember {
     return { bytes, start, end, dropped };
   }
 
-  /** The stored bytes of [start, end) (within what is kept), as views: nothing is copied. */
+  /** The stored bytes of [start, end) (within what is kept), as views of the slabs: for reads here only. */
   *#pieces(start: number, end: number): Generator<Uint8Array> {
     const blocks = this.#blocks;
     let at = start;
@@ -331,7 +326,6 @@ export class OutputBuffer implements BudgetMember {
       if (piece.length) yield piece;
       at += piece.length;
     }
-    if (at < end) yield slice(this.#tail.subarray(0, this.#tailUsed), this.#tailStart, at, end);
   }
 
   /**

@@ -86,7 +86,8 @@ export class StreamOutput {
 
   /**
    * Takes bytes as they arrive (at `time`); returns them as kept (UTF-8, possibly empty while
-   * the decoder holds an incomplete character).
+   * the decoder holds an incomplete character). `bytes` may be lent: nothing here keeps them,
+   * and what is returned may be a view of them (to be copied by whoever keeps it).
    */
   append(bytes: Uint8Array, time: number = Date.now()): Uint8Array {
     return this.#keep(this.#decoder?.push(bytes) ?? bytes, time);

@@ -221,7 +221,10 @@ export class Command {
     this.#output = { stdout: stream(), stderr: stream() };
     child.onData((raw, stream) => {
       const data = this.#output[stream].append(raw);
-      if (data.length > 0) this.events.emit({ type: "output", stream, data });
+      // Lent bytes (see DataListener): listeners, which may keep them, get a copy.
+      if (data.length > 0 && this.events.size > 0) {
+        this.events.emit({ type: "output", stream, data: data.slice() });
+      }
     });
     this.#timer = setTimeout(() => this.#onTimeout(), timeoutSeconds * 1000);
     this.done = child.exited.then((status) => this.#onExit(status));

@@ -365,11 +365,14 @@ export class Terminal {
     });
   }
 
-  /** Output as kept (decoded, UTF-8) goes to the recording and the listeners. */
+  /**
+   * Output as kept (decoded, UTF-8) goes to the recording and the listeners. The bytes may be
+   * lent (see DataListener): the recording copies what it keeps, listeners get a copy.
+   */
   #arrived(data: Uint8Array): void {
     if (data.length === 0) return;
     this.recording.output(data);
-    this.events.emit({ type: "output", data });
+    if (this.events.size > 0) this.events.emit({ type: "output", data: data.slice() });
   }
 
   get pid(): number {

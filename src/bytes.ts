@@ -8,6 +8,7 @@
  * ```
  * @module
  */
+import { LINE_FEEDS_WASM } from "./line_feeds.generated.ts";
 
 /** The chunks one after another in one array (the chunk itself when there is only one). */
 export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
@@ -21,18 +22,38 @@ export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
-/** Four line feeds, one a byte, and the masks of the exact zero-byte test (see below). */
-const LINE_FEEDS = 0x0a0a0a0a, LOW_SEVENS = 0x7f7f7f7f;
+/** Ranges shorter than this are looked through here: copying them out would cost more. */
+const SHORT_RANGE = 64;
+/** The WebAssembly module's memory (one page): longer ranges are copied in a window at a time. */
+const WINDOW = 64 * 1024;
+/** The most line feeds a window can hold is far below this: "any number of them". */
+const UNLIMITED = 0x7fffffff;
+
+/** The compiled line_feeds.wat, instantiated on first use. */
+let lineFeeds:
+  | { memory: Uint8Array; seek(at: number, to: number, limit: number): number }
+  | undefined;
+
+function lineFeedModule(): NonNullable<typeof lineFeeds> {
+  if (lineFeeds) return lineFeeds;
+  const bytes = Uint8Array.from(atob(LINE_FEEDS_WASM), (char) => char.charCodeAt(0));
+  const { exports } = new WebAssembly.Instance(new WebAssembly.Module(bytes));
+  const memory = new Uint8Array((exports.memory as WebAssembly.Memory).buffer);
+  return lineFeeds = {
+    memory,
+    seek: exports.seek as (at: number, to: number, limit: number) => number,
+  };
+}
 
 /**
  * Counts the line feeds (0x0A) in `data[from, to)` up to the `limit`-th: returns its index if
  * there is one, else `-1 - count` (so a result at or above 0 is an index, one below 0 tells how
- * many fewer than `limit` there are).
+ * many fewer than `limit` there are). A `limit` no count equals (below 1, fractional) finds
+ * none: the line feeds are counted.
  *
- * Looks at four bytes at a time: a word XOR four line feeds has a zero byte exactly where a line
- * feed was, and `~(((x & 0x7F7F7F7F) + 0x7F7F7F7F) | x | 0x7F7F7F7F)` sets the top bit of exactly
- * those bytes (no carry crosses a byte), so a word's line feeds are counted without a branch a
- * byte: about 1 ms a MB, whatever the share of line feeds.
+ * Sixteen bytes at a time, in WebAssembly (line_feeds.wat): 40 MB of 64-byte lines, in the 4 KiB
+ * ranges the line index asks for, took 4-7 ms with the copy into its memory, against 19-29 ms
+ * four bytes at a time in JavaScript (about a tenth of the server's main thread in a flood).
  *
  * @example
  * ```ts
@@ -44,29 +65,25 @@ const LINE_FEEDS = 0x0a0a0a0a, LOW_SEVENS = 0x7f7f7f7f;
  */
 export function seekLineFeed(data: Uint8Array, from: number, to: number, limit: number): number {
   let count = 0;
-  let index = from;
-  // Single bytes up to a four-byte boundary of the underlying buffer, then whole words.
-  const aligned = Math.min(to, from + ((4 - ((data.byteOffset + from) & 3)) & 3));
-  for (; index < aligned; index++) if (data[index] === 10 && ++count === limit) return index;
-  const words = (to - index) >>> 2;
-  if (words > 0) {
-    const view = new Uint32Array(data.buffer, data.byteOffset + index, words);
-    for (let word = 0; word < words; word++) {
-      const x = view[word] ^ LINE_FEEDS;
-      const found = ~(((x & LOW_SEVENS) + LOW_SEVENS) | x | LOW_SEVENS);
-      if (found === 0) continue;
-      // One bit a line feed, at 7, 15, 23 and 31: their sum lands in the top byte.
-      const inWord = Math.imul(found >>> 7, 0x01010101) >>> 24;
-      if (count + inWord < limit) {
-        count += inWord;
-        continue;
-      }
-      for (let at = index + (word << 2), stop = at + 4; at < stop; at++) {
-        if (data[at] === 10 && ++count === limit) return at;
-      }
+  if (to - from < SHORT_RANGE) {
+    for (let index = from; index < to; index++) {
+      if (data[index] === 10 && ++count === limit) return index;
     }
-    index += words << 2;
+    return -1 - count;
   }
-  for (; index < to; index++) if (data[index] === 10 && ++count === limit) return index;
+  const { memory, seek } = lineFeedModule();
+  for (let at = from; at < to; at += WINDOW) {
+    const end = Math.min(to, at + WINDOW);
+    memory.set(data.subarray(at, end));
+    // A limit that no count can equal (below 1, fractional, NaN, too big) finds none.
+    const wanted = limit - count;
+    const found = seek(
+      0,
+      end - at,
+      Number.isInteger(wanted) && wanted >= 1 ? Math.min(wanted, UNLIMITED) : UNLIMITED,
+    );
+    if (found >= 0) return at + found;
+    count += -1 - found;
+  }
   return -1 - count;
 }

@@ -1,6 +1,7 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { seekLineFeed } from "../../src/bytes.ts";
 import { fc } from "../helpers/arbitraries.ts";
+import { generatedLineFeeds } from "../../scripts/build_wasm.ts";
 
 /** Bytes where line feeds, their neighbours in value (0x0B, 0x09, 0x8A) and 0x00/0xFF abound. */
 const hostileBytes = fc.array(
@@ -53,4 +54,37 @@ Deno.test("seekLineFeed on nothing, on only line feeds, and with line feeds in e
   assertEquals(seekLineFeed(feeds, 0, 16, 16), 15);
   assertEquals(seekLineFeed(feeds, 0, 16, 17), -17);
   assertEquals(seekLineFeed(feeds, 3, 11, 5), 7);
+});
+
+Deno.test("seekLineFeed over long ranges (window after window) and with limits no count equals", () => {
+  fc.assert(
+    fc.property(
+      // Long runs of one byte, line feeds among them: ranges cross the 64 KiB windows.
+      fc.array(fc.tuple(fc.constantFrom(10, 97, 0x8a), fc.integer({ min: 1, max: 40_000 })), {
+        maxLength: 12,
+      }),
+      fc.tuple(fc.nat(), fc.nat()),
+      fc.oneof(
+        fc.integer({ min: 1, max: 200_000 }),
+        fc.constantFrom(0, -1, 0.5, 2.5, NaN, Infinity, -Infinity, 2 ** 31, 2 ** 32 + 1),
+      ),
+      (runs, [a, b], limit) => {
+        const values = runs.flatMap(([value, length]) => new Array(length).fill(value));
+        const [from, to] = [a % (values.length + 1), b % (values.length + 1)].sort((x, y) => x - y);
+        assertEquals(
+          seekLineFeed(Uint8Array.from(values), from, to, limit),
+          naive(values, from, to, limit),
+        );
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+Deno.test("src/line_feeds.generated.ts is what src/line_feeds.wat compiles to", async () => {
+  // After a change to the .wat file: deno task build:wasm, and commit both.
+  assertEquals(
+    Deno.readTextFileSync(new URL("../../src/line_feeds.generated.ts", import.meta.url)),
+    await generatedLineFeeds(),
+  );
 });

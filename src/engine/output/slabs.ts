@@ -5,9 +5,10 @@
  *
  * Why recycle: a flood of 40 MB through a buffer that keeps 10 MiB allocated 40 MB of fresh
  * memory, which the runtime frees only in full collections (it is held past the young
- * generation), and each fresh page faulted in; the server spent 100 ms more of CPU on it than
- * with its slabs used over again (`run_command` of 40 MB: 465 against 355 ms, 0.90x of
- * `script`'s rate against 1.00x, paired rounds).
+ * generation), each fresh page faulted in. With the PTY's blocks read into again and the slabs
+ * used over again, `run_command` of 40 MB took 60-110 ms less of the server's user CPU (see
+ * FdReader in src/pty/posix/streams.ts). A command's first slabs, until it has filled its
+ * limit, are still fresh: only a few spares are kept, so that memory comes back after a flood.
  *
  * A slab given back must be referenced by nothing else: the buffer lends its slabs to no one
  * (its reads copy).

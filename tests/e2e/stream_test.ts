@@ -30,6 +30,44 @@ async function type(server: HttpServer, id: string, input: string): Promise<void
   assertEquals(sent.status, 200, JSON.stringify(sent.json));
 }
 
+/** A raw stream client: the handshake, then it reads nothing until told to. */
+async function stalledClient(server: HttpServer, path: string): Promise<Deno.TcpConn> {
+  const { hostname, port } = new URL(server.url);
+  const stalled = await Deno.connect({ hostname, port: Number(port) });
+  await stalled.write(new TextEncoder().encode(
+    `GET ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\n` +
+      "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n" +
+      `Sec-WebSocket-Version: 13\r\nAuthorization: Bearer ${server.token}\r\n\r\n`,
+  ));
+  const head = new Uint8Array(256);
+  const n = await stalled.read(head);
+  match(new TextDecoder().decode(head.subarray(0, n ?? 0)), /^HTTP\/1.1 101/);
+  return stalled;
+}
+
+/**
+ * Reads a stalled client's frames until 2 s pass without any (or it closes): how many bytes,
+ * whether a resync came, the flood's end ("flood-25-done") and an exit message.
+ */
+async function readUntilQuiet(stalled: Deno.TcpConn) {
+  let total = 0, text = "", resynced = false, ended = false, exited = false;
+  const sink = new Uint8Array(1 << 16);
+  const decoder = new TextDecoder();
+  for (;;) {
+    const got = await Promise.race([
+      stalled.read(sink),
+      new Promise<"quiet">((resolve) => setTimeout(() => resolve("quiet"), 2000)),
+    ]);
+    if (got === "quiet" || got === null) break;
+    total += got;
+    text = (text + decoder.decode(sink.subarray(0, got), { stream: true })).slice(-4096);
+    resynced ||= text.includes('"type":"resync"');
+    ended ||= text.includes("flood-25-done");
+    exited ||= text.includes('"type":"exit"');
+  }
+  return { total, resynced, ended, exited };
+}
+
 async function outputOf(server: HttpServer, id: string): Promise<string> {
   return (await request(server, "GET", `/api/terminals/${id}/output?raw=true`)).json.data.output;
 }
@@ -241,17 +279,7 @@ withHttp(
   async (server) => {
     const id = await shell(server);
     const path = `/api/terminals/${id}/stream`;
-    // A raw client: the handshake, then it reads nothing until the flood is over.
-    const { hostname, port } = new URL(server.url);
-    const stalled = await Deno.connect({ hostname, port: Number(port) });
-    await stalled.write(new TextEncoder().encode(
-      `GET ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\n` +
-        "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n" +
-        `Sec-WebSocket-Version: 13\r\nAuthorization: Bearer ${server.token}\r\n\r\n`,
-    ));
-    const head = new Uint8Array(256);
-    const n = await stalled.read(head);
-    match(new TextDecoder().decode(head.subarray(0, n ?? 0)), /^HTTP\/1.1 101/);
+    const stalled = await stalledClient(server, path);
     const reader = await openStream(server, path);
     const FLOOD = 12_000_000;
     try {
@@ -272,25 +300,48 @@ withHttp(
       );
       // Now the stalled client reads what there is: what the kernel held and at most the
       // bound, then a fresh screen; never the whole flood.
-      let total = 0, text = "", resynced = false, ended = false;
-      const sink = new Uint8Array(1 << 16);
-      const decoder = new TextDecoder();
-      for (;;) {
-        const got = await Promise.race([
-          stalled.read(sink),
-          new Promise<"quiet">((resolve) => setTimeout(() => resolve("quiet"), 2000)),
-        ]);
-        if (got === "quiet" || got === null) break;
-        total += got;
-        text = (text + decoder.decode(sink.subarray(0, got), { stream: true })).slice(-4096);
-        resynced ||= text.includes('"type":"resync"');
-        ended ||= text.includes("flood-25-done");
-      }
+      const { total, resynced, ended } = await readUntilQuiet(stalled);
       // Without the bound it would get all of it: the server would have queued it.
       ok(total < FLOOD / 2, `the stalled client got ${total} bytes`);
       ok(resynced && ended, "it caught up with a fresh screen, and saw the end");
     } finally {
       reader.close();
+      stalled.close();
+    }
+  },
+  { env: { WINTERM_STREAM_MAX_BUFFERED_BYTES: "131072" } },
+);
+
+withHttp(
+  "stream: a client still catching up when the program exits gets the final screen, then exit",
+  async (server) => {
+    // The program waits for a line, floods, and exits while the client reads nothing: the exit
+    // must not close the stream before the client has had the end (found by an attack helper:
+    // it was told "exit" and never saw the last 14 MB).
+    const FLOOD = 12_000_000;
+    const id = await shell(server, {
+      args: [
+        "--norc",
+        "--noprofile",
+        "-c",
+        `read go; head -c ${FLOOD} /dev/zero | tr '\\0' x; echo; echo flood-$((5*5))-done`,
+      ],
+    });
+    const stalled = await stalledClient(server, `/api/terminals/${id}/stream`);
+    try {
+      await type(server, id, "go\n");
+      let running = true;
+      const status = async () => {
+        const listed = await request(server, "GET", "/api/terminals");
+        running = listed.json.data.terminals.some((terminal: { id: string; running: boolean }) =>
+          terminal.id === id && terminal.running
+        );
+      };
+      ok(await eventually(() => !running, 120_000, status), "the program exited");
+      const { total, resynced, ended, exited } = await readUntilQuiet(stalled);
+      ok(total < FLOOD / 2, `the stalled client got ${total} bytes`);
+      ok(resynced && ended && exited, JSON.stringify({ resynced, ended, exited }));
+    } finally {
       stalled.close();
     }
   },

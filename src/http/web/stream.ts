@@ -249,7 +249,8 @@ export class StreamHub {
       });
     const onEvent = (event: TerminalEvent) => {
       if (event.type === "resize") json({ type: "resize", cols: event.cols, rows: event.rows });
-      else if (event.type === "exit") exit();
+      // A client still catching up gets the final screen first: its resync says exit after it.
+      else if (event.type === "exit") catchingUp === undefined && exit();
       // A state change carries no bytes; the page's list shows the state.
       else if (event.type === "output" && catchingUp === undefined) {
         if (!this.#behind(ws)) return send(event.data);

@@ -151,7 +151,10 @@ function tail(context: Context, from: number, budget: number): Piece {
   if (total <= from) return { text: "", from: total, to: total, start: first, end: first, cut: "" };
   const read = readBackward(buffer, first, { ...context, budget });
   const line = buffer.lineAt(read.start);
-  if (read.start <= first || buffer.lineStart(line) === read.start) {
+  // Where text from `first` begins: past the rest of a character the byte limit cut, which is
+  // that limit's drop (counted as such), not a cut for the answer's size.
+  const textStart = buffer.readText(first, Math.min(buffer.end, first + 4)).start;
+  if (read.start <= textStart || buffer.lineStart(line) === read.start) {
     return {
       text: read.text,
       from: Math.max(from, line),

@@ -46,7 +46,8 @@ export class OverlappedReader implements OutputReader {
     this.#pending = false;
     if (bytes > 0) {
       this.lastDataAt = performance.now();
-      this.onData(this.#buffer.slice(0, bytes));
+      // Lent (see DataListener): the next read, into the same buffer, is issued after this.
+      this.onData(this.#buffer.subarray(0, bytes));
     }
     if (this.#stopping || (isFailure(status) && bytes === 0)) return this.#end();
     this.#issue();

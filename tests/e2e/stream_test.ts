@@ -339,8 +339,10 @@ withHttp(
       };
       ok(await eventually(() => !running, 120_000, status), "the program exited");
       const { total, resynced, ended, exited } = await readUntilQuiet(stalled);
-      ok(total < FLOOD / 2, `the stalled client got ${total} bytes`);
-      ok(resynced && ended && exited, JSON.stringify({ resynced, ended, exited }));
+      // It fell behind (unless the kernel's socket buffers took the whole flood): then it was
+      // sent a fresh screen. Either way it saw the end, then the exit.
+      ok(resynced || total > FLOOD, `${total} bytes, no resync`);
+      ok(ended && exited, JSON.stringify({ total, resynced, ended, exited }));
     } finally {
       stalled.close();
     }

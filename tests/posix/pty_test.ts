@@ -168,7 +168,8 @@ Deno.test({
         (mode === "pty" ? text.replaceAll("\r\n", "\n") : text) === expected,
         `${mode}: ${text.length} characters`,
       );
-      ok(memories.size <= 6, `${mode}: chunks came from ${memories.size} blocks`);
+      // The reader's own block as it grows (4 to 64 KiB: five) and the pool's two.
+      ok(memories.size <= 7, `${mode}: chunks came from ${memories.size} blocks`);
     }
   },
 });

@@ -3,7 +3,7 @@
  *
  * - PTY throughput of the platform layer and of the engine, against the machine's raw PTY path
  *   and node-pty (`@lydell/node-pty`) measured in the same run, in rounds of one run each in a
- *   rotating order (`script -qc CMD /dev/null > /dev/null`, the same producer); a ratio is the
+ *   balanced order (`script -qc CMD /dev/null > /dev/null`, the same producer); a ratio is the
  *   median of the rounds' own ratios;
  * - `get_version` latency while 64 terminals each print 100 lines a second, and while one and
  *   four commands flood their PTYs;
@@ -167,6 +167,24 @@ async function throughMcp(mcp: Connection): Promise<number> {
   return answer.stdout.length;
 }
 
+/**
+ * Orders of `n` contenders in which each one comes right after each other one equally often
+ * (Williams' balanced Latin square: `n` orders for an even `n`, `2n` for an odd one).
+ *
+ * @example
+ * ```ts ignore
+ * balancedOrders(3); // [[0,1,2],[1,2,0],[2,0,1],[2,1,0],[0,2,1],[1,0,2]]
+ * ```
+ */
+function balancedOrders(n: number): number[][] {
+  const first = [0];
+  for (let low = 1, high = n - 1; first.length < n;) {
+    first.push(first.length % 2 ? low++ : high--);
+  }
+  const orders = first.map((_, shift) => first.map((i) => (i + shift) % n));
+  return n % 2 ? [...orders, ...orders.map((order) => [...order].reverse())] : orders;
+}
+
 /** The median of the per-round ratios `a[i] / b[i]` (runs of one round are side by side). */
 function pairedRatio(a: number[], b: number[]): number {
   return median(a.map((value, i) => value / b[i]));
@@ -175,10 +193,11 @@ function pairedRatio(a: number[], b: number[]): number {
 async function throughput(rows: Row[]): Promise<void> {
   // The runs spread widely on a 2-core machine (the producer, the kernel's PTY work and the
   // reader share the cores), and the machine's pace drifts from one minute to the next: each
-  // round runs every contender once, in an order that rotates from round to round (so that
-  // none always follows the same one), and a ratio is the median of the rounds' own ratios.
+  // round runs every contender once, and a ratio is the median of the rounds' own ratios.
+  // The rounds' orders follow a balanced Latin square, so that each contender runs right after
+  // each other one equally often (a rotation kept the same neighbours: `run_command` always
+  // came right after `script`, and paid for whatever that left behind).
   // Each reader's CPU time, which spreads much less, stands beside its wall time.
-  const runs = QUICK ? 1 : 21;
   const service = new CommandService({ maxBufferSize: 64 * 1024 * 1024 });
   const mcp = await connect();
   const wall = { raw: [] as number[], mcp: [] as number[], node: [] as number[] };
@@ -203,11 +222,11 @@ async function throughput(rows: Row[]): Promise<void> {
     async () => layer.push(await measured(ourPty, Deno.pid, cpu.layer)),
     async () => withEngine.push(await measured(() => engine(service), Deno.pid, cpu.engine)),
   ];
+  const orders = balancedOrders(contenders.length);
+  const runs = QUICK ? 1 : 3 * orders.length;
   try {
     for (let run = 0; run < runs; run++) {
-      for (let i = 0; i < contenders.length; i++) {
-        await contenders[(run + i) % contenders.length]();
-      }
+      for (const i of orders[run % orders.length]) await contenders[i]();
     }
   } finally {
     await mcp.close();

@@ -95,8 +95,8 @@ export class PosixReactor {
   #deadline = Infinity;
   #statusBuf = new Int32Array(1);
   #reapTimer: ReturnType<typeof setInterval> | undefined;
-  /** One read buffer for all fds: reads are synchronous on the single JS thread. */
-  readonly readBuffer = new Uint8Array(64 * 1024);
+  /** Where the wake-up pipe's bytes are read to (and dropped). */
+  #wakeBuffer = new Uint8Array(64);
 
   constructor() {
     [this.#wakeRead, this.#wakeWrite] = openPipe({ read: true, write: true });
@@ -333,7 +333,7 @@ export class PosixReactor {
 
   #drainWake(): void {
     const lib = libc();
-    while (lib.read(this.#wakeRead, this.readBuffer, BigInt(this.readBuffer.length)) > 0) {
+    while (lib.read(this.#wakeRead, this.#wakeBuffer, BigInt(this.#wakeBuffer.length)) > 0) {
       // keep draining
     }
   }

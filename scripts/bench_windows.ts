@@ -3,7 +3,9 @@
  * file `type`d by cmd.exe (1) into a plain pipe read by Deno.Command, (2) through winterm's
  * pipe mode, (3) onto a pseudoconsole through winterm's PTY layer, whose output conhost renders
  * first (ConPTY's ceiling: conhost's rendering, not the reader). Our process's CPU time for each
- * says which side bounds the rate. Then the same bytes written 64 KiB at a time by deno.exe,
+ * says which side bounds the rate, and so does winterm's largest read: reads take up to 64 KiB
+ * and the pipes hold 64 KiB, so a largest read under 64 KiB means the pipe never filled while no
+ * read was pending, and the program never waited on our reader. Then the same bytes written 64 KiB at a time by deno.exe,
  * through a plain pipe and through winterm's pipe mode: what our reader does when the writer is
  * not the limit.
  *
@@ -50,12 +52,35 @@ interface Sample {
   ms: number;
   cpu: number;
   bytes: number;
+  /** winterm's largest read (its reads take up to 64 KiB), 0 for a plain pipe. */
+  largest: number;
 }
 
-async function measured(run: () => Promise<number>): Promise<Sample> {
+/** What a contender received: its bytes, and (winterm's) largest single read. */
+interface Received {
+  bytes: number;
+  largest?: number;
+}
+
+async function measured(run: () => Promise<Received>): Promise<Sample> {
   const [started, cpu] = [performance.now(), cpuMs()];
-  const bytes = await run();
-  return { ms: performance.now() - started, cpu: cpuMs() - cpu, bytes };
+  const { bytes, largest = 0 } = await run();
+  return { ms: performance.now() - started, cpu: cpuMs() - cpu, bytes, largest };
+}
+
+/**
+ * Counts what a winterm child hands on. A read that never came back full means the pipe never
+ * filled up while no read was pending: the program never waited on our reader.
+ */
+async function received(child: ReturnType<typeof spawn>, stdoutOnly = false): Promise<Received> {
+  const seen = { bytes: 0, largest: 0 };
+  child.onData((data, stream) => {
+    if (stdoutOnly && stream !== "stdout") return;
+    seen.bytes += data.length;
+    seen.largest = Math.max(seen.largest, data.length);
+  });
+  await child.exited;
+  return seen;
 }
 
 // In the working directory, under a name that needs no quoting on cmd.exe's command line.
@@ -64,7 +89,7 @@ const line = "the quick brown fox jumps over the lazy dog 0123456789 abcdefghij\
 Deno.writeTextFileSync(file, line.repeat(Math.ceil(size / line.length)));
 const cmd = `${Deno.env.get("SystemRoot") ?? "C:\\windows"}\\system32\\cmd.exe`;
 
-const contenders: Record<string, () => Promise<number>> = {
+const contenders: Record<string, () => Promise<Received>> = {
   "plain pipe (Deno.Command)": async () => {
     const { stdout } = await new Deno.Command(cmd, {
       args: ["/d", "/c", `type ${file}`],
@@ -72,24 +97,19 @@ const contenders: Record<string, () => Promise<number>> = {
       stderr: "null",
       stdin: "null",
     }).output();
-    return stdout.length;
+    return { bytes: stdout.length };
   },
-  "winterm pipe mode": async () => {
-    const child = spawn({
+  "winterm pipe mode": () =>
+    received(spawn({
       file: cmd,
       args: ["/d", "/c", `type ${file}`],
       cwd: Deno.cwd(),
       env: Deno.env.toObject(),
       mode: "pipe",
-    });
-    let bytes = 0;
-    child.onData((data) => bytes += data.length);
-    await child.exited;
-    return bytes;
-  },
+    })),
   // Under Wine a child on a pseudoconsole has no console std handles: `>CON` writes to it.
-  "winterm on ConPTY": async () => {
-    const child = spawn({
+  "winterm on ConPTY": () =>
+    received(spawn({
       file: cmd,
       args: ["/d", "/c", `type ${file} >CON`],
       cwd: Deno.cwd(),
@@ -97,38 +117,32 @@ const contenders: Record<string, () => Promise<number>> = {
       mode: "pty",
       cols: 120,
       rows: 40,
-    });
-    let bytes = 0;
-    child.onData((data) => bytes += data.length);
-    await child.exited;
-    return bytes;
-  },
+    })),
 };
 
 const producer = "const b = new TextEncoder().encode(" +
   `${JSON.stringify(line)}.repeat(${Math.ceil(64 * 1024 / line.length)})); ` +
   `for (let n = 0; n < ${Math.ceil(size / (64 * 1024))}; n++) ` +
   "for (let o = 0; o < b.length;) o += Deno.stdout.writeSync(b.subarray(o));";
-contenders["deno.exe writing 64 KiB at a time, plain pipe (Deno.Command)"] = async () =>
-  (await new Deno.Command(Deno.execPath(), {
+contenders["deno.exe writing 64 KiB at a time, plain pipe (Deno.Command)"] = async () => ({
+  bytes: (await new Deno.Command(Deno.execPath(), {
     args: ["eval", producer],
     stdout: "piped",
     stderr: "null",
     stdin: "null",
-  }).output()).stdout.length;
-contenders["deno.exe writing 64 KiB at a time, winterm pipe mode"] = async () => {
-  const child = spawn({
-    file: Deno.execPath(),
-    args: ["eval", producer],
-    cwd: Deno.cwd(),
-    env: Deno.env.toObject(),
-    mode: "pipe",
-  });
-  let bytes = 0;
-  child.onData((data, stream) => stream === "stdout" && (bytes += data.length));
-  await child.exited;
-  return bytes;
-};
+  }).output()).stdout.length,
+});
+contenders["deno.exe writing 64 KiB at a time, winterm pipe mode"] = () =>
+  received(
+    spawn({
+      file: Deno.execPath(),
+      args: ["eval", producer],
+      cwd: Deno.cwd(),
+      env: Deno.env.toObject(),
+      mode: "pipe",
+    }),
+    true,
+  );
 
 const samples = new Map(Object.keys(contenders).map((name) => [name, [] as Sample[]]));
 try {
@@ -150,16 +164,21 @@ const rows = [...samples].map(([name, list]) => {
   const pipeMs = msOf(reference);
   const ms = msOf(name);
   const cpu = median(list.map((s) => s.cpu));
+  const largest = Math.max(...list.map((s) => s.largest));
   return {
     what:
       `${size / MB} MB of text lines ${name.startsWith("deno.exe") ? "" : "`type`d by cmd.exe: "}` +
       name +
       (runningUnderWine() ? " (Wine test bed)" : ""),
     figure: `${ms.toFixed(0)} ms (${(size / MB / (ms / 1000)).toFixed(1)} MB/s); our CPU ` +
-      `${cpu.toFixed(0)} ms; ${median(list.map((s) => s.bytes))} bytes received`,
+      `${cpu.toFixed(0)} ms; ${median(list.map((s) => s.bytes))} bytes received` +
+      (largest ? `; largest read ${(largest / 1024).toFixed(1)} KiB of 64` : ""),
     reference: `${reference}: ${pipeMs.toFixed(0)} ms`,
     ratio: `${(ms / pipeMs).toFixed(2)}x`,
-    note: "time over the plain pipe's",
+    note: "time over the plain pipe's" +
+      (largest && largest < 64 * 1024
+        ? "; no read came back full: the program never waited on winterm's reader"
+        : ""),
   };
 });
 if (values.json) console.log(JSON.stringify(rows));

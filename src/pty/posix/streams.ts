@@ -197,9 +197,15 @@ export class FdReader implements FdWatcher, OutputReader {
   }
 
   /**
-   * Reads on the pool, each read while the one before is handed on, until one comes back short
+   * Reads on the pool, each read while the one before is handed on, until one finds nothing
    * (nothing more now, the end, or an error) and nothing more comes within POOL_LINGER_MS; then
    * the fd goes back to the reactor, whose next look finds out which.
+   *
+   * The next read starts before a chunk is handed on, a short one too: a PTY holds only about
+   * 17 KiB that its reader has not taken (0.4 ms of a flood here), and a writer that fills it
+   * sleeps until it is woken. Short reads are most of a flood's (the reader keeps catching up
+   * with the writer for a moment), and handing one on (copied and line-indexed by an output
+   * buffer) before the next read started left the writer asleep each time.
    */
   async #pump(pool: PoolReader): Promise<void> {
     let current = 0, used = 0;
@@ -214,20 +220,31 @@ export class FdReader implements FdWatcher, OutputReader {
     };
     let into = space();
     let next: Promise<number> | undefined = pool.read(into);
+    /** Whether the read in flight was started after a wait that found the fd readable. */
+    let afterWait = false;
     try {
       while (next) {
         const n = await next;
         next = undefined;
-        if (this.#ended || n === 0) break;
-        used += n;
-        const full = n === into.length;
-        const data = into.subarray(0, n);
+        if (this.#ended) break;
         // Another fd flooding too takes this one back to the reactor's shared turns.
-        const go = !this.reactor.floodShared(this);
-        if (full && go) next = pool.read(into = space());
-        this.#deliver(data);
-        if (!full && go && !this.#ended && (await pool.readable(POOL_LINGER_MS)) && !this.#ended) {
+        if (this.reactor.floodShared(this)) {
+          if (n > 0) this.#deliver(into.subarray(0, n));
+          break;
+        }
+        if (n > 0) {
+          used += n;
+          const data = into.subarray(0, n);
           next = pool.read(into = space());
+          afterWait = false;
+          this.#deliver(data);
+          continue;
+        }
+        // Readable, yet nothing read: the reactor's look tells the end or an error apart.
+        if (afterWait) break;
+        if ((await pool.readable(POOL_LINGER_MS)) && !this.#ended) {
+          next = pool.read(into = space());
+          afterWait = true;
         }
       }
     } catch (error) {

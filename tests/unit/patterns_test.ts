@@ -3,6 +3,7 @@ import { OutputBuffer } from "../../src/engine/output/buffer.ts";
 import {
   compilePattern,
   loadPatterns,
+  MATCH_BACKLOG,
   MATCH_OVERLAP,
   PatternScanner,
 } from "../../src/engine/output/patterns.ts";
@@ -144,4 +145,64 @@ Deno.test("a slow pattern is known slow from the start; a cancelled scan stops a
   const started = performance.now();
   assertEquals(await scanning, undefined);
   ok(performance.now() - started < 1000, "the scan went on after it was cancelled");
+});
+
+Deno.test("output beyond the backlog is skipped to its newest mebibyte, even inside a long line", async () => {
+  // The skip went on from the next line start: the rest of a line longer than the backlog,
+  // newer output than the mebibyte promised, was passed over (MARK1 was missed).
+  const buffer = new OutputBuffer();
+  const scanner = new PatternScanner(compilePattern("MARK1\\b", "", "p"), buffer, 0);
+  buffer.append(encoder.encode("y".repeat(2_000_000) + "MARK1\n" + "y".repeat(500_000) + "\n"));
+  assertEquals((await scanner.scan())?.text, "MARK1");
+  assertEquals(scanner.skipped, buffer.end - MATCH_BACKLOG);
+});
+
+Deno.test("a cut inside a line is not taken for a line start nor for a word's start", async () => {
+  const scan = async (text: string, pattern: string, flags = "") => {
+    const buffer = new OutputBuffer();
+    const scanner = new PatternScanner(compilePattern(pattern, flags, "p"), buffer, 0);
+    buffer.append(encoder.encode(text));
+    return (await scanner.scan(true))?.text;
+  };
+  // A skip: the newest mebibyte starts at the first z, inside the line.
+  const inside = "y".repeat(1000) + "z".repeat(MATCH_BACKLOG);
+  assertEquals(await scan(inside, "^z"), undefined);
+  assertEquals(await scan(inside, "^z", "m"), undefined);
+  assertEquals(await scan(inside, "\\bz"), undefined);
+  assertEquals(await scan(inside, "z{3}"), "zzz");
+  // The same skip at a line start.
+  const after = "y".repeat(999) + "\n" + "z".repeat(MATCH_BACKLOG);
+  assertEquals(await scan(after, "^z"), "z");
+  assertEquals(await scan(after, "\\bz"), "z");
+  // The unfinished line's newest part, matched on its own once the line is long.
+  const buffer = new OutputBuffer();
+  const scanner = new PatternScanner(compilePattern("^y", "m", "p"), buffer, 0);
+  const long = ["x", ...Array.from({ length: 40 }, () => "y".repeat(1000))];
+  assertEquals(await scanAll(buffer, scanner, long), undefined);
+});
+
+Deno.test("a marker in the newest mebibyte is found however long the lines before it", async () => {
+  const line = fc.oneof(
+    fc.integer({ min: 0, max: 64 }),
+    fc.integer({ min: MATCH_BACKLOG - 64, max: MATCH_BACKLOG + 64 }),
+    fc.integer({ min: 0, max: 2 * MATCH_BACKLOG }),
+  );
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(line, { maxLength: 4 }),
+      line,
+      fc.integer({ min: 0, max: MATCH_BACKLOG - 64 }),
+      fc.boolean(),
+      async (before, lead, after, newline) => {
+        const buffer = new OutputBuffer();
+        const scanner = new PatternScanner(compilePattern("\\bMARK\\b", "", "p"), buffer, 0);
+        // The marker's line starts with `lead` characters: it may start long before the cut.
+        const text = before.map((length) => "y".repeat(length) + "\n").join("") +
+          "w".repeat(lead) + " MARK" + (newline ? "\n" : " ") + "x".repeat(after);
+        buffer.append(encoder.encode(text));
+        assertEquals((await scanner.scan(true))?.text, "MARK");
+      },
+    ),
+    { numRuns: 25 },
+  );
 });

@@ -66,8 +66,11 @@ export interface Pattern {
   readonly source: string;
   /** Milliseconds a character, measured at compile time on texts made to keep it busy. */
   readonly cost: number;
-  /** The first match in `text`, if any. */
-  find(text: string): PatternMatch | undefined;
+  /**
+   * The first match in `text` that starts at `from` or later, if any (its index counts from the
+   * start of `text`). What stands before `from` is context only: `^` and `\b` see it.
+   */
+  find(text: string, from?: number): PatternMatch | undefined;
 }
 
 /** Constructs RE2 does not have, as [what the agent wrote, its name]. */
@@ -161,9 +164,9 @@ export function compilePattern(source: string, flags: string, field: string): Pa
       field,
     );
   }
-  const find = (text: string): PatternMatch | undefined => {
+  const find = (text: string, from = 0): PatternMatch | undefined => {
     const matcher = regex.matcher(text);
-    if (!matcher.find()) return undefined;
+    if (!matcher.find(from)) return undefined;
     const groups: (string | null)[] = [];
     for (let group = 1; group <= matcher.groupCount(); group++) groups.push(matcher.group(group));
     return { text: matcher.group() ?? "", index: matcher.start(), groups };
@@ -188,12 +191,35 @@ function calibrate(source: string, find: (text: string) => unknown): number {
   return cost;
 }
 
-/** The end of `text`, at most `length` characters, from a line start when there is one. */
-function overlapOf(text: string, length: number): string {
-  if (text.length <= length) return text;
-  const tail = text.slice(text.length - length);
-  const newline = tail.indexOf("\n");
-  return newline >= 0 && newline + 1 < tail.length ? tail.slice(newline + 1) : tail;
+/**
+ * Text to match from `from` on; what stands before `from` (at most one character) is context: the
+ * character before a cut made inside a line, so that `^` does not take the cut for a line start,
+ * nor `\b` for a word's start.
+ */
+interface Cut {
+  text: string;
+  from: number;
+}
+
+/** Stands before a cut inside a line whose character there is not known (dropped, skipped). */
+const UNKNOWN_CONTEXT = "\ufffd";
+
+/** `text` from `at` on, with the character before `at` as context if `at` is inside a line. */
+function cutAt(text: string, at: number): Cut {
+  return at > 0 && text[at - 1] !== "\n"
+    ? { text: text.slice(at - 1), from: 1 }
+    : { text: text.slice(at), from: 0 };
+}
+
+/** The end of `lines`, at most `length` characters, from a line start when there is one. */
+function overlapOf(lines: Cut, length: number): Cut {
+  const { text } = lines;
+  if (text.length - lines.from <= length) return lines;
+  const at = text.length - length;
+  const newline = text.indexOf("\n", at);
+  return newline >= 0 && newline + 1 < text.length
+    ? { text: text.slice(newline + 1), from: 0 }
+    : cutAt(text, at);
 }
 
 /** Yields to the event loop (other requests are answered meanwhile). */
@@ -208,8 +234,8 @@ export class PatternScanner {
   #offset: number;
   readonly #columns: number | undefined;
   #cleaner: Cleaner;
-  /** Complete lines already matched, kept as the overlap. */
-  #window = "";
+  /** Complete lines already matched, kept as the overlap (after a skip: what preceded it). */
+  #window: Cut = { text: "", from: 0 };
   /** Cleaned characters of complete lines produced since the scan began. */
   #emitted = 0;
   #slice = MIN_SLICE;
@@ -306,46 +332,65 @@ export class PatternScanner {
    */
   #match(fresh: string, added: number): PatternMatch | undefined {
     const newest = this.#overlap + this.#slice;
-    let lines = this.#window + fresh;
-    if (lines.length > newest + this.#overlap) lines = lines.slice(lines.length - newest);
-    const linesStart = this.#emitted - lines.length;
+    let lines: Cut = { text: this.#window.text + fresh, from: this.#window.from };
+    if (lines.text.length - lines.from > newest + this.#overlap) {
+      lines = cutAt(lines.text, lines.text.length - newest);
+    }
+    const linesStart = this.#emitted - lines.text.length;
     const line = this.#cleaner.peek();
     const recent = this.#overlap + added;
     const whole = line.length <= recent && this.#cleaner.forgotten === 0;
     const started = performance.now();
-    let match = this.#pattern.find(whole ? lines + line : lines);
+    let match = this.#pattern.find(whole ? lines.text + line : lines.text, lines.from);
     let index = match ? linesStart + match.index : 0;
-    let scanned = lines.length + (whole ? line.length : 0);
+    let scanned = lines.text.length - lines.from + (whole ? line.length : 0);
     if (!match && !whole) {
-      const tail = line.slice(line.length - recent);
-      match = this.#pattern.find(tail);
-      index = this.#emitted + this.#cleaner.forgotten + line.length - tail.length +
+      // The cleaner keeps more of a line than `recent`: the character before the tail is known.
+      const tail = cutAt(line, line.length - recent);
+      match = this.#pattern.find(tail.text, tail.from);
+      index = this.#emitted + this.#cleaner.forgotten + line.length - tail.text.length +
         (match?.index ?? 0);
-      scanned += tail.length;
+      scanned += tail.text.length - tail.from;
     }
     this.#measure(performance.now() - started, scanned);
     this.#window = overlapOf(lines, this.#overlap);
     return match ? { ...match, index } : undefined;
   }
 
-  /** Output beyond the backlog is skipped: matching goes on from a line start near the newest. */
+  /**
+   * Output beyond the backlog (or dropped from the buffer) is skipped: matching goes on from the
+   * newest {@link MATCH_BACKLOG} bytes, inside a line if that is where they start (the rest of a
+   * line longer than the backlog is matched, and its cut is not taken for a line start).
+   */
   #skipBacklog(): void {
     const buffer = this.#buffer;
-    let offset = Math.max(this.#offset, buffer.start);
-    if (buffer.end - offset > MATCH_BACKLOG) {
-      const line = buffer.lineStart(buffer.lineAt(buffer.end - MATCH_BACKLOG) + 1);
-      offset = line < buffer.end ? line : buffer.end - MATCH_BACKLOG;
-    }
+    const offset = buffer.pastSequence(
+      Math.max(this.#offset, buffer.start, buffer.end - MATCH_BACKLOG),
+    );
     if (offset === this.#offset) return;
     this.skipped += offset - this.#offset;
     this.#offset = offset;
     this.#cleaner = this.#newCleaner();
-    this.#window = "";
+    const context = this.#contextBefore(offset);
+    this.#window = { text: context, from: context.length };
   }
 
-  /** The unfinished line is only matched by its newest part: the cleaner keeps no more. */
+  /** What precedes `offset` for matching: "" at a line start, else the character before it. */
+  #contextBefore(offset: number): string {
+    const buffer = this.#buffer;
+    if (offset <= buffer.start) return offset === 0 || !buffer.firstLineCut ? "" : UNKNOWN_CONTEXT;
+    const before = buffer.readText(Math.max(buffer.start, offset - 4), offset).text.at(-1);
+    if (before === "\n") return "";
+    // A control was not shown as itself (nor is an escape sequence's last byte, rarely here).
+    return before !== undefined && before >= " " && before !== "\x7f" ? before : UNKNOWN_CONTEXT;
+  }
+
+  /**
+   * The unfinished line is only matched by its newest part: the cleaner keeps no more, but for
+   * a character or two before that part, its context (see {@link cutAt}).
+   */
   #newCleaner(): Cleaner {
-    return new Cleaner({ keepLine: MATCH_OVERLAP + MAX_SLICE, columns: this.#columns });
+    return new Cleaner({ keepLine: MATCH_OVERLAP + MAX_SLICE + 2, columns: this.#columns });
   }
 
   /** Takes in how long a slice took; sizes the next. */

@@ -23,12 +23,15 @@
  * - the agent-task suite (tests/helpers/agent_tasks.ts): calls and bytes an agent reads per
  *   task, against each task's budget, in a table of its own.
  *
+ * - this machine's pace, first: what a fresh page of memory, a call on Deno's blocking pool and
+ *   a program's start cost here, which the absolute goals (start-up, echo) rest on.
+ *
  * Every figure that has one is written beside its reference, measured in the same run (runs
  * interleaved where they repeat), and the ratio of the two, so that a regression shows as a
  * ratio rather than as a guess about a noisy machine. Medians of repeated runs. Linux/macOS
  * only (ConPTY's figures: scripts/bench_windows.ts in the Windows test bed).
  *
- * `--only NAME,...` runs some of them (throughput, echo, shell, startup, memory, terminals, http,
+ * `--only NAME,...` runs some of them (machine, throughput, echo, shell, startup, memory, terminals, http,
  * idle-crowd, loaded, flooded, commands, trees, conpty, agent, streams) and `--quick` shortens each;
  * either prints the table without writing docs/benchmarks.md (a smoke run).
  *
@@ -43,6 +46,7 @@ import { Agent, AGENT_TASKS } from "../tests/helpers/agent_tasks.ts";
 import { connect, type Connection, MAIN, START_FLAGS } from "../tests/helpers/mcp.ts";
 import { rawRequest, request, startHttpServer } from "../tests/helpers/http.ts";
 import { eventually, processesWith, tempDir, uniqueMarker } from "../tests/helpers/process.ts";
+import { cString, cStringArray, libc } from "../src/pty/posix/libc.ts";
 import { processTable } from "../src/pty/posix/process_table.ts";
 import { signalTrees } from "../src/pty/posix/tree.ts";
 import { openStream } from "../tests/helpers/stream.ts";
@@ -185,9 +189,9 @@ function balancedOrders(n: number): number[][] {
   return n % 2 ? [...orders, ...orders.map((order) => [...order].reverse())] : orders;
 }
 
-/** The median of the per-round ratios `a[i] / b[i]` (runs of one round are side by side). */
-function pairedRatio(a: number[], b: number[]): number {
-  return median(a.map((value, i) => value / b[i]));
+/** The per-round ratios `a[i] / b[i]` (runs of one round are side by side). */
+function roundRatios(a: number[], b: number[]): number[] {
+  return a.map((value, i) => value / b[i]);
 }
 
 async function throughput(rows: Row[]): Promise<void> {
@@ -236,9 +240,17 @@ async function throughput(rows: Row[]): Promise<void> {
   const shown = (ms: number, times?: number[]) =>
     `${ms.toFixed(0)} ms (${rate(ms)}${times ? `; ${perMb(times)}` : ""})`;
   const [rawMs, mcpMs, nodeMs] = [median(wall.raw), median(wall.mcp), median(wall.node)];
-  /** The ratio of the rounds (see above), and the ratio of the medians beside it. */
-  const paired = (a: number[], b: number[]) =>
-    `${pairedRatio(a, b).toFixed(2)}x (of the medians: ${ratio(median(a), median(b))})`;
+  /**
+   * The ratio of the rounds (see above), the middle half of the rounds' ratios (how far one
+   * round is from telling), and the ratio of the medians.
+   */
+  const paired = (a: number[], b: number[]) => {
+    const rounds = roundRatios(a, b);
+    const [low, high] = [percentile(rounds, 25), percentile(rounds, 75)];
+    return `${median(rounds).toFixed(2)}x (rounds' middle half ${low.toFixed(2)}-${
+      high.toFixed(2)
+    }x; of the medians: ${ratio(median(a), median(b))})`;
+  };
   rows.push(
     {
       what: `${PAYLOAD_MB} MB through a PTY by \`run_command\` with \`wait_ms\` (one call, SDK ` +
@@ -478,6 +490,63 @@ async function lineFeedFloods(rows: Row[]): Promise<void> {
   }
 }
 
+/**
+ * What this machine charges for the things every start, spawn and flood does, measured first so
+ * that figures from different days (or virtual machines) can be told apart from regressions: a
+ * run whose start-up and echo figures moved with these moved with the machine.
+ */
+async function machinePace(rows: Row[]): Promise<void> {
+  // A fresh page's first touch: large buffers come straight from mmap, untouched.
+  const PAGE = 4096, BYTES = 64 * 1024 * 1024, faults: number[] = [];
+  for (let run = 0; run < 5; run++) {
+    const buffer = new Uint8Array(BYTES);
+    const started = performance.now();
+    for (let at = 0; at < BYTES; at += PAGE) buffer[at] = 1;
+    faults.push((performance.now() - started) * 1000 / (BYTES / PAGE));
+  }
+  rows.push({
+    what: "this machine: the first touch of a fresh page of memory (64 MiB, 5 times)",
+    figure: `median ${median(faults).toFixed(2)} µs a 4 KiB page`,
+    note: "paid by every start (a server's tens of MiB), every spawn and every fresh buffer",
+  });
+  // A trip through Deno's blocking pool: a thread woken, and the answer handed back.
+  const lib = libc(), trips: number[] = [];
+  for (let i = 0; i < 520; i++) {
+    const started = performance.now();
+    await lib.poll(new Uint8Array(8), 0n, 0);
+    if (i >= 20) trips.push((performance.now() - started) * 1000);
+  }
+  rows.push({
+    what: "this machine: a call on Deno's blocking pool (`poll` of nothing, declared nonblocking)",
+    figure: `p50 ${percentile(trips, 50).toFixed(0)} µs, p95 ${
+      percentile(trips, 95).toFixed(0)
+    } µs`,
+    note: "what each look of the reactor and each pool read pays on top of its work",
+  });
+}
+
+const TRUE = { path: cString("/bin/true"), argv: cStringArray(["true"]) };
+
+/**
+ * The machine's floor for starting a program: `posix_spawn` of /bin/true and a blocking
+ * `waitpid`, nothing else.
+ */
+function plainStart(): Promise<void> {
+  const lib = libc(), pid = new Int32Array(1), env = cStringArray([]);
+  const failed = lib.posix_spawn(
+    new Uint8Array(pid.buffer),
+    TRUE.path,
+    null,
+    null,
+    TRUE.argv.array,
+    env.array,
+  );
+  if (failed !== 0 || lib.waitpid(pid[0], new Uint8Array(4), 0) !== pid[0]) {
+    throw new Error("posix_spawn of /bin/true failed");
+  }
+  return Promise.resolve();
+}
+
 /** node-pty starting `echo hi` on a PTY until its exit is known (with the output). */
 function nodePtyEcho(): Promise<void> {
   return new Promise((resolve) => {
@@ -500,11 +569,12 @@ async function echoLatency(rows: Row[]): Promise<void> {
         throw new Error(`echo did not complete: ${JSON.stringify(done)}`);
       }
     };
-    const ours: number[] = [], theirs: number[] = [];
-    for (let i = 0; i < 10; i++) await Promise.all([once(), nodePtyEcho()]); // warm-up
+    const ours: number[] = [], theirs: number[] = [], plain: number[] = [];
+    for (let i = 0; i < 10; i++) await Promise.all([once(), nodePtyEcho(), plainStart()]); // warm-up
     for (let i = 0; i < runs; i++) {
       ours.push(await timed(once));
       theirs.push(await timed(nodePtyEcho));
+      plain.push(await timed(plainStart));
     }
     const figure = (times: number[]) =>
       `p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`;
@@ -517,6 +587,15 @@ async function echoLatency(rows: Row[]): Promise<void> {
         ratio(percentile(ours, 95), percentile(theirs, 95))
       } p95`,
       note: "goal: p50 at most 5 ms, p95 at most 15 ms",
+    }, {
+      what: "the same `run_command` answers, against the machine's floor for starting a program",
+      figure: figure(ours),
+      reference: `\`posix_spawn\` of /bin/true and a blocking \`waitpid\` (no PTY, no ` +
+        `server, no event loop): ${figure(plain)}`,
+      ratio: `${ratio(percentile(ours, 50), percentile(plain, 50))} p50 (+${
+        (percentile(ours, 50) - percentile(plain, 50)).toFixed(1)
+      } ms)`,
+      note: "the server's share: a PTY, the tree's bookkeeping, the call and its answer",
     });
   } finally {
     await mcp.close();
@@ -1080,6 +1159,7 @@ async function streams(rows: Row[]): Promise<void> {
 }
 
 const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
+  ["machine", "this machine's pace", machinePace],
   ["throughput", "PTY throughput", throughput],
   ["echo", "echo latency", echoLatency],
   ["shell", "shell integration", shellIntegration],

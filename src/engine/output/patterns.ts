@@ -373,6 +373,7 @@ export class PatternScanner {
     this.#cleaner = this.#newCleaner();
     const context = this.#contextBefore(offset);
     this.#window = { text: context, from: context.length };
+    this.#emitted += context.length; // the window's text is counted, as after any check
   }
 
   /** What precedes `offset` for matching: "" at a line start, else the character before it. */

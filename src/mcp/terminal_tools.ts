@@ -281,7 +281,10 @@ const WaitFieldsOutput = {
   match: Type.Union([
     Type.Object({
       text: Type.String(),
-      index: Type.Integer(),
+      index: Type.Integer({
+        description: "Where the match starts, in cleaned characters from where the wait began " +
+          "(or from where matching went on, after skippedBytes).",
+      }),
       groups: Type.Array(Type.Union([Type.String(), Type.Null()])),
     }),
     Type.Null(),

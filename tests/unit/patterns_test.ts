@@ -8,6 +8,7 @@ import {
   PatternScanner,
 } from "../../src/engine/output/patterns.ts";
 import { EngineError } from "../../src/engine/errors.ts";
+import { cleanTerminalText } from "../../src/engine/output/clean.ts";
 import { cuts, fc, pieces, stringOf } from "../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
@@ -170,9 +171,10 @@ Deno.test("a cut inside a line is not taken for a line start nor for a word's st
   assertEquals(await scan(inside, "^z", "m"), undefined);
   assertEquals(await scan(inside, "\\bz"), undefined);
   assertEquals(await scan(inside, "z{3}"), "zzz");
-  // The same skip at a line start.
+  // The same skip at a line start: a line start, but not where the output began.
   const after = "y".repeat(999) + "\n" + "z".repeat(MATCH_BACKLOG);
-  assertEquals(await scan(after, "^z"), "z");
+  assertEquals(await scan(after, "^z", "m"), "z");
+  assertEquals(await scan(after, "^z"), undefined);
   assertEquals(await scan(after, "\\bz"), "z");
   // The unfinished line's newest part, matched on its own once the line is long.
   const buffer = new OutputBuffer();
@@ -204,5 +206,116 @@ Deno.test("a marker in the newest mebibyte is found however long the lines befor
       },
     ),
     { numRuns: 25 },
+  );
+});
+
+/**
+ * Output whose skip cut (its newest {@link MATCH_BACKLOG} bytes) lands `cut` bytes into `text`,
+ * followed by lines of filler that no pattern here matches.
+ */
+function cutInto(text: Uint8Array, cut: number): Uint8Array {
+  const filler = encoder.encode(("-".repeat(99) + "\n").repeat(MATCH_BACKLOG / 100 + 1));
+  const rest = MATCH_BACKLOG - (text.length - cut);
+  const output = new Uint8Array(text.length + rest);
+  output.set(text);
+  output.set(filler.subarray(filler.length - rest), text.length);
+  return output;
+}
+
+Deno.test("a skip's cut follows what the output shows before it, not its raw bytes", async () => {
+  const cases: [string, string, number, string, string, string | undefined][] = [
+    // [what, text, cut (bytes into it), pattern, flags, expected match]
+    ["a colour at a line's start", "y\n\x1b[32mPASS", 7, "^PASS", "m", "PASS"],
+    ["a colour before a word", "  \x1b[01;34msrc ", 10, "\\bsrc\\b", "", "src"],
+    ["a colour after a letter", "a\x1b[31mX", 6, "\\BX", "", "X"],
+    ["a NUL, shown as nothing", "aa\x00X", 3, "\\bX", "", undefined],
+    ["a bell, shown as nothing", "aa\x07X", 3, "\\bX", "", undefined],
+    ["a character the cut splits", "y\n中X", 3, "^X", "m", undefined],
+    ["an emoji the cut splits", "a😀X", 3, "\\BX", "", undefined],
+    ["a carriage return", "y\nabc\rX", 6, "^X", "m", "X"],
+    ["a backspace", "y\nb\bX", 4, "^X", "m", "X"],
+    ["inside a colour", "y\n\x1b[31mX", 4, "^X", "m", "X"],
+  ];
+  for (const [what, text, cut, pattern, flags, expected] of cases) {
+    const buffer = new OutputBuffer();
+    const scanner = new PatternScanner(compilePattern(pattern, flags, "p"), buffer, 0);
+    buffer.append(cutInto(encoder.encode("-\n".repeat(1000) + text), 2000 + cut));
+    assertEquals((await scanner.scan(true))?.text, expected, what);
+    ok(scanner.skipped > 0, what);
+  }
+});
+
+Deno.test("a long line's kept part is not where it starts, nor next to the line before", async () => {
+  // The scanner keeps about 8 K characters of a line: a long line comes back as its newest part.
+  for (let length = 16_500; length < 40_000; length += 1_234) {
+    const text = "first a\ny" + "X".repeat(length) + "\n";
+    for (const [pattern, flags] of [["^X", "m"], ["\\bX", ""], ["a\\nX", ""]]) {
+      const buffer = new OutputBuffer();
+      const scanner = new PatternScanner(compilePattern(pattern, flags, "p"), buffer, 0);
+      const pieces = text.match(/[^]{1,3000}/g)!;
+      assertEquals(await scanAll(buffer, scanner, pieces), undefined, `${pattern} at ${length}`);
+    }
+    // And where a match is, its index counts the characters the scanner let go of.
+    const buffer = new OutputBuffer();
+    const scanner = new PatternScanner(compilePattern("Xz", "", "p"), buffer, 0);
+    const found = await scanAll(buffer, scanner, [text.replace("X\n", "z\n")]);
+    assertEquals(found?.index, text.length - 3);
+  }
+});
+
+Deno.test("^ without the m flag matches where the output began, and nowhere else", async () => {
+  const lines = Array.from({ length: 3000 }, (_, i) => `X ${i}\n`).join("");
+  for (const [flags, expected] of [["", 0], ["m", 0]] as const) {
+    const buffer = new OutputBuffer();
+    const scanner = new PatternScanner(compilePattern("^X 0", flags, "p"), buffer, 0);
+    assertEquals((await scanAll(buffer, scanner, [lines]))?.index, expected);
+  }
+  // Later lines start lines, not the output: with pieces of every size, never a match.
+  for (const size of [1, 7, 100, 4096, 5000]) {
+    const buffer = new OutputBuffer();
+    const scanner = new PatternScanner(compilePattern("^X [1-9]", "", "p"), buffer, 0);
+    const pieces = lines.match(new RegExp(`[^]{1,${size}}`, "g"))!;
+    assertEquals(await scanAll(buffer, scanner, pieces), undefined, `pieces of ${size}`);
+  }
+});
+
+Deno.test("streamed in any pieces, a pattern matches where the whole cleaned output does", async () => {
+  // Runs long enough that the scanner keeps only a line's newest part, among the characters
+  // anchors look at (no cursor moves: then what a check saw stays what the whole shows).
+  const run = fc.tuple(fc.constantFrom("y", "X", "a"), fc.integer({ min: 1, max: 40_000 }))
+    .map(([char, length]) => char.repeat(length));
+  const atom = fc.constantFrom(
+    "a",
+    "y",
+    " ",
+    "\n",
+    "中",
+    "😀",
+    "\x1b[1m",
+    "\x1b[0m",
+    "\t",
+    "X",
+    "\x07",
+  );
+  const output = fc.array(fc.oneof({ arbitrary: run, weight: 1 }, { arbitrary: atom, weight: 4 }), {
+    maxLength: 40,
+  }).map((parts) => parts.join(""));
+  const pattern = fc.constantFrom(
+    ["^X", ""],
+    ["^X", "m"],
+    ["\\bX", ""],
+    ["\\BX", ""],
+    ["a\\nX", ""],
+    ["😀X", ""],
+  ); // Not `$`: it matches at the end of each check's output, as a prompt is waited for.
+  await fc.assert(
+    fc.asyncProperty(output, pattern, cuts, async (text, [source, flags], at) => {
+      const compiled = compilePattern(source, flags, "p");
+      const expected = compiled.find(cleanTerminalText(text))?.text;
+      const buffer = new OutputBuffer();
+      const scanner = new PatternScanner(compiled, buffer, 0);
+      assertEquals((await scanAll(buffer, scanner, pieces(text, at)))?.text, expected);
+    }),
+    { numRuns: 400 },
   );
 });

@@ -228,13 +228,27 @@ class Line {
 
   /** Characters of this line forgotten by {@link forgetOld}. */
   forgotten = 0;
+  /** The last character {@link forgetOld} forgot (the one before what it kept), or "". */
+  forgottenLast = "";
 
   /** Forgets all but about the last `keep` characters of the line (see CleanerOptions). */
   forgetOld(keep: number): void {
-    const before = this.size;
-    if (!this.#cellMode) this.#plain = keepEnd(this.#plain, keep);
-    else this.#head = keepEnd(this.#head, keep);
-    this.forgotten += before - this.size;
+    const text = this.#cellMode ? this.#head : this.#plain;
+    const kept = keepEnd(text, keep);
+    if (kept.length === text.length) return;
+    if (this.#cellMode) this.#head = kept;
+    else this.#plain = kept;
+    this.forgotten += text.length - kept.length;
+    this.forgottenLast = text[text.length - kept.length - 1];
+  }
+
+  /** The character shown right before the cursor (where the next one goes), or "" at the start. */
+  beforeCursor(): string {
+    if (!this.#cellMode) return this.#plain.at(-1) ?? "";
+    const column = this.#wrapPending ? this.#width : this.#cursor;
+    if (column === 0) return this.#head.at(-1) ?? "";
+    const code = this.#row![column - 1];
+    return code === 0 ? " " : String.fromCodePoint(code);
   }
 
   /** About how many characters the line holds. */
@@ -263,6 +277,7 @@ class Line {
     this.#wrapPending = false;
     this.last = 0;
     this.forgotten = 0;
+    this.forgottenLast = "";
     return text;
   }
 }
@@ -275,7 +290,7 @@ function keepEnd(text: string, keep: number): string {
 }
 
 /** Whether the code unit at `i` is the second half of a surrogate pair. */
-function isLowAfterHigh(text: string, i: number): boolean {
+export function isLowAfterHigh(text: string, i: number): boolean {
   const code = text.charCodeAt(i);
   if (code < 0xdc00 || code > 0xdfff || i === 0) return false;
   const high = text.charCodeAt(i - 1);
@@ -453,6 +468,21 @@ export class Cleaner {
   /** Characters at the start of the unfinished line forgotten (see {@link CleanerOptions}). */
   get forgotten(): number {
     return this.#line.forgotten;
+  }
+
+  /** The character just before the unfinished line's kept part ("" while none is forgotten). */
+  get forgottenLast(): string {
+    return this.#line.forgottenLast;
+  }
+
+  /**
+   * The character shown right before the cursor, where the next one would go ("" at a line's
+   * start): what output written next follows. A carriage return whose meaning waits on the next
+   * character is taken as a return to the row's start.
+   */
+  beforeCursor(): string {
+    this.#resolveReturn(false);
+    return this.#line.beforeCursor();
   }
 
   /** Ends the stream: returns the unfinished line and starts afresh. */

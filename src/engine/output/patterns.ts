@@ -11,7 +11,10 @@
  * {@link MATCH_OVERLAP} characters of cleaned output before the new text, and the unfinished
  * last line (a prompt). A match is found if it lies within that window; a match that would
  * start more than the overlap before the new output (a single match longer than the overlap,
- * spread over output that arrived in separate checks) can be missed. The text is matched in
+ * spread over output that arrived in separate checks) can be missed. Where the text matched
+ * starts inside the output (the overlap, a long line's newest part, where matching goes on after
+ * a skip), the character the output shows before it is matched too, as context only: `^` and `\b`
+ * see it, and `^` without the `m` flag matches only where the scan began. The text is matched in
  * slices of at most {@link MAX_SLICE} new characters, and the scanner yields to the event loop
  * between them. Slices are sized from what matching costs (about {@link SLICE_TARGET_MS} each):
  * the cost a character is measured when the pattern is compiled (on texts made to keep it busy)
@@ -37,7 +40,7 @@
 import type { RE2JS } from "re2js";
 import { EngineError } from "../errors.ts";
 import type { OutputBuffer } from "./buffer.ts";
-import { Cleaner } from "./clean.ts";
+import { Cleaner, isLowAfterHigh } from "./clean.ts";
 import { utf8Length } from "./utf8.ts";
 
 /** Characters of already matched output kept in front of new output. */
@@ -193,8 +196,9 @@ function calibrate(source: string, find: (text: string) => unknown): number {
 
 /**
  * Text to match from `from` on; what stands before `from` (at most one character) is context: the
- * character before a cut made inside a line, so that `^` does not take the cut for a line start,
- * nor `\b` for a word's start.
+ * character before a cut, so that `^` and `\b` see what the cut follows. Only the scan's own
+ * start has none: there `^` matches without the `m` flag, and nowhere else (a line start inside
+ * the output is preceded by its newline, which `^` matches after only with `m`).
  */
 interface Cut {
   text: string;
@@ -203,12 +207,14 @@ interface Cut {
 
 /** Stands before a cut inside a line whose character there is not known (dropped, skipped). */
 const UNKNOWN_CONTEXT = "\ufffd";
+/** Bytes before a skip's cut cleaned to learn what the cut follows. */
+const CONTEXT_BYTES = 1024;
 
-/** `text` from `at` on, with the character before `at` as context if `at` is inside a line. */
+/** `text` from `at` (at least 1) on, with the character before it as context. */
 function cutAt(text: string, at: number): Cut {
-  return at > 0 && text[at - 1] !== "\n"
-    ? { text: text.slice(at - 1), from: 1 }
-    : { text: text.slice(at), from: 0 };
+  // Never between a pair's halves: back to its first, unless nothing would stand before it then.
+  if (isLowAfterHigh(text, at)) at += at > 1 ? -1 : 1;
+  return { text: text.slice(at - 1), from: 1 };
 }
 
 /** The end of `lines`, at most `length` characters, from a line start when there is one. */
@@ -217,9 +223,7 @@ function overlapOf(lines: Cut, length: number): Cut {
   if (text.length - lines.from <= length) return lines;
   const at = text.length - length;
   const newline = text.indexOf("\n", at);
-  return newline >= 0 && newline + 1 < text.length
-    ? { text: text.slice(newline + 1), from: 0 }
-    : cutAt(text, at);
+  return cutAt(text, newline >= 0 && newline + 1 < text.length ? newline + 1 : at);
 }
 
 /** Yields to the event loop (other requests are answered meanwhile). */
@@ -306,6 +310,9 @@ export class PatternScanner {
       const end = Math.min(buffer.end, this.#until);
       const sliceEnd = Math.min(end, this.#offset + this.#slice);
       const range = buffer.readText(this.#offset, sliceEnd, final && sliceEnd === buffer.end);
+      // A line whose start the cleaner forgot (see #newCleaner) and which this push completes
+      // comes back as its kept part, after what it forgot.
+      const forgotten = this.#cleaner.forgotten, forgottenLast = this.#cleaner.forgottenLast;
       // At most a slice of cleaned text, however much the cleaner makes of these bytes.
       const fresh = this.#cleaner.push(range.text, this.#slice);
       const consumed = this.#cleaner.consumed;
@@ -314,8 +321,13 @@ export class PatternScanner {
         : range.start + utf8Length(range.text.slice(0, consumed));
       const progressed = offset > this.#offset;
       this.#offset = Math.max(this.#offset, offset);
-      this.#emitted += fresh.length;
-      const match = this.#match(fresh, Math.min(consumed, this.#slice));
+      const cutLine = fresh.length > 0 && forgotten > 0;
+      this.#emitted += fresh.length + (cutLine ? forgotten : 0);
+      const match = this.#match(
+        fresh,
+        Math.min(consumed, this.#slice),
+        cutLine ? forgottenLast : "",
+      );
       if (match) return match;
       if (this.#offset >= end || !progressed) return undefined;
       if (performance.now() - busySince >= SLICE_TARGET_MS) {
@@ -330,9 +342,12 @@ export class PatternScanner {
    * line completed), and the line still being written: whole, after them, when it is short; its
    * newest part on its own when it is long (its start was matched on earlier slices).
    */
-  #match(fresh: string, added: number): PatternMatch | undefined {
+  #match(fresh: string, added: number, forgottenLast: string): PatternMatch | undefined {
     const newest = this.#overlap + this.#slice;
-    let lines: Cut = { text: this.#window.text + fresh, from: this.#window.from };
+    // The first of the lines lost its start: the overlap no longer stands right before it.
+    let lines: Cut = forgottenLast
+      ? { text: forgottenLast + fresh, from: 1 }
+      : { text: this.#window.text + fresh, from: this.#window.from };
     if (lines.text.length - lines.from > newest + this.#overlap) {
       lines = cutAt(lines.text, lines.text.length - newest);
     }
@@ -360,30 +375,42 @@ export class PatternScanner {
   /**
    * Output beyond the backlog (or dropped from the buffer) is skipped: matching goes on from the
    * newest {@link MATCH_BACKLOG} bytes, inside a line if that is where they start (the rest of a
-   * line longer than the backlog is matched, and its cut is not taken for a line start).
+   * line longer than the backlog is matched, and its cut is not taken for a line start). Match
+   * indexes count from there.
    */
   #skipBacklog(): void {
     const buffer = this.#buffer;
-    const offset = buffer.pastSequence(
-      Math.max(this.#offset, buffer.start, buffer.end - MATCH_BACKLOG),
-    );
-    if (offset === this.#offset) return;
+    const target = Math.max(this.#offset, buffer.start, buffer.end - MATCH_BACKLOG);
+    if (target === this.#offset) return;
+    // Past an escape sequence or a character the cut falls inside: both belong before it.
+    const sequenceEnd = buffer.pastSequence(target);
+    const offset = buffer.readText(sequenceEnd, Math.min(buffer.end, sequenceEnd + 4)).start;
     this.skipped += offset - this.#offset;
     this.#offset = offset;
     this.#cleaner = this.#newCleaner();
-    const context = this.#contextBefore(offset);
+    const context = this.#shownBefore(offset);
     this.#window = { text: context, from: context.length };
-    this.#emitted += context.length; // the window's text is counted, as after any check
+    this.#emitted = 0;
   }
 
-  /** What precedes `offset` for matching: "" at a line start, else the character before it. */
-  #contextBefore(offset: number): string {
+  /**
+   * What the output shows right before `offset`, where what follows it is written, cleaned as the
+   * scan cleans: a newline at the start of a line, the character before the cursor, or
+   * {@link UNKNOWN_CONTEXT} if the bytes looked at show nothing of a line that started before
+   * them.
+   */
+  #shownBefore(offset: number): string {
     const buffer = this.#buffer;
-    if (offset <= buffer.start) return offset === 0 || !buffer.firstLineCut ? "" : UNKNOWN_CONTEXT;
-    const before = buffer.readText(Math.max(buffer.start, offset - 4), offset).text.at(-1);
-    if (before === "\n") return "";
-    // A control was not shown as itself (nor is an escape sequence's last byte, rarely here).
-    return before !== undefined && before >= " " && before !== "\x7f" ? before : UNKNOWN_CONTEXT;
+    const from = buffer.pastSequence(Math.max(buffer.start, offset - CONTEXT_BYTES));
+    const cleaner = this.#newCleaner();
+    const completed = cleaner.push(buffer.readText(from, offset).text);
+    const shown = cleaner.beforeCursor();
+    if (shown) return shown;
+    const lineStart = from === 0 ||
+      (from === buffer.start
+        ? !buffer.firstLineCut
+        : buffer.read(from - 1, from).bytes[0] === 0x0a);
+    return completed || lineStart ? "\n" : UNKNOWN_CONTEXT;
   }
 
   /**

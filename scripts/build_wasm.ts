@@ -9,7 +9,8 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
-import initWabt from "wabt";
+// Pinned here, not in deno.json's imports: see tests/helpers/browser.ts.
+import initWabt from "npm:wabt@1.0.37";
 
 const SOURCE = fileURLToPath(new URL("../src/line_feeds.wat", import.meta.url));
 const OUTPUT = fileURLToPath(new URL("../src/line_feeds.generated.ts", import.meta.url));

@@ -9,7 +9,7 @@
  * recording replays; logging out ends it.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import type { Page } from "playwright-core";
+import type { Page } from "../helpers/browser.ts";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client } from "../helpers/mcp.ts";

@@ -235,6 +235,18 @@ Deno.test("a skip's cut follows what the output shows before it, not its raw byt
     ["a carriage return", "y\nabc\rX", 6, "^X", "m", "X"],
     ["a backspace", "y\nb\bX", 4, "^X", "m", "X"],
     ["inside a colour", "y\n\x1b[31mX", 4, "^X", "m", "X"],
+    // More than a kibibyte that shows nothing, or a wide line's rows, before the cut.
+    ["a long title at a line's start", `y\n\x1b]0;${"t".repeat(2000)}\x07X`, 2007, "^X", "m", "X"],
+    ["a long title after a letter", `ya\x1b]0;${"t".repeat(2000)}\x07X`, 2007, "\\BX", "", "X"],
+    ["colour resets after a letter", `ya${"\x1b[0m".repeat(300)}X`, 1202, "\\bX", "", undefined],
+    [
+      "a carriage return on a wide row",
+      `y\n${"p".repeat(999)} ${"q".repeat(500)}\rX`,
+      1503,
+      "\\bX",
+      "",
+      "X",
+    ],
   ];
   for (const [what, text, cut, pattern, flags, expected] of cases) {
     const buffer = new OutputBuffer();
@@ -318,4 +330,41 @@ Deno.test("streamed in any pieces, a pattern matches where the whole cleaned out
     }),
     { numRuns: 400 },
   );
+});
+
+Deno.test("bytes that decode to U+FFFD are counted as the bytes they are, at any read's start", async () => {
+  const bytes = (...parts: (string | number[])[]) =>
+    parts.map((part) => typeof part === "string" ? [...encoder.encode(part)] : part).flat();
+  const cases: [string, number[], string, string | undefined][] = [
+    // [what, output, pattern, expected]. A line cut short by a repeat (REP makes a slice's worth
+    // of text from 8 bytes) after invalid bytes: each was counted as 3, and the scan jumped on
+    // past bytes it never cleaned (here an escape sequence's ESC, which then showed as text).
+    [
+      "an escape sequence jumped over",
+      bytes("l\n", Array(8).fill(0xff), "y\x1b[999b", "abcdefghijklmno\x1b[31mZ\n"),
+      "\\[31mZ",
+      undefined,
+    ],
+    [
+      "a marker jumped over",
+      bytes("l\n", Array(8).fill(0xff), "y\x1b[999b", "abcdefghijklmno MARK\n"),
+      "MARK",
+      "MARK",
+    ],
+    // A stray continuation byte where a read starts: not the rest of a character cut there.
+    ["a stray byte", bytes("a", [0x9b], "X\n"), "\\x{FFFD}X", "\ufffdX"],
+  ];
+  for (const [what, output, pattern, expected] of cases) {
+    for (const size of [1, 2, 5, output.length]) {
+      const buffer = new OutputBuffer();
+      const scanner = new PatternScanner(compilePattern(pattern, "", "p"), buffer, 0);
+      let found;
+      for (let at = 0; at < output.length && !found; at += size) {
+        buffer.append(new Uint8Array(output.slice(at, at + size)));
+        found = await scanner.scan();
+      }
+      found ??= await scanner.scan(true);
+      assertEquals(found?.text, expected, `${what}, pieces of ${size}`);
+    }
+  }
 });

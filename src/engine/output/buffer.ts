@@ -26,7 +26,12 @@
  */
 import type { BudgetMember, OutputBudget } from "./budget.ts";
 import { sequenceRemainder } from "./clean.ts";
-import { boundaryAtOrAfter, bytesOfDecodedPrefix, completePrefixLength } from "./utf8.ts";
+import {
+  boundaryAtOrAfter,
+  bytesOfDecodedPrefix,
+  completePrefixLength,
+  utf8Length,
+} from "./utf8.ts";
 import { LineIndex } from "./line_index.ts";
 import { Queue } from "./queue.ts";
 import { giveBack, nextSlab } from "./slabs.ts";
@@ -331,17 +336,19 @@ export class OutputBuffer implements BudgetMember {
   /**
    * Reads text in [from, to), moved onto character boundaries: a character cut at the start is
    * skipped, one cut at the end is left for the next read. With `final` (the stream has ended),
-   * an incomplete character at the very end is decoded as U+FFFD instead of held back. The text
+   * an incomplete character at the very end is decoded as U+FFFD instead of held back. With
+   * `goesOn` (`from` is where an earlier read's text ended), nothing at the start is a cut
+   * character's rest: bytes that look like one are invalid there, and decode as U+FFFD. The text
    * is decoded from the stored bytes as they are (a big read costs no copy of its bytes).
    */
-  readText(from?: number, to?: number, final = false): TextRange {
+  readText(from?: number, to?: number, final = false, goesOn = false): TextRange {
     const end = clamp(to ?? this.#end, 0, this.#end);
     const first = from ?? this.#start;
     const dropped = Math.max(0, Math.min(end, this.#start) - Math.max(0, first));
     const start = Math.min(clamp(first, this.#start, this.#end), end);
     // Character boundaries need only the first and last few bytes.
     const head = this.read(start, Math.min(end, start + 4)).bytes;
-    const textStart = start + boundaryAtOrAfter(head, 0);
+    const textStart = goesOn && start === first ? start : start + boundaryAtOrAfter(head, 0);
     let textEnd = end;
     if (!(final && end === this.#end)) {
       const tail = this.read(Math.max(textStart, end - 4), end).bytes;
@@ -353,6 +360,16 @@ export class OutputBuffer implements BudgetMember {
       text += decoder.decode(piece, { stream: true });
     }
     return { text: text + decoder.decode(), start: textStart, end: textEnd, dropped };
+  }
+
+  /**
+   * How many bytes from `start` read as `text` (as {@link readText} decoded them): its UTF-8
+   * length, unless invalid bytes stand in it as U+FFFD (one for one to three bytes, where the
+   * UTF-8 length counts three).
+   */
+  bytesOfText(start: number, text: string): number {
+    if (!text.includes("\uFFFD")) return utf8Length(text);
+    return bytesOfDecodedPrefix(this.read(start, start + 3 * text.length).bytes, text.length);
   }
 
   /** Absolute offset where line `n` starts (clamped to what is kept). */

@@ -41,7 +41,6 @@ import type { RE2JS } from "re2js";
 import { EngineError } from "../errors.ts";
 import type { OutputBuffer } from "./buffer.ts";
 import { Cleaner, isLowAfterHigh } from "./clean.ts";
-import { utf8Length } from "./utf8.ts";
 
 /** Characters of already matched output kept in front of new output. */
 export const MATCH_OVERLAP = 4096;
@@ -207,8 +206,12 @@ interface Cut {
 
 /** Stands before a cut inside a line whose character there is not known (dropped, skipped). */
 const UNKNOWN_CONTEXT = "\ufffd";
-/** Bytes before a skip's cut cleaned to learn what the cut follows. */
-const CONTEXT_BYTES = 1024;
+/**
+ * What a skip's cut follows is learnt by cleaning the bytes before it: from its line's start when
+ * that is at most CONTEXT_LINE_BYTES back (the cleaner then keeps the whole line, and knows its
+ * rows and its cursor), else the last CONTEXT_BYTES.
+ */
+const CONTEXT_LINE_BYTES = 16 * 1024, CONTEXT_BYTES = 1024;
 
 /** `text` from `at` (at least 1) on, with the character before it as context. */
 function cutAt(text: string, at: number): Cut {
@@ -236,6 +239,8 @@ export class PatternScanner {
   readonly #pattern: Pattern;
   readonly #buffer: OutputBuffer;
   #offset: number;
+  /** Whether {@link #offset} is where read text ended (or a skip put it on a boundary). */
+  #goesOn = false;
   readonly #columns: number | undefined;
   #cleaner: Cleaner;
   /** Complete lines already matched, kept as the overlap (after a skip: what preceded it). */
@@ -309,7 +314,12 @@ export class PatternScanner {
       this.#skipBacklog();
       const end = Math.min(buffer.end, this.#until);
       const sliceEnd = Math.min(end, this.#offset + this.#slice);
-      const range = buffer.readText(this.#offset, sliceEnd, final && sliceEnd === buffer.end);
+      const range = buffer.readText(
+        this.#offset,
+        sliceEnd,
+        final && sliceEnd === buffer.end,
+        this.#goesOn,
+      );
       // A line whose start the cleaner forgot (see #newCleaner) and which this push completes
       // comes back as its kept part, after what it forgot.
       const forgotten = this.#cleaner.forgotten, forgottenLast = this.#cleaner.forgottenLast;
@@ -318,9 +328,10 @@ export class PatternScanner {
       const consumed = this.#cleaner.consumed;
       const offset = consumed === range.text.length
         ? range.end
-        : range.start + utf8Length(range.text.slice(0, consumed));
+        : range.start + buffer.bytesOfText(range.start, range.text.slice(0, consumed));
       const progressed = offset > this.#offset;
       this.#offset = Math.max(this.#offset, offset);
+      this.#goesOn ||= progressed;
       const cutLine = fresh.length > 0 && forgotten > 0;
       this.#emitted += fresh.length + (cutLine ? forgotten : 0);
       const match = this.#match(
@@ -387,6 +398,7 @@ export class PatternScanner {
     const offset = buffer.readText(sequenceEnd, Math.min(buffer.end, sequenceEnd + 4)).start;
     this.skipped += offset - this.#offset;
     this.#offset = offset;
+    this.#goesOn = true;
     this.#cleaner = this.#newCleaner();
     const context = this.#shownBefore(offset);
     this.#window = { text: context, from: context.length };
@@ -401,16 +413,15 @@ export class PatternScanner {
    */
   #shownBefore(offset: number): string {
     const buffer = this.#buffer;
-    const from = buffer.pastSequence(Math.max(buffer.start, offset - CONTEXT_BYTES));
+    const line = buffer.lineStart(buffer.lineAt(offset));
+    const lineKept = line > buffer.start || line === 0 || !buffer.firstLineCut;
+    const whole = lineKept && offset - line <= CONTEXT_LINE_BYTES;
+    const from = whole ? line : buffer.pastSequence(Math.max(buffer.start, offset - CONTEXT_BYTES));
     const cleaner = this.#newCleaner();
     const completed = cleaner.push(buffer.readText(from, offset).text);
     const shown = cleaner.beforeCursor();
     if (shown) return shown;
-    const lineStart = from === 0 ||
-      (from === buffer.start
-        ? !buffer.firstLineCut
-        : buffer.read(from - 1, from).bytes[0] === 0x0a);
-    return completed || lineStart ? "\n" : UNKNOWN_CONTEXT;
+    return whole || completed ? "\n" : UNKNOWN_CONTEXT;
   }
 
   /**

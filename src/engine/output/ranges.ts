@@ -31,7 +31,6 @@
 import type { OutputBuffer } from "./buffer.ts";
 import { Cleaner } from "./clean.ts";
 import { cutHead, cutTail, jsonSize, MARKER_ROOM, omissionMarker } from "./shape.ts";
-import { bytesOfDecodedPrefix, utf8Length } from "./utf8.ts";
 
 /** An unfinished escape sequence at most this long ends a forward read before it. */
 export const HOLD_BACK = 4096;
@@ -74,15 +73,6 @@ interface Cleaned {
 }
 
 /**
- * How many bytes from `start` read as `text`: its UTF-8 length, unless invalid bytes stand in it
- * as U+FFFD (one for one to three bytes, where the UTF-8 length counts three).
- */
-function bytesOf(buffer: OutputBuffer, start: number, text: string): number {
-  if (!text.includes("\uFFFD")) return utf8Length(text);
-  return bytesOfDecodedPrefix(buffer.read(start, start + 3 * text.length).bytes, text.length);
-}
-
-/**
  * Cleans `text`, the bytes [start, end): at most about `limit` characters of result. With
  * `holdBack`, an unfinished sequence at the end is left for the next read.
  */
@@ -101,7 +91,7 @@ function clean(
     const consumed = text.slice(0, cleaner.consumed);
     return {
       text: out + cleaner.end(),
-      end: start + bytesOf(buffer, start, consumed),
+      end: start + buffer.bytesOfText(start, consumed),
       complete: false,
     };
   }
@@ -110,7 +100,7 @@ function clean(
   if (holdBack && unfinished > 0 && unfinished <= HOLD_BACK) {
     return {
       text: rest,
-      end: start + bytesOf(buffer, start, text.slice(0, text.length - unfinished)),
+      end: start + buffer.bytesOfText(start, text.slice(0, text.length - unfinished)),
       complete: true,
     };
   }
@@ -199,7 +189,7 @@ export function readForward(
       if (cut < 0 && more) return { ...read, text: "", end: range.start };
       if (cut >= 0 && cut < range.text.length) {
         read.text = range.text.slice(0, cut);
-        read.end = range.start + bytesOf(buffer, range.start, read.text);
+        read.end = range.start + buffer.bytesOfText(range.start, read.text);
       }
       return read;
     }
@@ -257,7 +247,7 @@ export function readBackward(
       const cut = cutTail(range.text, budget);
       if (cut > 0) {
         read.text = range.text.slice(cut);
-        read.start = range.start + bytesOf(buffer, range.start, range.text.slice(0, cut));
+        read.start = range.start + buffer.bytesOfText(range.start, range.text.slice(0, cut));
       }
       return read;
     }

@@ -173,6 +173,37 @@ Deno.test("readText never splits a character and reports dropped bytes", () => {
   );
 });
 
+Deno.test("reads that go on where the last one ended decode the bytes as one read of all does", () => {
+  // Any bytes: stray continuation bytes, leads without their rest, cuts inside characters.
+  const byte = fc.oneof(
+    fc.integer({ min: 0, max: 255 }),
+    fc.constantFrom(0x80, 0x9b, 0xbf, 0xc3, 0xe4, 0xed, 0xf0, 0xff, 0x41),
+  );
+  fc.assert(
+    fc.property(
+      fc.array(byte, { maxLength: 40 }),
+      fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 10 }),
+      (values, sizes) => {
+        const bytes = new Uint8Array(values);
+        const buffer = new OutputBuffer();
+        buffer.append(bytes);
+        let text = "";
+        for (let at = 0, i = 0; at < bytes.length;) {
+          // A read that holds everything back (an unfinished character) is made longer.
+          let to = Math.min(bytes.length, at + sizes[i++ % sizes.length]);
+          let range = buffer.readText(at, to, to === bytes.length);
+          while (range.end === at) range = buffer.readText(at, ++to, to === bytes.length);
+          assertEquals(range.start, at);
+          text += range.text;
+          at = range.end;
+        }
+        assertEquals(text, new TextDecoder().decode(bytes));
+      },
+    ),
+    { numRuns: 500 },
+  );
+});
+
 Deno.test("readText holds back an incomplete last character until it completes", () => {
   const buffer = new OutputBuffer();
   const euro = encoder.encode("a€");

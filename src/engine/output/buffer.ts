@@ -30,6 +30,7 @@ import {
   boundaryAtOrAfter,
   bytesOfDecodedPrefix,
   completePrefixLength,
+  startAfterCut,
   utf8Length,
 } from "./utf8.ts";
 import { LineIndex } from "./line_index.ts";
@@ -335,20 +336,24 @@ export class OutputBuffer implements BudgetMember {
 
   /**
    * Reads text in [from, to), moved onto character boundaries: a character cut at the start is
-   * skipped, one cut at the end is left for the next read. With `final` (the stream has ended),
-   * an incomplete character at the very end is decoded as U+FFFD instead of held back. With
-   * `goesOn` (`from` is where an earlier read's text ended), nothing at the start is a cut
-   * character's rest: bytes that look like one are invalid there, and decode as U+FFFD. The text
-   * is decoded from the stored bytes as they are (a big read costs no copy of its bytes).
+   * skipped (continuation bytes that no lead byte before them claims are not a cut character's:
+   * they decode as U+FFFD, as in the whole text), one cut at the end is left for the next read.
+   * With `final` (the stream has ended), an incomplete character at the very end is decoded as
+   * U+FFFD instead of held back. The text is decoded from the stored bytes as they are (a big
+   * read costs no copy of its bytes).
    */
-  readText(from?: number, to?: number, final = false, goesOn = false): TextRange {
+  readText(from?: number, to?: number, final = false): TextRange {
     const end = clamp(to ?? this.#end, 0, this.#end);
     const first = from ?? this.#start;
     const dropped = Math.max(0, Math.min(end, this.#start) - Math.max(0, first));
     const start = Math.min(clamp(first, this.#start, this.#end), end);
-    // Character boundaries need only the first and last few bytes.
-    const head = this.read(start, Math.min(end, start + 4)).bytes;
-    const textStart = goesOn && start === first ? start : start + boundaryAtOrAfter(head, 0);
+    // Character boundaries need only the first and last few bytes. The three before the start
+    // tell a cut character's rest from bytes on their own, unless some of them were dropped.
+    const back = Math.min(3, start - this.#start);
+    const head = this.read(start - back, Math.min(end, start + 4)).bytes;
+    const seen = back === 3 || start === back;
+    const textStart = start - back +
+      (seen ? startAfterCut(head, back) : boundaryAtOrAfter(head, back));
     let textEnd = end;
     if (!(final && end === this.#end)) {
       const tail = this.read(Math.max(textStart, end - 4), end).bytes;

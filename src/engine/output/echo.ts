@@ -84,7 +84,7 @@ export class EchoSkip {
     if (this.#known) return this.#known;
     // Bounded work, whatever floods in after the write: a few times the search limit of bytes.
     const end = Math.min(this.#buffer.end, this.#from + 4 * ECHO_SEARCH_LIMIT);
-    const range = this.#buffer.readText(this.#offset, end, false, this.#offset > this.#from);
+    const range = this.#buffer.readText(this.#offset, end);
     this.#offset = range.end;
     this.#text += this.#cleaner.push(range.text);
     const key = this.#key;

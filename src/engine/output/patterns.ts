@@ -239,8 +239,6 @@ export class PatternScanner {
   readonly #pattern: Pattern;
   readonly #buffer: OutputBuffer;
   #offset: number;
-  /** Whether {@link #offset} is where read text ended (or a skip put it on a boundary). */
-  #goesOn = false;
   readonly #columns: number | undefined;
   #cleaner: Cleaner;
   /** Complete lines already matched, kept as the overlap (after a skip: what preceded it). */
@@ -314,12 +312,7 @@ export class PatternScanner {
       this.#skipBacklog();
       const end = Math.min(buffer.end, this.#until);
       const sliceEnd = Math.min(end, this.#offset + this.#slice);
-      const range = buffer.readText(
-        this.#offset,
-        sliceEnd,
-        final && sliceEnd === buffer.end,
-        this.#goesOn,
-      );
+      const range = buffer.readText(this.#offset, sliceEnd, final && sliceEnd === buffer.end);
       // A line whose start the cleaner forgot (see #newCleaner) and which this push completes
       // comes back as its kept part, after what it forgot.
       const forgotten = this.#cleaner.forgotten, forgottenLast = this.#cleaner.forgottenLast;
@@ -331,7 +324,6 @@ export class PatternScanner {
         : range.start + buffer.bytesOfText(range.start, range.text.slice(0, consumed));
       const progressed = offset > this.#offset;
       this.#offset = Math.max(this.#offset, offset);
-      this.#goesOn ||= progressed;
       const cutLine = fresh.length > 0 && forgotten > 0;
       this.#emitted += fresh.length + (cutLine ? forgotten : 0);
       const match = this.#match(
@@ -398,7 +390,6 @@ export class PatternScanner {
     const offset = buffer.readText(sequenceEnd, Math.min(buffer.end, sequenceEnd + 4)).start;
     this.skipped += offset - this.#offset;
     this.#offset = offset;
-    this.#goesOn = true;
     this.#cleaner = this.#newCleaner();
     const context = this.#shownBefore(offset);
     this.#window = { text: context, from: context.length };

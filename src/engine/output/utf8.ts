@@ -35,6 +35,23 @@ export function boundaryAtOrAfter(bytes: Uint8Array, index: number): number {
 }
 
 /**
+ * Where a read that starts at `index` of `bytes` starts its text, the bytes before it being the
+ * stream's (all of them, or the three before it): past the continuation bytes there that a lead
+ * byte before `index` claims (the rest of a character the start cuts); at `index` itself when
+ * none claims them, for continuation bytes on their own are invalid, and shown as such.
+ */
+export function startAfterCut(bytes: Uint8Array, index: number): number {
+  for (let i = index - 1; i >= 0 && i >= index - 3; i--) {
+    if (isContinuation(bytes[i])) continue;
+    const end = i + sequenceLength(bytes[i]);
+    let j = index;
+    while (j < end && j < bytes.length && isContinuation(bytes[j])) j++;
+    return j;
+  }
+  return index;
+}
+
+/**
  * The length of the longest prefix of `bytes` that does not end inside an incomplete
  * character: a trailing lead byte whose continuation bytes have not all arrived is left out.
  */

@@ -368,3 +368,29 @@ Deno.test("bytes that decode to U+FFFD are counted as the bytes they are, at any
     }
   }
 });
+
+Deno.test("what a check changed in the line being written is matched, however it changed it", async () => {
+  // A repeat (REP) makes up to a row of text from 8 bytes; cursor-forward moves (CUF) leave blanks.
+  for (const unit of ["y\x1b[999b", "y\x1b[999C"]) {
+    for (const at of [1, 6, 20]) {
+      const units = Array.from({ length: 40 }, (_, i) => (i === at ? " MARK " : "") + unit);
+      const text = "start\n" + units.join("") + "\n";
+      const expected = compilePattern("MARK", "", "p").find(cleanTerminalText(text))!.index;
+      for (const size of [64, text.length]) {
+        const buffer = new OutputBuffer();
+        const scanner = new PatternScanner(compilePattern("MARK", "", "p"), buffer, 0);
+        const pieces = text.match(new RegExp(`[^]{1,${size}}`, "g"))!;
+        assertEquals((await scanAll(buffer, scanner, pieces))?.index, expected, `${unit} ${at}`);
+      }
+    }
+  }
+  // A carriage return rewrites a wide row's start, no line feed after it (a status line), seen by
+  // a slow pattern (whose overlap shrinks to a few hundred characters).
+  const slow = compilePattern("X1 |(?:[ab]*[ba]*c?){300}[xyz]", "", "p");
+  for (const row of [299, 999]) {
+    const buffer = new OutputBuffer();
+    const scanner = new PatternScanner(slow, buffer, 0, 1000);
+    const parts = ["ab".repeat(2000) + "\n", "ab".repeat(2000) + "\n", "p".repeat(row), "\rX1 "];
+    assertEquals((await scanAll(buffer, scanner, parts))?.index, 8002, `a row of ${row}`);
+  }
+});

@@ -40,7 +40,7 @@
 import type { RE2JS } from "re2js";
 import { EngineError } from "../errors.ts";
 import type { OutputBuffer } from "./buffer.ts";
-import { Cleaner, isLowAfterHigh } from "./clean.ts";
+import { Cleaner, isLowAfterHigh, MAX_COLUMNS } from "./clean.ts";
 
 /** Characters of already matched output kept in front of new output. */
 export const MATCH_OVERLAP = 4096;
@@ -241,6 +241,9 @@ export class PatternScanner {
   #offset: number;
   readonly #columns: number | undefined;
   #cleaner: Cleaner;
+  /** The unfinished line at the last check, and how much of its start the cleaner had forgotten. */
+  #line = "";
+  #lineForgotten = 0;
   /** Complete lines already matched, kept as the overlap (after a skip: what preceded it). */
   #window: Cut = { text: "", from: 0 };
   /** Cleaned characters of complete lines produced since the scan began. */
@@ -326,11 +329,7 @@ export class PatternScanner {
       this.#offset = Math.max(this.#offset, offset);
       const cutLine = fresh.length > 0 && forgotten > 0;
       this.#emitted += fresh.length + (cutLine ? forgotten : 0);
-      const match = this.#match(
-        fresh,
-        Math.min(consumed, this.#slice),
-        cutLine ? forgottenLast : "",
-      );
+      const match = this.#match(fresh, cutLine ? forgottenLast : "");
       if (match) return match;
       if (this.#offset >= end || !progressed) return undefined;
       if (performance.now() - busySince >= SLICE_TARGET_MS) {
@@ -342,11 +341,15 @@ export class PatternScanner {
 
   /**
    * Matches the overlap and the lines this slice completed (only their newest part if a long
-   * line completed), and the line still being written: whole, after them, when it is short; its
-   * newest part on its own when it is long (its start was matched on earlier slices).
+   * line completed), and the line still being written: whole, after them, when what changed in
+   * it starts within the overlap of its start; else from the overlap before what changed (the
+   * rest was matched on earlier slices). What changed is found by comparing the line with the
+   * last check's: a slice's text lengthens it, a repeat (REP) by up to a row, and a carriage
+   * return rewrites it from a row's start.
    */
-  #match(fresh: string, added: number, forgottenLast: string): PatternMatch | undefined {
-    const newest = this.#overlap + this.#slice;
+  #match(fresh: string, forgottenLast: string): PatternMatch | undefined {
+    // A push stops at about a slice of text, plus at most a row that one sequence made.
+    const newest = this.#overlap + this.#slice + MAX_COLUMNS;
     // The first of the lines lost its start: the overlap no longer stands right before it.
     let lines: Cut = forgottenLast
       ? { text: forgottenLast + fresh, from: 1 }
@@ -356,15 +359,18 @@ export class PatternScanner {
     }
     const linesStart = this.#emitted - lines.text.length;
     const line = this.#cleaner.peek();
-    const recent = this.#overlap + added;
-    const whole = line.length <= recent && this.#cleaner.forgotten === 0;
+    const from = Math.max(0, this.#changedFrom(line, fresh.length > 0) - this.#overlap);
+    const whole = from === 0 && this.#cleaner.forgotten === 0;
     const started = performance.now();
     let match = this.#pattern.find(whole ? lines.text + line : lines.text, lines.from);
     let index = match ? linesStart + match.index : 0;
     let scanned = lines.text.length - lines.from + (whole ? line.length : 0);
     if (!match && !whole) {
-      // The cleaner keeps more of a line than `recent`: the character before the tail is known.
-      const tail = cutAt(line, line.length - recent);
+      // The cleaner keeps more of a line than that (see #newCleaner), but for a line it forgot
+      // the start of while one slice changed all it kept.
+      const tail = from > 0
+        ? cutAt(line, from)
+        : { text: this.#cleaner.forgottenLast + line, from: 1 };
       match = this.#pattern.find(tail.text, tail.from);
       index = this.#emitted + this.#cleaner.forgotten + line.length - tail.text.length +
         (match?.index ?? 0);
@@ -391,6 +397,7 @@ export class PatternScanner {
     this.skipped += offset - this.#offset;
     this.#offset = offset;
     this.#cleaner = this.#newCleaner();
+    [this.#line, this.#lineForgotten] = ["", 0];
     const context = this.#shownBefore(offset);
     this.#window = { text: context, from: context.length };
     this.#emitted = 0;
@@ -416,11 +423,28 @@ export class PatternScanner {
   }
 
   /**
-   * The unfinished line is only matched by its newest part: the cleaner keeps no more, but for
-   * a character or two before that part, its context (see {@link cutAt}).
+   * Where the unfinished line first differs from the last check's (0: all of it is new), in its
+   * text as the cleaner keeps it now. `completed`: lines ended since, so this line is new.
+   */
+  #changedFrom(line: string, completed: boolean): number {
+    const forgotten = this.#cleaner.forgotten;
+    const before = completed ? "" : this.#line.slice(Math.max(0, forgotten - this.#lineForgotten));
+    this.#line = line;
+    this.#lineForgotten = forgotten;
+    if (line.startsWith(before)) return before.length;
+    let same = 0;
+    while (same < before.length && before.charCodeAt(same) === line.charCodeAt(same)) same++;
+    return same;
+  }
+
+  /**
+   * The unfinished line is only matched by what changed in it and the overlap before that: the
+   * cleaner keeps no more than the most that can be (a slice and a row that one sequence made,
+   * and the overlap), but for a character or two before it, its context (see {@link cutAt}).
    */
   #newCleaner(): Cleaner {
-    return new Cleaner({ keepLine: MATCH_OVERLAP + MAX_SLICE + 2, columns: this.#columns });
+    const keepLine = MATCH_OVERLAP + MAX_SLICE + MAX_COLUMNS + 2;
+    return new Cleaner({ keepLine, columns: this.#columns });
   }
 
   /** Takes in how long a slice took; sizes the next. */

@@ -20,7 +20,8 @@
  * the cost a character is measured when the pattern is compiled (on texts made to keep it busy)
  * and on every slice, the highest seen counting (it decays slowly); for a pattern slow enough the
  * overlap shrinks too, down to {@link MIN_OVERLAP} characters. So one step of matching holds
- * the server for at most (overlap + slice) characters at the pattern's cost: milliseconds for
+ * the server for at most about (overlap + slice + a row that one sequence, a repeat, can make:
+ * {@link MAX_COLUMNS}) characters at the pattern's cost, twice: milliseconds for
  * ordinary patterns, and well under a second for the slowest re2js runs measured here (about
  * 80 µs a character) even when the text turns costly at once. Output that comes faster than it
  * can be matched is skipped past {@link MATCH_BACKLOG} bytes (the newest kept).

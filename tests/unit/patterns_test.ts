@@ -394,3 +394,25 @@ Deno.test("what a check changed in the line being written is matched, however it
     assertEquals((await scanAll(buffer, scanner, parts))?.index, 8002, `a row of ${row}`);
   }
 });
+
+Deno.test("many scans at once share one budget between the event loop's turns", async () => {
+  // Counted, not timed: a scan's slices take the event loop's turns (a chain of timers), and
+  // sixteen scans at once take about sixteen times the turns of one, instead of all running their
+  // slices in the same turns (where 32 waits held a server for half a second).
+  const slow = compilePattern("(?:[ab]*[ba]*c?){500}[xyz]", "", "pattern");
+  const turnsFor = async (scans: number) => {
+    const scanners = Array.from({ length: scans }, () => {
+      const buffer = new OutputBuffer();
+      buffer.append(encoder.encode("ab".repeat(768) + "\n"));
+      return new PatternScanner(slow, buffer, 0);
+    });
+    let turns = 0, done = false;
+    const turn = () => setTimeout(() => !done && (turns++, turn()), 0);
+    turn();
+    await Promise.all(scanners.map((scanner) => scanner.scan(true)));
+    done = true;
+    return turns;
+  };
+  const alone = await turnsFor(1), together = await turnsFor(16);
+  ok(together >= 4 * alone, `${together} turns for 16 scans, ${alone} for one`);
+});

@@ -15,8 +15,8 @@
  * starts inside the output (the overlap, a long line's newest part, where matching goes on after
  * a skip), the character the output shows before it is matched too, as context only: `^` and `\b`
  * see it, and `^` without the `m` flag matches only where the scan began. The text is matched in
- * slices of at most {@link MAX_SLICE} new characters, and the scanner yields to the event loop
- * between them. Slices are sized from what matching costs (about {@link SLICE_TARGET_MS} each):
+ * slices of at most {@link MAX_SLICE} new characters, and the scanners yield to the event loop
+ * between them once they have spent about {@link SLICE_TARGET_MS} together. Slices are sized from what matching costs (about {@link SLICE_TARGET_MS} each):
  * the cost a character is measured when the pattern is compiled (on texts made to keep it busy)
  * and on every slice, the highest seen counting (it decays slowly); for a pattern slow enough the
  * overlap shrinks too, down to {@link MIN_OVERLAP} characters. So one step of matching holds
@@ -230,9 +230,51 @@ function overlapOf(lines: Cut, length: number): Cut {
   return cutAt(text, newline >= 0 && newline + 1 < text.length ? newline + 1 : at);
 }
 
-/** Yields to the event loop (other requests are answered meanwhile). */
-function yieldToOthers(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
+/**
+ * Matching time (ms) all scanners have spent since the event loop's last turn. They share one
+ * budget of about {@link SLICE_TARGET_MS} between turns, and take the turns in order: with a
+ * budget each, many waits at once held the server for all their slices in a row (32 waits with a
+ * slow pattern: get_version's median 255 ms, its slowest 550; found by an attack helper).
+ */
+let spent = 0;
+/** When the last slice ended: a pause longer than IDLE_MS since means the budget is whole again. */
+let lastEnd = -Infinity;
+const IDLE_MS = 1;
+let turnScheduled = false;
+/** Scanners waiting for a turn, first come first served. */
+const waiting: (() => void)[] = [];
+
+/** The event loop's next turn gives the first waiting scanner a whole budget. */
+function scheduleTurn(): void {
+  if (turnScheduled) return;
+  turnScheduled = true;
+  setTimeout(() => {
+    turnScheduled = false;
+    spent = 0;
+    waiting.shift()?.();
+  }, 0);
+}
+
+/**
+ * Undefined if a slice may start now (the budget lasts and no scanner waits before this one);
+ * else resolves at this scanner's turn.
+ */
+function turnToMatch(): Promise<void> | undefined {
+  if (waiting.length === 0 && performance.now() - lastEnd > IDLE_MS) spent = 0;
+  if (spent < SLICE_TARGET_MS && waiting.length === 0) return undefined;
+  return new Promise((resolve) => {
+    waiting.push(resolve);
+    scheduleTurn();
+  });
+}
+
+/** Counts a slice that began at `started` against the budget; what is left goes to the next. */
+function spend(started: number): void {
+  lastEnd = performance.now();
+  spent += lastEnd - started;
+  if (waiting.length === 0) return;
+  if (spent < SLICE_TARGET_MS) waiting.shift()!();
+  else scheduleTurn();
 }
 
 /** See the module documentation. */
@@ -309,9 +351,11 @@ export class PatternScanner {
 
   async #scanOnce(): Promise<PatternMatch | undefined> {
     const buffer = this.#buffer;
-    let busySince = performance.now();
     for (;;) {
+      const turn = turnToMatch();
+      if (turn) await turn;
       if (this.#cancelled) return undefined;
+      const started = performance.now();
       const final = this.#final;
       this.#skipBacklog();
       const end = Math.min(buffer.end, this.#until);
@@ -331,12 +375,9 @@ export class PatternScanner {
       const cutLine = fresh.length > 0 && forgotten > 0;
       this.#emitted += fresh.length + (cutLine ? forgotten : 0);
       const match = this.#match(fresh, cutLine ? forgottenLast : "");
+      spend(started);
       if (match) return match;
       if (this.#offset >= end || !progressed) return undefined;
-      if (performance.now() - busySince >= SLICE_TARGET_MS) {
-        await yieldToOthers();
-        busySince = performance.now();
-      }
     }
   }
 

@@ -254,3 +254,18 @@ Deno.test("rows are as wide as the terminal: what the screen would show", () => 
   // Plain text is never wrapped or cut, whatever the width.
   assertEquals(cleanTerminalText("a".repeat(25) + "\n", narrow), "a".repeat(25) + "\n");
 });
+
+Deno.test("a line whose start the cleaner forgot keeps its rows where the terminal has them", () => {
+  // A carriage return goes to the start of the cursor's row: rows count from the line's start,
+  // forgotten or not (they counted from the kept part's, and the wrong characters were written).
+  for (const columns of [80, 1000]) {
+    for (const length of [20_000, 20_017, 39_999]) {
+      const text = "a😀b".repeat(length / 4) + "y".repeat(length % 4) + "\rX1";
+      const cleaner = new Cleaner({ keepLine: 500, columns });
+      for (const piece of text.match(/[^]{1,997}/gu)!) cleaner.push(piece);
+      ok(cleaner.forgotten > 0);
+      const whole = cleanTerminalText(text, { columns });
+      ok(whole.endsWith(cleaner.peek()), `${columns} columns, ${length}`);
+    }
+  }
+});

@@ -132,8 +132,9 @@ class Line {
     this.#cellMode = true;
     const text = this.#plain;
     this.#plain = "";
-    // The plain text is as many rows as it takes; its last row (full or not) is the current one.
-    let points = 0;
+    // The plain text is as many rows as it takes, counted from the line's start (forgotten or
+    // not); its last row (full or not) is the current one.
+    let points = this.#forgottenPoints;
     for (let i = 0; i < text.length; i++) {
       if (!isLowAfterHigh(text, i)) points++;
     }
@@ -230,16 +231,22 @@ class Line {
   forgotten = 0;
   /** The last character {@link forgetOld} forgot (the one before what it kept), or "". */
   forgottenLast = "";
+  /** Characters (code points) forgotten while the line was plain: its rows count them. */
+  #forgottenPoints = 0;
 
   /** Forgets all but about the last `keep` characters of the line (see CleanerOptions). */
   forgetOld(keep: number): void {
     const text = this.#cellMode ? this.#head : this.#plain;
     const kept = keepEnd(text, keep);
     if (kept.length === text.length) return;
+    const cut = text.length - kept.length;
     if (this.#cellMode) this.#head = kept;
-    else this.#plain = kept;
-    this.forgotten += text.length - kept.length;
-    this.forgottenLast = text[text.length - kept.length - 1];
+    else {
+      this.#plain = kept;
+      for (let i = 0; i < cut; i++) if (!isLowAfterHigh(text, i)) this.#forgottenPoints++;
+    }
+    this.forgotten += cut;
+    this.forgottenLast = text[cut - 1];
   }
 
   /** The character shown right before the cursor (where the next one goes), or "" at the start. */
@@ -278,6 +285,7 @@ class Line {
     this.last = 0;
     this.forgotten = 0;
     this.forgottenLast = "";
+    this.#forgottenPoints = 0;
     return text;
   }
 }
@@ -326,7 +334,8 @@ export interface CleanerOptions {
   /**
    * Keep only about this many of the newest characters of a line still being written (for a
    * reader that only looks at the newest part of it, such as a pattern scanner): a line that
-   * never ends then costs bounded memory. Default: the whole line.
+   * never ends then costs bounded memory. At least two rows' worth (a row of surrogate pairs),
+   * so that the current row is always kept whole. Default: the whole line.
    */
   keepLine?: number;
 }
@@ -344,9 +353,9 @@ export class Cleaner {
   readonly #line: Line;
 
   constructor(options: CleanerOptions = {}) {
-    this.#keepLine = options.keepLine ?? Infinity;
-    const columns = Math.round(options.columns ?? MAX_COLUMNS);
-    this.#line = new Line(Math.min(MAX_COLUMNS, Math.max(1, columns)));
+    const columns = Math.min(MAX_COLUMNS, Math.max(1, Math.round(options.columns ?? MAX_COLUMNS)));
+    this.#keepLine = Math.max(2 * columns, options.keepLine ?? Infinity);
+    this.#line = new Line(columns);
   }
 
   #state = State.Ground;

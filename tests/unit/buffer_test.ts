@@ -204,6 +204,37 @@ Deno.test("reads that go on where the last one ended decode the bytes as one rea
   );
 });
 
+Deno.test("a read from any offset starts where the decoder of all the bytes starts a character", () => {
+  // Invalid leads and the bytes they cannot take (ED A0, E0 80, F4 90, F5..) among the rest.
+  const byte = fc.oneof(
+    fc.integer({ min: 0, max: 255 }),
+    fc.constantFrom(0x80, 0x9f, 0xa0, 0xbf, 0xc0, 0xc3, 0xe0, 0xed, 0xf0, 0xf4, 0xf5, 0xff, 0x41),
+  );
+  fc.assert(
+    fc.property(fc.array(byte, { maxLength: 24 }), fc.nat(), fc.nat(), (values, at, keep) => {
+      const bytes = new Uint8Array(values);
+      const buffer = new OutputBuffer({ maxBytes: 1 + (keep % (bytes.length + 1)) });
+      buffer.append(bytes);
+      const from = at % (bytes.length + 1);
+      const range = buffer.readText(from, bytes.length, true);
+      const decode = (part: Uint8Array) => new TextDecoder().decode(part);
+      assertEquals(range.text, decode(bytes.subarray(range.start)));
+      // With every byte before it kept: the first offset from `from` on where decoding the bytes
+      // in two parts reads as decoding them at once (it skipped the rest of a character the cut
+      // fell in, and nothing that decodes on its own as U+FFFD).
+      if (buffer.start === 0) {
+        const whole = decode(bytes);
+        let expected = from;
+        while (decode(bytes.subarray(0, expected)) + decode(bytes.subarray(expected)) !== whole) {
+          expected++;
+        }
+        assertEquals(range.start, expected);
+      }
+    }),
+    { numRuns: 1000 },
+  );
+});
+
 Deno.test("readText holds back an incomplete last character until it completes", () => {
   const buffer = new OutputBuffer();
   const euro = encoder.encode("a€");

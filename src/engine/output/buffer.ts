@@ -30,6 +30,7 @@ import {
   boundaryAtOrAfter,
   bytesOfDecodedPrefix,
   completePrefixLength,
+  isContinuation,
   startAfterCut,
   utf8Length,
 } from "./utf8.ts";
@@ -348,10 +349,12 @@ export class OutputBuffer implements BudgetMember {
     const dropped = Math.max(0, Math.min(end, this.#start) - Math.max(0, first));
     const start = Math.min(clamp(first, this.#start, this.#end), end);
     // Character boundaries need only the first and last few bytes. The three before the start
-    // tell a cut character's rest from bytes on their own, unless some of them were dropped.
+    // tell a cut character's rest from bytes on their own, unless some of them were dropped and
+    // those kept are all continuation bytes (the lead may be among those dropped).
     const back = Math.min(3, start - this.#start);
     const head = this.read(start - back, Math.min(end, start + 4)).bytes;
-    const seen = back === 3 || start === back;
+    const seen = back === 3 || start === back ||
+      head.subarray(0, back).some((byte) => !isContinuation(byte));
     const textStart = start - back +
       (seen ? startAfterCut(head, back) : boundaryAtOrAfter(head, back));
     let textEnd = end;

@@ -36,17 +36,15 @@ export function boundaryAtOrAfter(bytes: Uint8Array, index: number): number {
 
 /**
  * Where a read that starts at `index` of `bytes` starts its text, the bytes before it being the
- * stream's (all of them, or the three before it): past the continuation bytes there that a lead
- * byte before `index` claims (the rest of a character the start cuts); at `index` itself when
- * none claims them, for continuation bytes on their own are invalid, and shown as such.
+ * stream's (all of them, or up to three before it that include a byte that is no continuation
+ * byte): past the continuation bytes there that the decoder takes with a lead byte before
+ * `index` (the rest of a character the start cuts); at `index` itself when none does, for
+ * continuation bytes on their own are invalid, and decode as U+FFFD.
  */
 export function startAfterCut(bytes: Uint8Array, index: number): number {
   for (let i = index - 1; i >= 0 && i >= index - 3; i--) {
     if (isContinuation(bytes[i])) continue;
-    const end = i + sequenceLength(bytes[i]);
-    let j = index;
-    while (j < end && j < bytes.length && isContinuation(bytes[j])) j++;
-    return j;
+    return Math.max(index, i + decoderStep(bytes, i).length);
   }
   return index;
 }
@@ -70,27 +68,11 @@ export function completePrefixLength(bytes: Uint8Array): number {
  * Unlike {@link utf8Length} of that text, right where invalid bytes stand in for fewer or more.
  */
 export function bytesOfDecodedPrefix(bytes: Uint8Array, chars: number): number {
-  // The decoder's own steps (WHATWG UTF-8): a character, or one U+FFFD for an invalid lead byte
-  // or for a lead and the continuation bytes that matched it before one that did not.
   let units = 0, i = 0;
   while (i < bytes.length && units < chars) {
-    const lead = bytes[i];
-    let length = 1, size = 1;
-    if (lead >= 0xc2 && lead <= 0xf4) {
-      const need = lead < 0xe0 ? 1 : lead < 0xf0 ? 2 : 3;
-      let lower = lead === 0xe0 ? 0xa0 : lead === 0xf0 ? 0x90 : 0x80;
-      let upper = lead === 0xed ? 0x9f : lead === 0xf4 ? 0x8f : 0xbf;
-      let seen = 0;
-      for (; seen < need && i + 1 + seen < bytes.length; seen++) {
-        const byte = bytes[i + 1 + seen];
-        if (byte < lower || byte > upper) break;
-        [lower, upper] = [0x80, 0xbf];
-      }
-      length = 1 + seen;
-      if (seen === need) size = need === 3 ? 2 : 1;
-    }
-    units += size;
-    i += length;
+    const step = decoderStep(bytes, i);
+    units += step.units;
+    i += step.length;
   }
   return i;
 }
@@ -111,4 +93,24 @@ export function utf8Length(text: string): number {
     } else bytes += 3;
   }
   return bytes;
+}
+
+/**
+ * One step of the decoder (WHATWG UTF-8) at `i`, a byte that starts one: the bytes it takes and
+ * the UTF-16 units it yields. A character; or one U+FFFD for an invalid lead byte, or for a lead
+ * and the continuation bytes that fit it before one that did not (or before the end).
+ */
+function decoderStep(bytes: Uint8Array, i: number): { length: number; units: number } {
+  const lead = bytes[i];
+  if (lead < 0xc2 || lead > 0xf4) return { length: 1, units: 1 };
+  const need = lead < 0xe0 ? 1 : lead < 0xf0 ? 2 : 3;
+  let lower = lead === 0xe0 ? 0xa0 : lead === 0xf0 ? 0x90 : 0x80;
+  let upper = lead === 0xed ? 0x9f : lead === 0xf4 ? 0x8f : 0xbf;
+  let seen = 0;
+  for (; seen < need && i + 1 + seen < bytes.length; seen++) {
+    const byte = bytes[i + 1 + seen];
+    if (byte < lower || byte > upper) break;
+    [lower, upper] = [0x80, 0xbf];
+  }
+  return { length: 1 + seen, units: seen === need && need === 3 ? 2 : 1 };
 }

@@ -416,3 +416,22 @@ Deno.test("many scans at once share one budget between the event loop's turns", 
   const alone = await turnsFor(1), together = await turnsFor(16);
   ok(together >= 4 * alone, `${together} turns for 16 scans, ${alone} for one`);
 });
+
+Deno.test("a scan cancelled while it waits for its turn passes the turn on", async () => {
+  // Two slow scans take the turns by turns; a third waits behind them; both are cancelled.
+  const slow = compilePattern("(?:[ab]*[ba]*c?){500}[xyz]", "", "pattern");
+  const busy = [0, 1].map(() => {
+    const buffer = new OutputBuffer();
+    buffer.append(encoder.encode("ab".repeat(50_000) + "\n"));
+    return new PatternScanner(slow, buffer, 0);
+  });
+  const busyScans = busy.map((scanner) => scanner.scan());
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const small = new OutputBuffer();
+  small.append(encoder.encode("hello DONE\n"));
+  const waiting = new PatternScanner(compilePattern("DONE", "", "p"), small, 0).scan();
+  for (const scanner of busy) scanner.cancel();
+  // It hung: nothing woke the scans queued after a cancelled one.
+  assertEquals((await waiting)?.text, "DONE");
+  assertEquals(await Promise.all(busyScans), [undefined, undefined]);
+});

@@ -350,35 +350,46 @@ export class PatternScanner {
   }
 
   async #scanOnce(): Promise<PatternMatch | undefined> {
-    const buffer = this.#buffer;
     for (;;) {
       const turn = turnToMatch();
       if (turn) await turn;
-      if (this.#cancelled) return undefined;
       const started = performance.now();
-      const final = this.#final;
-      this.#skipBacklog();
-      const end = Math.min(buffer.end, this.#until);
-      const sliceEnd = Math.min(end, this.#offset + this.#slice);
-      const range = buffer.readText(this.#offset, sliceEnd, final && sliceEnd === buffer.end);
-      // A line whose start the cleaner forgot (see #newCleaner) and which this push completes
-      // comes back as its kept part, after what it forgot.
-      const forgotten = this.#cleaner.forgotten, forgottenLast = this.#cleaner.forgottenLast;
-      // At most a slice of cleaned text, however much the cleaner makes of these bytes.
-      const fresh = this.#cleaner.push(range.text, this.#slice);
-      const consumed = this.#cleaner.consumed;
-      const offset = consumed === range.text.length
-        ? range.end
-        : range.start + buffer.bytesOfText(range.start, range.text.slice(0, consumed));
-      const progressed = offset > this.#offset;
-      this.#offset = Math.max(this.#offset, offset);
-      const cutLine = fresh.length > 0 && forgotten > 0;
-      this.#emitted += fresh.length + (cutLine ? forgotten : 0);
-      const match = this.#match(fresh, cutLine ? forgottenLast : "");
-      spend(started);
-      if (match) return match;
-      if (this.#offset >= end || !progressed) return undefined;
+      // Every turn taken is given back, whatever ends it (a cancel while queued left every
+      // scanner queued after this one asleep; found by an attack helper).
+      try {
+        if (this.#cancelled) return undefined;
+        const step = this.#step();
+        if (step !== "more") return step;
+      } finally {
+        spend(started);
+      }
     }
+  }
+
+  /** One slice: the match it finds, undefined when there is nothing more now, or "more". */
+  #step(): PatternMatch | undefined | "more" {
+    const buffer = this.#buffer;
+    const final = this.#final;
+    this.#skipBacklog();
+    const end = Math.min(buffer.end, this.#until);
+    const sliceEnd = Math.min(end, this.#offset + this.#slice);
+    const range = buffer.readText(this.#offset, sliceEnd, final && sliceEnd === buffer.end);
+    // A line whose start the cleaner forgot (see #newCleaner) and which this push completes
+    // comes back as its kept part, after what it forgot.
+    const forgotten = this.#cleaner.forgotten, forgottenLast = this.#cleaner.forgottenLast;
+    // At most a slice of cleaned text, however much the cleaner makes of these bytes.
+    const fresh = this.#cleaner.push(range.text, this.#slice);
+    const consumed = this.#cleaner.consumed;
+    const offset = consumed === range.text.length
+      ? range.end
+      : range.start + buffer.bytesOfText(range.start, range.text.slice(0, consumed));
+    const progressed = offset > this.#offset;
+    this.#offset = Math.max(this.#offset, offset);
+    const cutLine = fresh.length > 0 && forgotten > 0;
+    this.#emitted += fresh.length + (cutLine ? forgotten : 0);
+    const match = this.#match(fresh, cutLine ? forgottenLast : "");
+    if (match) return match;
+    return this.#offset >= end || !progressed ? undefined : "more";
   }
 
   /**

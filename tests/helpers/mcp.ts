@@ -97,6 +97,12 @@ export function text(result: CallToolResult): string {
   return first?.type === "text" ? first.text : "";
 }
 
+/**
+ * How long a server test may take. Past it, its server is killed, so the test fails with this
+ * rule instead of holding the suite (and CI) until something outside ends it.
+ */
+export const SERVER_TEST_LIMIT_MS = 180_000;
+
 /** Registers a test that runs `fn` against a fresh server, closed afterwards. */
 export function serverTest(
   name: string,
@@ -108,11 +114,22 @@ export function serverTest(
     ignore: options.ignore ?? false,
     async fn() {
       const mcp = await connect(options.args, options.env);
-      try {
-        await fn(mcp);
-      } finally {
-        await mcp.close();
+      let overdue = false;
+      const limit = setTimeout(() => {
+        overdue = true;
+        try {
+          Deno.kill(mcp.pid, "SIGKILL");
+        } catch { /* it has exited meanwhile */ }
+      }, SERVER_TEST_LIMIT_MS);
+      const failure = await fn(mcp).then(() => undefined, (error: unknown) => ({ error }));
+      clearTimeout(limit);
+      await mcp.close();
+      if (overdue) {
+        throw new Error(`not done within ${SERVER_TEST_LIMIT_MS} ms: its server was killed`, {
+          cause: failure?.error,
+        });
       }
+      if (failure) throw failure.error;
     },
   });
 }

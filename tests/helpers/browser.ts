@@ -4,8 +4,7 @@
  *
  * @module
  */
-// Pinned here, not in deno.json's imports: `deno task` looks up the programs of every npm
-// package there, and this one's (with wabt's) took 20 ms of each `deno task start`.
+// Pinned here, beside its one user, not in deno.json's imports (which the server's modules use).
 import { type Browser, chromium, type Page } from "npm:playwright-core@1.65.1";
 
 export type { Page };

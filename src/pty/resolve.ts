@@ -16,6 +16,7 @@
  * @module
  */
 import { posix, win32 } from "node:path";
+import { cString, libc } from "./posix/libc.ts";
 import { SpawnError, type SpawnOptions } from "./types.ts";
 
 /** Which rules to resolve by. */
@@ -97,7 +98,13 @@ function findPosix(file: string, { cwd, env }: ResolveOptions): Found {
   return { notExecutable };
 }
 
+/** access(2)'s mode for "does it exist". */
+const F_OK = 0;
+
 function probePosix(candidate: string): Found {
+  // Most PATH entries do not hold the name, and a stat that fails throws: the kernel is asked
+  // first (eight entries before /usr/bin here cost a command 0.2 ms as thrown errors).
+  if (HOST_FLAVOR === "posix" && libc().access(cString(candidate), F_OK) !== 0) return {};
   try {
     const info = Deno.statSync(candidate);
     if (!info.isFile) return {};

@@ -122,6 +122,7 @@ const SYMBOLS = {
   readdir: { parameters: ["pointer"], result: "pointer" },
   closedir: { parameters: ["pointer"], result: "i32" },
   readlink: { parameters: ["buffer", "buffer", "usize"], result: "isize" },
+  access: { parameters: ["buffer", "i32"], result: "i32" },
   flock: { parameters: ["i32", "i32"], result: "i32" },
   ftruncate: { parameters: ["i32", "i64"], result: "i32" },
   pwrite: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },

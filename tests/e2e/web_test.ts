@@ -30,6 +30,7 @@ declare const document: {
   querySelector(selector: string): PageNode | null;
   querySelectorAll(selector: string): Iterable<PageNode>;
   getElementById(id: string): { submit(): void } | null;
+  addEventListener(type: string, listener: () => void, options?: Record<string, boolean>): void;
 };
 declare const localStorage: { getItem(key: string): string | null };
 declare const MutationObserver: new (callback: () => void) => {
@@ -306,6 +307,38 @@ Deno.test({
         await page.waitForFunction(() =>
           document.querySelector("#view-state")?.textContent?.includes("ended")
         );
+      });
+
+      await t.step("a click on a row opens it, though the list refreshes meanwhile", async () => {
+        // The list refreshes every second, and a click takes a while from press to release (a
+        // person's about 100 ms, a test's longer on a loaded machine): here a refresh comes
+        // between them, which must not lose the click.
+        await page.evaluate(() => {
+          const state = globalThis as unknown as Record<string, number>;
+          state.refreshes = 0;
+          // The summary in the header ("N terminals, N commands") is written by every refresh,
+          // after the rows. Counted from the press on: a refresh that came before it is no test.
+          new MutationObserver(() => state.refreshes++).observe(
+            document.querySelector("#summary")!,
+            { childList: true, subtree: true, characterData: true },
+          );
+          document.addEventListener("mousedown", () => state.atPress = state.refreshes, {
+            capture: true,
+            once: true,
+          });
+        });
+        const box = await page.locator(`#terminals tr[data-id="${id}"] td:first-child`)
+          .boundingBox();
+        ok(box);
+        await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+        await page.mouse.down();
+        await page.waitForFunction(() => {
+          const state = globalThis as unknown as Record<string, number>;
+          return state.atPress !== undefined && state.refreshes > state.atPress;
+        });
+        await page.mouse.up();
+        await viewShows(page, "typed-by-person-42");
+        match(await page.textContent("#view-title") ?? "", new RegExp(`^${id}: bash`));
       });
 
       await t.step("a recording replays", async () => {

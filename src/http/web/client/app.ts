@@ -146,36 +146,57 @@ function age(since: string): string {
   return `${Math.floor(seconds / 86400)} d`;
 }
 
-function cell(text: string, title = text): HTMLTableCellElement {
-  const td = document.createElement("td");
-  td.textContent = text;
-  td.title = title;
-  return td;
-}
-
+/**
+ * Shows `items` in their table. The list is refreshed every second, so rows are updated in
+ * place, not made afresh: a row stays the same element as long as its item is listed. A click
+ * is a press and a release on the same element; a row replaced between the two (a person's click
+ * takes about 100 ms) would lose it, and a row with the keyboard's focus would lose that.
+ */
 function renderRows(kind: Kind, items: Listed[]): void {
   const body = $(kind === "terminal" ? "terminals" : "commands").querySelector("tbody")!;
-  const rows = items.map((item) => {
-    const tr = document.createElement("tr");
-    tr.dataset.id = item.id;
-    tr.dataset.kind = kind;
-    tr.tabIndex = 0;
-    if (selected?.id === item.id) tr.classList.add("selected");
-    const exit = item.exitCode === undefined || item.exitCode === null
-      ? ""
-      : ` (exit ${item.exitCode})`;
-    tr.append(
-      cell(item.command, `${item.id}: ${item.command}`),
-      cell(item.state + exit),
-      cell(item.cwd),
-      cell(age(item.since), item.since),
-    );
-    const open = () => openView(kind, item.id, item.command);
-    tr.addEventListener("click", open);
-    tr.addEventListener("keydown", (event) => event.key === "Enter" && open());
-    return tr;
+  const old = new Map<string, HTMLTableRowElement>();
+  for (const tr of body.rows) old.set(tr.dataset.id!, tr);
+  items.forEach((item, index) => {
+    const tr = old.get(item.id) ?? newRow(kind, item.id);
+    old.delete(item.id);
+    fillRow(tr, item);
+    // Moved only when out of place (a moved element is taken out and put back in).
+    if (body.rows[index] !== tr) body.insertBefore(tr, body.rows[index] ?? null);
   });
-  body.replaceChildren(...rows);
+  for (const tr of old.values()) tr.remove();
+}
+
+/** An empty row for `id`, which opens it when clicked (or on Enter). */
+function newRow(kind: Kind, id: string): HTMLTableRowElement {
+  const tr = document.createElement("tr");
+  tr.dataset.id = id;
+  tr.dataset.kind = kind;
+  tr.tabIndex = 0;
+  tr.append(...COLUMNS.map(() => document.createElement("td")));
+  const open = () => openView(kind, id, tr.dataset.command ?? "");
+  tr.addEventListener("click", open);
+  tr.addEventListener("keydown", (event) => event.key === "Enter" && open());
+  return tr;
+}
+
+/** Writes `item` into its row, changing only what has changed. */
+function fillRow(tr: HTMLTableRowElement, item: Listed): void {
+  tr.dataset.command = item.command;
+  tr.classList.toggle("selected", selected?.id === item.id);
+  const exit = item.exitCode === undefined || item.exitCode === null
+    ? ""
+    : ` (exit ${item.exitCode})`;
+  const cells: [text: string, title?: string][] = [
+    [item.command, `${item.id}: ${item.command}`],
+    [item.state + exit],
+    [item.cwd],
+    [age(item.since), item.since],
+  ];
+  cells.forEach(([text, title = text], index) => {
+    const td = tr.cells[index];
+    if (td.textContent !== text) td.textContent = text;
+    if (td.title !== title) td.title = title;
+  });
 }
 
 async function refreshList(): Promise<void> {

@@ -341,6 +341,57 @@ Deno.test({
         match(await page.textContent("#view-title") ?? "", new RegExp(`^${id}: bash`));
       });
 
+      await t.step(
+        "a row released above the one pressed loses neither the click nor the focus",
+        async () => {
+          // The rows after a released one keep their order: they must stay the same elements.
+          const create = async () =>
+            (await request(server, "POST", "/api/terminals", {
+              body: { command: "sleep", args: ["1000"] },
+            })).json.data.terminalId as string;
+          const [gone, alsoGone, focused, pressed] = [
+            await create(),
+            await create(),
+            await create(),
+            await create(),
+          ];
+          const release = async (terminal: string) => {
+            await request(server, "DELETE", `/api/terminals/${terminal}`);
+            await page.waitForSelector(`#terminals tr[data-id="${terminal}"]`, {
+              state: "detached",
+            });
+          };
+          await page.waitForSelector(`#terminals tr[data-id="${pressed}"]`);
+          await page.focus(`#terminals tr[data-id="${focused}"]`);
+          await release(gone);
+          const focus = await page.evaluate(() =>
+            (document as unknown as { activeElement: { dataset?: Record<string, string> } })
+              .activeElement.dataset?.id
+          );
+          assertEquals(focus, focused);
+          // The pointer follows the row as it moves up: a press and a release on the same row.
+          const toRow = async () => {
+            const box = await page.locator(`#terminals tr[data-id="${pressed}"] td:first-child`)
+              .boundingBox();
+            ok(box);
+            await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+          };
+          await toRow();
+          await page.mouse.down();
+          await release(alsoGone);
+          await toRow();
+          await page.mouse.up();
+          await page.waitForFunction(
+            (wanted) =>
+              document.querySelector("#view-title")?.textContent?.startsWith(`${wanted}:`),
+            pressed,
+          );
+          for (const terminal of [pressed, focused]) {
+            await request(server, "DELETE", `/api/terminals/${terminal}`);
+          }
+        },
+      );
+
       await t.step("a recording replays", async () => {
         await page.click(`#terminals tr[data-id="${id}"]`);
         await viewShows(page, "typed-by-person-42");

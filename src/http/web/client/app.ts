@@ -154,16 +154,20 @@ function age(since: string): string {
  */
 function renderRows(kind: Kind, items: Listed[]): void {
   const body = $(kind === "terminal" ? "terminals" : "commands").querySelector("tbody")!;
-  const old = new Map<string, HTMLTableRowElement>();
-  for (const tr of body.rows) old.set(tr.dataset.id!, tr);
+  const listed = new Set(items.map((item) => item.id));
+  const kept = new Map<string, HTMLTableRowElement>();
+  // Rows no longer listed go first: placed before they went, every row after one would be out
+  // of place and moved (found by an attack helper: a release above lost a click and the focus).
+  for (const tr of [...body.rows]) {
+    if (listed.has(tr.dataset.id!)) kept.set(tr.dataset.id!, tr);
+    else tr.remove();
+  }
   items.forEach((item, index) => {
-    const tr = old.get(item.id) ?? newRow(kind, item.id);
-    old.delete(item.id);
+    const tr = kept.get(item.id) ?? newRow(kind, item.id);
     fillRow(tr, item);
     // Moved only when out of place (a moved element is taken out and put back in).
     if (body.rows[index] !== tr) body.insertBefore(tr, body.rows[index] ?? null);
   });
-  for (const tr of old.values()) tr.remove();
 }
 
 /** An empty row for `id`, which opens it when clicked (or on Enter). */

@@ -118,6 +118,37 @@ withHttp(
 );
 
 withHttp(
+  "stream: a client that asks gets the screen afresh, and live output once, however often it asks",
+  async (server) => {
+    const id = await shell(server, { cols: 90, rows: 20 });
+    await type(server, id, "echo before-$((6*7))");
+    const stream = await openStream(server, `/api/terminals/${id}/stream`);
+    // Frames and messages in the order they came: output is counted after the last resync.
+    const log: (string | { type: string })[] = [];
+    stream.ws.on("message", (data: Uint8Array, binary: boolean) => {
+      log.push(binary ? new TextDecoder().decode(data) : JSON.parse(String(data)));
+    });
+    try {
+      await stream.until(() => stream.output().includes("before-42"), "the screen");
+      // Asked again and again, before the first is answered: one watch at a time all the same.
+      for (let i = 0; i < 5; i++) stream.ws.send(JSON.stringify({ type: "resync" }));
+      const resync = stream.messages.length;
+      await stream.until(() => stream.messages.length > resync, "a resync");
+      assertEquals(stream.messages[resync], { type: "resync", cols: 90, rows: 20 });
+      await type(server, id, "echo live-$((7*11))-once");
+      await stream.until(() => stream.output().includes("live-77-once"), "live output");
+      await type(server, id, "echo end-$((8*11))");
+      await stream.until(() => stream.output().includes("end-88"), "the end marker");
+      const last = log.findLastIndex((entry) => typeof entry !== "string");
+      const after = log.slice(last + 1).filter((entry) => typeof entry === "string").join("");
+      assertEquals(after.split("live-77-once\r\n").length - 1, 1, after);
+    } finally {
+      stream.close();
+    }
+  },
+);
+
+withHttp(
   "stream: no token, a wrong token, a foreign Origin, another port's page are refused",
   async (server) => {
     const id = await shell(server);

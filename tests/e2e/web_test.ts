@@ -392,6 +392,61 @@ Deno.test({
         },
       );
 
+      await t.step("a view opened during a flood shows nothing of the one before", async () => {
+        // xterm.js parses what it is given later, and its reset() leaves that queued: a view
+        // opened while another terminal flooded went on drawing the old output into the new one.
+        const create = async (script: string) =>
+          (await request(server, "POST", "/api/terminals", {
+            body: { command: "sh", args: ["-c", `${script}; exec sleep 300`] },
+          })).json.data.terminalId as string;
+        const flood = await create("seq -f OLD-VIEW-FLOOD-%.0f 1 4000000");
+        // A slower machine than the server's (a laptop on battery): the view falls behind.
+        const cdp = await page.context().newCDPSession(page);
+        await cdp.send("Emulation.setCPUThrottlingRate", { rate: 4 });
+        const quiet = await create("echo quiet-view-$((6*7))");
+        await page.waitForSelector(`#terminals tr[data-id="${quiet}"]`);
+        await page.click(`#terminals tr[data-id="${flood}"]`);
+        await viewShows(page, "OLD-VIEW-FLOOD");
+        // The view is behind (by a megabyte or more) when the other one is opened.
+        const newest = (text: string) =>
+          Math.max(0, ...[...text.matchAll(/OLD-VIEW-FLOOD-(\d+)/g)].map((m) => Number(m[1])));
+        let [drawn, printed] = [0, 0];
+        ok(
+          await eventually(() => printed - drawn > 50_000, 30_000, async () => {
+            drawn = newest((await viewRows(page)).join("\n"));
+            printed = newest(
+              (await request(server, "GET", `/api/terminals/${flood}/output?mode=tail&tailLines=5`))
+                .json.data.output,
+            );
+          }),
+          `the view kept up with the flood: line ${drawn} drawn, ${printed} printed`,
+        );
+        await page.evaluate((opened) => {
+          const state = globalThis as unknown as Record<string, boolean>;
+          const rows = document.querySelector("#screen .xterm-rows")!;
+          // Opened, the view may show the old screen for a frame more; once it no longer
+          // does, the old output must not come back.
+          new MutationObserver(() => {
+            if (!document.querySelector("#view-title")?.textContent?.startsWith(`${opened}:`)) {
+              return;
+            }
+            if (!rows.textContent?.includes("OLD-VIEW-FLOOD")) state.cleared = true;
+            else if (state.cleared) state.oldDrawn = true;
+          }).observe(rows, { childList: true, subtree: true, characterData: true });
+        }, quiet);
+        await page.click(`#terminals tr[data-id="${quiet}"]`);
+        await viewShows(page, "quiet-view-42", 30_000);
+        assertEquals(
+          await page.evaluate(() => (globalThis as unknown as Record<string, boolean>).oldDrawn),
+          undefined,
+          "the flooding terminal's output was drawn in the view opened after it",
+        );
+        await cdp.send("Emulation.setCPUThrottlingRate", { rate: 1 });
+        for (const terminal of [flood, quiet]) {
+          await request(server, "DELETE", `/api/terminals/${terminal}`);
+        }
+      });
+
       await t.step("a recording replays", async () => {
         await page.click(`#terminals tr[data-id="${id}"]`);
         await viewShows(page, "typed-by-person-42");

@@ -19,7 +19,10 @@
  *
  * Client to server: text `{"type":"takeover"}` / `{"type":"handback"}`; while holding the
  * terminal, binary frames (UTF-8) or `{"type":"input","data"}` are typed into it, and
- * `{"type":"resize","cols","rows"}` resizes it (until it hands back). A client that has not
+ * `{"type":"resize","cols","rows"}` resizes it (until it hands back). `{"type":"resync"}` asks
+ * for the screen afresh: a `resync` and a frame that redraws it come back, as they do after the
+ * server's own bound (a view that cannot draw as fast as the output comes, such as the web page
+ * in a slow browser, drops what it has not drawn and asks). A client that has not
  * taken over is read-only: its input is refused with an error message. Whoever may open a
  * stream may take over (they could type through REST anyway); a web session's input is audited
  * as `via: "web"`, a token client's as `via: "stream"`.
@@ -234,9 +237,13 @@ export class StreamHub {
       json({ type: "exit", exitStatus: terminal.exitStatus });
       ws.close(1000, "the program exited");
     };
+    /** Set while a start from a snapshot is under way (one at a time: one watch at a time). */
+    let beginning = false;
     /** Starts (again) from a snapshot: the screen, then every event after it. */
-    const begin = (hello: Record<string, unknown>): Promise<void> =>
-      terminal.watch(onEvent).then((started) => {
+    const begin = (hello: Record<string, unknown>): Promise<void> => {
+      beginning = true;
+      return terminal.watch(onEvent).then((started) => {
+        beginning = false;
         watch = started;
         if (closed) return started.stop();
         json({ ...hello, cols: started.cols, rows: started.rows });
@@ -244,9 +251,11 @@ export class StreamHub {
         started.start();
         if (!terminal.running) exit();
       }, (error) => {
+        beginning = false;
         log.error("cannot watch a terminal", { terminalId: terminal.id, error });
         ws.close(1011, "the terminal cannot be watched");
       });
+    };
     const onEvent = (event: TerminalEvent) => {
       if (event.type === "resize") json({ type: "resize", cols: event.cols, rows: event.rows });
       // A client still catching up gets the final screen first: its resync says exit after it.
@@ -277,6 +286,12 @@ export class StreamHub {
           return terminal.takeover.take(key, via);
         case "handback":
           return terminal.takeover.release(key);
+        case "resync":
+          // Asked while one is under way (the server's own, or an earlier request): that one
+          // brings the screen as it is.
+          if (beginning || catchingUp !== undefined) return;
+          watch?.stop();
+          return void begin({ type: "resync" });
         case "resize": {
           const { cols, rows } = message;
           if (!isSize(cols) || !isSize(rows)) {
@@ -299,7 +314,8 @@ export class StreamHub {
         default:
           return json({
             type: "error",
-            message: "unknown message type: takeover, handback, resize and input are understood",
+            message:
+              "unknown message type: takeover, handback, resize, resync and input are understood",
           });
       }
     });

@@ -10,10 +10,16 @@
 import { Terminal } from "@xterm/xterm";
 import { FitAddon } from "@xterm/addon-fit";
 import * as AsciinemaPlayer from "asciinema-player";
+import { Feed } from "./feed.ts";
 
 const KEY_STORAGE = "winterm.key";
 const LIST_INTERVAL_MS = 1000;
 const RECONNECT_MS = 1000;
+/**
+ * Output the view holds for xterm.js at most (see feed.ts): about a second of drawing in a
+ * slow browser. A terminal's view that falls further behind starts again from its screen.
+ */
+const MAX_BEHIND_BYTES = 8 * 1024 * 1024;
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const encoder = new TextEncoder();
@@ -76,6 +82,13 @@ const term = new Terminal({
 });
 const fit = new FitAddon();
 term.loadAddon(fit);
+const feed = new Feed(
+  { write: (data, parsed) => term.write(data, parsed) },
+  MAX_BEHIND_BYTES,
+  behind,
+);
+/** A terminal's view asked for its screen afresh and waits for it: output until then is moot. */
+let resyncAsked = false;
 
 class LoggedOut extends Error {}
 
@@ -276,7 +289,7 @@ function openView(kind: Kind, id: string, command: string): void {
   document.querySelector(`tr[data-id="${CSS.escape(id)}"]`)?.classList.add("selected");
   $("view-title").textContent = `${id}: ${command}`;
   setNotice("");
-  term.reset();
+  feed.afresh(() => term.reset());
   connect(kind, id);
 }
 
@@ -288,30 +301,36 @@ function connect(kind: Kind, id: string): void {
   );
   ws.binaryType = "arraybuffer";
   socket = ws;
+  resyncAsked = false;
   ws.onmessage = (event) => {
     if (socket !== ws) return;
     if (typeof event.data !== "string") {
-      term.write(new Uint8Array(event.data as ArrayBuffer));
+      if (!resyncAsked) feed.data(new Uint8Array(event.data as ArrayBuffer));
       return;
     }
     const message = JSON.parse(event.data);
     switch (message.type) {
       case "hello":
-        term.reset();
         running = message.running;
         holder = message.holder;
-        // Pipes carry bare line feeds; a terminal's own output is drawn as it is.
-        term.options.convertEol = message.kind === "command" && message.mode === "pipe";
-        if (message.kind === "terminal") term.resize(message.cols, message.rows);
+        feed.afresh(() => {
+          term.reset();
+          // Pipes carry bare line feeds; a terminal's own output is drawn as it is.
+          term.options.convertEol = message.kind === "command" && message.mode === "pipe";
+          if (message.kind === "terminal") term.resize(message.cols, message.rows);
+        });
         updateControls();
         break;
       case "resize":
-        term.resize(message.cols, message.rows);
+        feed.then(() => term.resize(message.cols, message.rows));
         break;
       case "resync":
-        // This view fell behind and missed output: the next frame redraws the screen.
-        term.reset();
-        term.resize(message.cols, message.rows);
+        // The view missed output (the server's bound, or it asked): the next frame redraws.
+        resyncAsked = false;
+        feed.afresh(() => {
+          term.reset();
+          term.resize(message.cols, message.rows);
+        });
         break;
       case "control":
         holder = message.holder;
@@ -346,6 +365,20 @@ function connect(kind: Kind, id: string): void {
       connect(kind, id);
     }, RECONNECT_MS);
   };
+}
+
+/**
+ * The view could not draw as fast as the output came, and dropped what it had not drawn: a
+ * terminal's stream is asked for the screen as it is now; a command's has none to redraw.
+ */
+function behind(dropped: number): void {
+  const skipped = `${dropped.toLocaleString()} bytes of output were not drawn`;
+  if (selected?.kind !== "terminal" || !socket) {
+    return setNotice(`This view fell behind: ${skipped}.`);
+  }
+  resyncAsked = true;
+  socket.send(JSON.stringify({ type: "resync" }));
+  setNotice(`This view fell behind: ${skipped}; it shows the screen as it is now.`);
 }
 
 /** While holding the terminal, its size follows this window. */

@@ -41,11 +41,56 @@ const READ_SIZE = 64 * 1024;
 /** Answers queued beyond this make `send` wait until they are written. */
 const HIGH_WATER_BYTES = 1024 * 1024;
 const LF = 0x0a, CR = 0x0d;
+const encoder = new TextEncoder();
+const [OPEN_BRACKET, COMMA, CLOSE_BRACKET_LF] = ["[", ",", "]\n"].map((text) =>
+  encoder.encode(text)
+);
 
-/** A batch's answers so far, and the ids of its requests still waiting for theirs. */
-interface Batch {
-  waiting: Set<string | number>;
-  answers: JSONRPCMessage[];
+/**
+ * A batch's answers together take at most this (each with its separator): an answer that would
+ * take them over is replaced by an error that says so. Each answer alone stays under about
+ * 6.1 MiB (see the README), so a batch's array stays under what an SDK client accepts
+ * ({@link MAX_MESSAGE_BYTES}), and a batch of 100 reads cannot hold hundreds of MiB.
+ */
+export const MAX_BATCH_ANSWER_BYTES = 8 * 1024 * 1024;
+
+/** A batch's answers so far (as sent), and the ids of its requests still waiting for theirs. */
+class Batch {
+  readonly waiting = new Set<string | number>();
+  readonly #answers: Uint8Array[] = [];
+  #bytes = 0;
+
+  get answered(): boolean {
+    return this.#answers.length > 0;
+  }
+
+  /** Adds an answer, or the error that takes its place if the answers would be too large. */
+  add(message: JSONRPCMessage): void {
+    let answer = encoder.encode(JSON.stringify(message));
+    if (this.#bytes + answer.length + 1 > MAX_BATCH_ANSWER_BYTES) {
+      const id = (message as { id?: string | number }).id ?? null;
+      answer = encoder.encode(JSON.stringify(errorMessage(
+        id,
+        -32000,
+        `this request's answer (${answer.length} bytes) was dropped: with the answers before it ` +
+          `in its batch it would have taken over ${MAX_BATCH_ANSWER_BYTES} bytes; ` +
+          "send the request on its own",
+      )));
+    }
+    this.#answers.push(answer);
+    this.#bytes += answer.length + 1;
+  }
+
+  /** The batch's answer: one line, the array of its answers. */
+  line(): Uint8Array {
+    const parts: Uint8Array[] = [OPEN_BRACKET];
+    for (const [index, answer] of this.#answers.entries()) {
+      if (index > 0) parts.push(COMMA);
+      parts.push(answer);
+    }
+    parts.push(CLOSE_BRACKET_LF);
+    return concatBytes(parts);
+  }
 }
 
 /** An error answer (the message cut to {@link MAX_ERROR_MESSAGE}). */
@@ -94,7 +139,6 @@ export class StdioTransport implements Transport {
    */
   readonly #cancelled = new Set<string | number>();
   #allAnswered: (() => void)[] = [];
-  readonly #encoder = new TextEncoder();
   readonly #decoder = new TextDecoder();
 
   constructor(
@@ -122,19 +166,18 @@ export class StdioTransport implements Transport {
     if (batch) {
       this.#batches.delete(id!);
       batch.waiting.delete(id!);
-      batch.answers.push(message);
+      batch.add(message);
     }
     if (id !== undefined && this.#unanswered.delete(id) && this.#unanswered.size === 0) {
       for (const resolve of this.#allAnswered.splice(0)) resolve();
     }
     if (batch && batch.waiting.size > 0) return;
-    await this.#queueLine(batch ? JSON.stringify(batch.answers) + "\n" : serializeMessage(message));
+    await this.#queueBytes(batch ? batch.line() : encoder.encode(serializeMessage(message)));
   }
 
   /** Queues a line of output (see {@link send}). */
-  async #queueLine(line: string): Promise<void> {
+  async #queueBytes(bytes: Uint8Array): Promise<void> {
     if (this.#outputGone) return;
-    const bytes = this.#encoder.encode(line);
     this.#queue.push(bytes);
     this.#queuedBytes += bytes.length;
     this.#writing ??= this.#write();
@@ -293,9 +336,7 @@ export class StdioTransport implements Transport {
       this.#batches.delete(id);
       batch.waiting.delete(id);
       // A batch whose every request was cancelled gets no answer (JSON-RPC sends no `[]`).
-      if (batch.waiting.size === 0 && batch.answers.length > 0) {
-        void this.#queueLine(JSON.stringify(batch.answers) + "\n");
-      }
+      if (batch.waiting.size === 0 && batch.answered) void this.#queueBytes(batch.line());
     }
     if (this.#unanswered.delete(id) && this.#unanswered.size === 0) {
       for (const resolve of this.#allAnswered.splice(0)) resolve();
@@ -311,21 +352,19 @@ export class StdioTransport implements Transport {
    */
   #deliverBatch(items: unknown[], rounded: Map<number, string>): void {
     if (items.length === 0) return this.#sendError(null, -32600, "Invalid Request: an empty batch");
-    const batch: Batch = { waiting: new Set(), answers: [] };
+    const batch = new Batch();
     const messages: JSONRPCMessage[] = [];
     for (const [index, item] of items.entries()) {
       const roundedId = rounded.get(index);
       if (roundedId !== undefined) {
-        batch.answers.push(
-          errorMessage(null, -32600, `Invalid Request: ${roundedId}; it was not read`),
-        );
+        batch.add(errorMessage(null, -32600, `Invalid Request: ${roundedId}; it was not read`));
         continue;
       }
       try {
         const message = deserializeMessage(JSON.stringify(item));
         if ("method" in message && "id" in message) {
           if (this.#isTaken(message.id)) {
-            batch.answers.push(errorMessage(null, -32600, `Invalid Request: ${taken(message.id)}`));
+            batch.add(errorMessage(null, -32600, `Invalid Request: ${taken(message.id)}`));
             continue;
           }
           batch.waiting.add(message.id);
@@ -335,12 +374,10 @@ export class StdioTransport implements Transport {
       } catch (error) {
         this.onerror?.(error as Error);
         const why = `Invalid Request: ${whatIsWrong(error as Error, item)}`;
-        batch.answers.push(errorMessage(answerableId(item), -32600, why));
+        batch.add(errorMessage(answerableId(item), -32600, why));
       }
     }
-    if (batch.waiting.size === 0 && batch.answers.length > 0) {
-      void this.#queueLine(JSON.stringify(batch.answers) + "\n");
-    }
+    if (batch.waiting.size === 0 && batch.answered) void this.#queueBytes(batch.line());
     // Their ids were looked at above, and are this batch's now.
     for (const message of messages) this.#hand(message, true);
   }

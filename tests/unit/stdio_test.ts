@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { concatBytes } from "../../src/bytes.ts";
 import { ListToolsRequestSchema, Server } from "../../src/mcp/sdk.ts";
-import { MAX_MESSAGE_BYTES, StdioTransport } from "../../src/mcp/stdio.ts";
+import { MAX_BATCH_ANSWER_BYTES, MAX_MESSAGE_BYTES, StdioTransport } from "../../src/mcp/stdio.ts";
 import { fc } from "../helpers/arbitraries.ts";
 import { initializeRequest } from "../helpers/jsonrpc.ts";
 
@@ -352,6 +352,45 @@ Deno.test("stdio: a batch is served, its answers go back together, one array; re
   });
   const lone = rest.find((answer) => Array.isArray(answer));
   assertEquals([lone?.length, lone?.[0].id, lone?.[0].error.code], [1, 9, -32601]);
+});
+
+Deno.test("stdio: a batch's answers together stay under the bound; the ones over it say so", async () => {
+  // Five answers of 3 MB each: two fit under the bound, the other three are refused in place.
+  const big = { name: "big", description: "x".repeat(3_000_000), inputSchema: { type: "object" } };
+  const list = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/list" });
+  const lines = [
+    JSON.stringify(initializeRequest("big batch")),
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    JSON.stringify([10, 11, 12, 13, 14].map(list)),
+  ];
+  const output = collectingOutput();
+  const transport = new StdioTransport(
+    chunkedInput([encoder.encode(lines.join("\n") + "\n")]),
+    output,
+  );
+  const server = new Server({ name: "demo", version: "1.0.0" }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [big] }));
+  await server.connect(transport);
+  await transport.ended;
+  await transport.answered(10_000);
+  await server.close();
+  await transport.flushed();
+  const line = output.text().trim().split("\n").find((text) => text.startsWith("["))!;
+  ok(encoder.encode(line).length <= MAX_BATCH_ANSWER_BYTES, `${line.length} characters`);
+  const answers = JSON.parse(line) as {
+    id: number;
+    result?: unknown;
+    error?: { code: number; message: string };
+  }[];
+  assertEquals(answers.map((answer) => answer.id).sort(), [10, 11, 12, 13, 14]);
+  assertEquals(answers.filter((answer) => answer.result).length, 2);
+  for (const refused of answers.filter((answer) => answer.error)) {
+    assertEquals(refused.error!.code, -32000);
+    match(
+      refused.error!.message,
+      /would have taken over 8388608 bytes; send the request on its own/,
+    );
+  }
 });
 
 Deno.test("stdio: a batch is bounded, a cancelled request does not hold it, a taken id is refused", async () => {

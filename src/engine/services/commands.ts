@@ -151,8 +151,8 @@ export interface CommandServiceOptions {
 /** Terminal size for commands: wide, so that tools do not wrap or truncate their lines. */
 const COMMAND_COLS = 160, COMMAND_ROWS = 40;
 const TERMINAL_ENV = { TERM: "xterm-256color" };
-/** Streaming: text pushed at most this often, at most this much at a time. */
-const FOLLOW_INTERVAL_MS = 200, FOLLOW_MAX_CHARS = 64 * 1024;
+/** Streaming: text pushed at most this often, at most this much at a time (as JSON). */
+const FOLLOW_INTERVAL_MS = 200, FOLLOW_MAX_BYTES = 64 * 1024;
 
 /** How a command keeps and shows its output. */
 interface OutputLimits {
@@ -385,8 +385,8 @@ export class Command {
   follow(onText: (stream: StreamName, text: string) => void, onExit: () => void): () => void {
     const columns = this.#output.stdout.columns;
     const followers = {
-      stdout: new TextFollower({ maxChars: FOLLOW_MAX_CHARS, columns }),
-      stderr: new TextFollower({ maxChars: FOLLOW_MAX_CHARS, columns }),
+      stdout: new TextFollower({ maxBytes: FOLLOW_MAX_BYTES, columns }),
+      stderr: new TextFollower({ maxBytes: FOLLOW_MAX_BYTES, columns }),
     };
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deliver = (take: (follower: TextFollower) => string) => {

@@ -9,6 +9,7 @@
  * @module
  */
 import { type Config, ConfigError, parseConfig, USAGE } from "./src/config.ts";
+import { setAnswerRoom } from "./src/engine/answer_turns.ts";
 import type { Groundwork } from "./src/engine/groundwork.ts";
 import type { Engine } from "./src/engine/mod.ts";
 import { shuttingDown } from "./src/engine/errors.ts";
@@ -210,6 +211,7 @@ async function main(): Promise<void> {
   };
   const server = createMcpServer(loadTools, "local");
   const transport = new StdioTransport();
+  setAnswerRoom(() => transport.room());
   const shutdown = shutdownOnce(groundwork, engine, {
     answered: (timeoutMs) => transport.answered(timeoutMs),
     close: async () => {

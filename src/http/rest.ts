@@ -31,6 +31,7 @@
 import { type Static, Type } from "../typebox.ts";
 import { type Context, Hono } from "hono";
 import type { FrontEnd } from "../engine/launching/audit.ts";
+import { inAnswerTurn } from "../engine/answer_turns.ts";
 import { EngineError } from "../engine/errors.ts";
 import { keySequence } from "../engine/services/keys.ts";
 import type { Engine } from "../engine/mod.ts";
@@ -350,8 +351,9 @@ export class RestApi {
     );
   }
 
-  #output(id: string, query: Static<typeof OutputQuery>): Response {
-    return ok(this.engine.terminals.get(id).read(query));
+  #output(id: string, query: Static<typeof OutputQuery>): Promise<Response> {
+    const terminal = this.engine.terminals.get(id);
+    return inAnswerTurn(() => ok(terminal.read(query)));
   }
 
   #stats(id: string): Response {

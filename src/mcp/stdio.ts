@@ -40,6 +40,12 @@ const MAX_ERROR_MESSAGE = 1000;
 const READ_SIZE = 64 * 1024;
 /** Answers queued beyond this make `send` wait until they are written. */
 const HIGH_WATER_BYTES = 1024 * 1024;
+/**
+ * Lines under this go out before larger ones queued earlier (JSON-RPC answers may come in any
+ * order): a small answer waits for the one large line being written, not for every one queued
+ * (fifty answers of 4 MB ahead held a `get_version` 3-4 s).
+ */
+const LARGE_LINE_BYTES = 64 * 1024;
 const LF = 0x0a, CR = 0x0d;
 const encoder = new TextEncoder();
 const [OPEN_BRACKET, COMMA, CLOSE_BRACKET_LF] = ["[", ",", "]\n"].map((text) =>
@@ -184,6 +190,16 @@ export class StdioTransport implements Transport {
     if (this.#queuedBytes > HIGH_WATER_BYTES) {
       await new Promise<void>((resolve) => this.#drained.push(resolve));
     }
+  }
+
+  /**
+   * Settles once no more than {@link HIGH_WATER_BYTES} wait to be written (or output is gone):
+   * large answers are made one at a time, each once there is room for it (see
+   * src/engine/answer_turns.ts), so a client that reads slowly does not have them pile up here.
+   */
+  room(): Promise<void> {
+    if (this.#outputGone || this.#queuedBytes <= HIGH_WATER_BYTES) return Promise.resolve();
+    return new Promise((resolve) => this.#drained.push(resolve));
   }
 
   /** Stops handing on messages (a pending read cannot be cancelled: what it brings is dropped). */
@@ -406,8 +422,12 @@ export class StdioTransport implements Transport {
   async #write(): Promise<void> {
     try {
       while (this.#queue.length > 0) {
-        const chunk = concatBytes(this.#queue);
-        this.#queue = [];
+        const small = this.#queue.filter((line) => line.length < LARGE_LINE_BYTES);
+        const lines = small.length > 0 ? small : this.#queue.slice(0, 1);
+        this.#queue = small.length > 0
+          ? this.#queue.filter((line) => line.length >= LARGE_LINE_BYTES)
+          : this.#queue.slice(1);
+        const chunk = concatBytes(lines);
         for (let at = 0; at < chunk.length;) at += await this.output.write(chunk.subarray(at));
         this.#queuedBytes -= chunk.length;
         if (this.#queuedBytes <= HIGH_WATER_BYTES) this.#releaseSenders();

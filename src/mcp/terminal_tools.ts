@@ -8,6 +8,7 @@
  */
 import { type Static, Type } from "../typebox.ts";
 import type { FrontEnd } from "../engine/launching/audit.ts";
+import { inAnswerTurn } from "../engine/answer_turns.ts";
 import { EngineError } from "../engine/errors.ts";
 import { estimateTokens } from "../engine/output/shape.ts";
 import { KEY_NAMES, keySequence } from "../engine/services/keys.ts";
@@ -397,7 +398,9 @@ async function waitAnswer(
       ? "quiet output"
       : "the exit",
   );
-  const { output, truncated, notice } = terminal.waitOutput(outcome.from, args.maxBytes);
+  const { output, truncated, notice } = await inAnswerTurn(() =>
+    terminal.waitOutput(outcome.from, args.maxBytes)
+  );
   const activity = outcome.condition === "prompt" ? terminal.activity() : undefined;
   return {
     condition: outcome.condition,
@@ -524,7 +527,7 @@ export function terminalTools(
       handler: async (args) => {
         const terminal = (await service()).get(args.terminalId);
         if (args.mode === "screen") {
-          const { text, truncated, ...screen } = await terminal.screen();
+          const { text, truncated, ...screen } = await inAnswerTurn(() => terminal.screen());
           const stats = terminal.stats();
           return {
             output: text,
@@ -542,7 +545,8 @@ export function terminalTools(
             ...exitField(terminal),
           };
         }
-        return terminal.read({ ...args, mode: args.mode ?? "full" });
+        const request = { ...args, mode: args.mode ?? "full" };
+        return inAnswerTurn(() => terminal.read(request));
       },
     }),
     defineTool({
@@ -614,7 +618,10 @@ export function terminalTools(
       annotations: READ_ONLY,
       handler: async (args) => {
         const terminal = (await service()).get(args.terminalId);
-        return { ...terminal.acpOutput(args.raw ?? false), ...exitField(terminal) };
+        return {
+          ...await inAnswerTurn(() => terminal.acpOutput(args.raw ?? false)),
+          ...exitField(terminal),
+        };
       },
     }),
     defineTool({

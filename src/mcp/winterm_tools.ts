@@ -14,6 +14,7 @@ import type {
   CommandService,
 } from "../engine/services/commands.ts";
 import { COMMAND_MAX_BYTES_CEILING } from "../config.ts";
+import { inAnswerTurn } from "../engine/answer_turns.ts";
 import { EngineError } from "../engine/errors.ts";
 import { waitFor } from "../engine/events.ts";
 import { SHELL_TYPES } from "../engine/vocabulary.ts";
@@ -429,7 +430,7 @@ export function wintermTools(
             "the command to finish",
           );
         }
-        const answer = report(command, shapeOf(args));
+        const answer = await inAnswerTurn(() => report(command, shapeOf(args)));
         return {
           ...answer,
           ...started,
@@ -467,10 +468,12 @@ export function wintermTools(
             "the command to finish",
           );
         }
-        return report(command, {
-          ...shapeOf(args),
-          offsets: { stdout: args.stdout_offset, stderr: args.stderr_offset },
-        });
+        return inAnswerTurn(() =>
+          report(command, {
+            ...shapeOf(args),
+            offsets: { stdout: args.stdout_offset, stderr: args.stderr_offset },
+          })
+        );
       },
     }),
     defineTool({
@@ -490,12 +493,14 @@ export function wintermTools(
       handler: async (args) => {
         const command = (await service()).get(args.token);
         if (!command) return notFound(args.token);
-        return report(command, {
-          after: args.since_timestamp,
-          maxBytes: args.max_bytes,
-          raw: args.raw ?? false,
-          hint: offsetHint,
-        });
+        return inAnswerTurn(() =>
+          report(command, {
+            after: args.since_timestamp,
+            maxBytes: args.max_bytes,
+            raw: args.raw ?? false,
+            hint: offsetHint,
+          })
+        );
       },
     }),
     defineTool({

@@ -8,53 +8,10 @@ import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { initializeRequest } from "../helpers/jsonrpc.ts";
 import { MAIN, START_FLAGS } from "../helpers/mcp.ts";
+import { type RawServer, startRaw } from "../helpers/raw_server.ts";
 import { eventually, processesWith, tempDir, uniqueMarker } from "../helpers/process.ts";
 
 const linux = Deno.build.os === "linux";
-
-interface RawServer {
-  process: Deno.ChildProcess;
-  send(message: object): Promise<void>;
-  /** Waits for the response with this id. */
-  response(id: number): Promise<Record<string, unknown>>;
-  /** Every stdout line so far. */
-  lines: string[];
-  closeStdin(): Promise<void>;
-}
-
-function startRaw(env: Record<string, string> = {}): RawServer {
-  const process = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...START_FLAGS, MAIN],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-    env: { WINTERM_LOG_LEVEL: "debug", ...env },
-  }).spawn();
-  const writer = process.stdin.getWriter();
-  const lines: string[] = [];
-  const waiting = new Map<number, (message: Record<string, unknown>) => void>();
-  (async () => {
-    let pending = "";
-    for await (const chunk of process.stdout.pipeThrough(new TextDecoderStream())) {
-      pending += chunk;
-      let newline;
-      while ((newline = pending.indexOf("\n")) >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
-        lines.push(line);
-        const message = JSON.parse(line);
-        waiting.get(message.id)?.(message);
-      }
-    }
-  })();
-  return {
-    process,
-    lines,
-    send: (message) => writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n")),
-    response: (id) => new Promise((resolve) => waiting.set(id, resolve)),
-    closeStdin: () => writer.close(),
-  };
-}
 
 async function startWithChildren(marker: string): Promise<RawServer> {
   const server = startRaw();

@@ -12,6 +12,8 @@ import { cleanTerminalText } from "../../src/engine/output/clean.ts";
 import { Client, type Connection, serverTest, text } from "../helpers/mcp.ts";
 import { type HttpServer, request, startHttpServer } from "../helpers/http.ts";
 import { openStream } from "../helpers/stream.ts";
+import { startRaw } from "../helpers/raw_server.ts";
+import { initializeRequest } from "../helpers/jsonrpc.ts";
 
 const linux = Deno.build.os === "linux";
 const MIB = 1024 * 1024;
@@ -622,3 +624,47 @@ withServer(
     assertEquals(shown, ("\uFFFD".repeat(99) + "\n").repeat(3000));
   },
 );
+
+Deno.test("many reads of 2 MiB at once take turns: a get_version after them is answered among them, memory stays bounded", async () => {
+  // Built back to back, fifty such answers held a get_version sent after them 4 s (a hundred:
+  // 14 s, and 1.4 GB of memory), and the answers queued ahead of it went out before it.
+  const server = startRaw({ WINTERM_LOG_LEVEL: "warn" });
+  try {
+    await server.send(initializeRequest("turns"));
+    await server.response(1);
+    await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    const call = (id: number, name: string, args: Record<string, unknown>) =>
+      server.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+    await call(2, "run_command", {
+      command: "head -c 30000000 /dev/zero | tr '\\0' x",
+      use_pty: false,
+      wait_ms: 60_000,
+    });
+    const started = await server.response(2) as {
+      result: { structuredContent: { token: string } };
+    };
+    const token = started.result.structuredContent.token;
+    const reads = Array.from({ length: 40 }, (_, i) => 100 + i);
+    const answered = Promise.all([...reads, 99].map((id) => server.response(id)));
+    let peak = 0;
+    const sampler = setInterval(() => peak = Math.max(peak, rssMiB(server.process.pid)), 20);
+    for (const id of reads) {
+      await call(id, "query_command_status", {
+        token,
+        stdout_offset: 0,
+        max_bytes: 2 * 1024 * 1024,
+      });
+    }
+    await call(99, "get_version", {});
+    await answered;
+    clearInterval(sampler);
+    const order = server.lines.map((line) => JSON.parse(line).id).filter((id) => id >= 99);
+    const before = order.indexOf(99);
+    ok(before < 10, `get_version answered after ${before} of the 40 reads: ${order}`);
+    // Forty answers of 4 MB, made at once, held some 600 MB; one at a time, with room for each.
+    ok(peak < 400, `the server held ${peak} MiB`);
+  } finally {
+    await server.closeStdin();
+    await server.process.status;
+  }
+});

@@ -1,0 +1,57 @@
+/**
+ * Answers that read output take turns: one at a time, each in a task of its own.
+ *
+ * Why: building an answer of 2 MiB of output (reading it, measuring it as JSON, the front end's
+ * serialization) takes some 75 ms of the event loop, and does not wait on anything. A hundred
+ * such calls at once (separate requests, or one JSON-RPC batch) ran back to back: every other
+ * client waited 10-30 s, and their answers, made all at once, held over 1 GB. Taking turns, an
+ * answer waits for the one before it to be made and sent on its way, and whatever else came in
+ * meanwhile (a `get_version`, a health check, a keystroke) is served between the two; at most
+ * one such answer is being made at any time. A lone answer waits for nothing. A front end whose
+ * answers share one stream (stdio) says when that stream has room ({@link setAnswerRoom}): a
+ * turn begins only then, so answers a slow reader has not taken do not pile up in memory.
+ *
+ * @example
+ * ```ts
+ * import { inAnswerTurn } from "./answer_turns.ts";
+ * const answer = await inAnswerTurn(() => ({ output: "read the output and build the answer" }));
+ * ```
+ * @module
+ */
+
+let busy = false;
+const waiting: (() => void)[] = [];
+let room: () => Promise<void> = () => Promise.resolve();
+
+/** Sets what a turn waits for before it begins: room for one more answer where they go. */
+export function setAnswerRoom(wait: () => Promise<void>): void {
+  room = wait;
+}
+
+/**
+ * Builds an answer in its turn (see the module documentation): the caller's front end sends it
+ * on its way before the next turn begins, in a later task.
+ */
+export async function inAnswerTurn<T>(build: () => T | Promise<T>): Promise<T> {
+  const done = await takeTurn();
+  try {
+    await room();
+    return await build();
+  } finally {
+    done();
+  }
+}
+
+/** Waits for a turn; the function returned ends it. */
+async function takeTurn(): Promise<() => void> {
+  if (busy) await new Promise<void>((resolve) => waiting.push(resolve));
+  busy = true;
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    if (waiting.length === 0) busy = false;
+    // The next one starts in a task of its own, after this answer has gone on its way.
+    else setTimeout(() => waiting.shift()!(), 0);
+  };
+}

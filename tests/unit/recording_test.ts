@@ -7,6 +7,8 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import fc from "fast-check";
 import { EVENT_OVERHEAD, Recording } from "../../src/engine/output/recording.ts";
+import { OutputBudget } from "../../src/engine/output/budget.ts";
+import { OutputBuffer } from "../../src/engine/output/buffer.ts";
 
 const decoder = new TextDecoder();
 
@@ -156,4 +158,61 @@ Deno.test("the bound: output joining an open event counts that event's overhead"
   exact.output(new Uint8Array(10).fill(0x61), 0);
   exact.output(new Uint8Array(58).fill(0x62), 1);
   assertEquals([exact.stopped, exact.size], [undefined, 100]);
+});
+
+Deno.test("a recording counts against the output budget: the budget's account is exact, and a recording dropped for it says so", () => {
+  fc.assert(
+    fc.property(
+      fc.array(step, { maxLength: 60 }),
+      fc.integer({ min: 1, max: 20_000 }),
+      fc.boolean(),
+      (steps, limit, withBuffer) => {
+        const budget = new OutputBudget(limit);
+        const recording = new Recording({
+          cols: 80,
+          rows: 24,
+          maxBytes: 1 << 20,
+          command: "x",
+          budget,
+        });
+        const buffer = withBuffer ? new OutputBuffer({ budget }) : undefined;
+        let at = 0;
+        for (const next of steps) {
+          at += next.gap;
+          if (next.kind === "output") {
+            recording.output(next.data, at);
+            buffer?.append(next.data);
+          } else recording.resize(next.cols, next.rows, at);
+          assertEquals(budget.used, recording.retained + (buffer?.retained ?? 0));
+          ok(budget.used <= limit, `${budget.used} bytes kept, over ${limit}`);
+        }
+        recording.end(at);
+        const lines = [...recording.lines()];
+        if (recording.stopped?.startsWith("recording dropped")) {
+          // Header, and the marker unless the budget could not hold even that.
+          ok(lines.length <= 2, JSON.stringify(lines));
+          if (lines.length === 2) ok(lines[1].includes("output budget"), lines[1]);
+        }
+        recording.release();
+        buffer?.release();
+        assertEquals(budget.used, 0);
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+Deno.test("forty recordings of floods stay within the budget the buffers share", () => {
+  // Before, recordings were outside it: 40 flooding terminals held 175 MB more than the budget.
+  const budget = new OutputBudget(1 << 20);
+  const recordings = Array.from(
+    { length: 40 },
+    () => new Recording({ cols: 80, rows: 24, maxBytes: 4 << 20, command: "yes", budget }),
+  );
+  const line = new TextEncoder().encode("y\r\n".repeat(1000));
+  for (let round = 0; round < 100; round++) {
+    for (const recording of recordings) recording.output(line, round * 10);
+  }
+  ok(budget.used <= 1 << 20, `${budget.used} bytes kept`);
+  ok(recordings.some((recording) => recording.stopped?.startsWith("recording dropped")));
 });

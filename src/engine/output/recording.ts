@@ -12,6 +12,10 @@
  * so a flood of tiny reads costs bytes, not objects. An event never ends inside a UTF-8
  * character (its rest opens the next event).
  *
+ * What it keeps counts against the server's output budget (budget.ts), like any retained output:
+ * when the budget needs room and the recording is the largest member, the recording is dropped
+ * whole (a replay must start from the start), and a marker says so.
+ *
  * @example
  * ```ts
  * import { Recording } from "./recording.ts";
@@ -22,6 +26,7 @@
  * @module
  */
 import { concatBytes } from "../../bytes.ts";
+import type { BudgetMember, OutputBudget } from "./budget.ts";
 import { completePrefixLength } from "./utf8.ts";
 
 const decoder = new TextDecoder();
@@ -38,6 +43,8 @@ export interface RecordingOptions {
   title?: string;
   /** When the recording starts, ms since the epoch. Default: now. */
   startedAt?: number;
+  /** The server-wide budget what it keeps counts against. */
+  budget?: OutputBudget;
 }
 
 /** The bytes each event is counted for besides its data (its time and the array holding it). */
@@ -46,8 +53,13 @@ export const EVENT_OVERHEAD = 32;
 export const COALESCE_MS = 8;
 
 /** See the module documentation. */
-export class Recording {
+export class Recording implements BudgetMember {
   readonly maxBytes: number;
+  #budget: OutputBudget | undefined;
+  /** What the budget has been told this recording keeps. */
+  #charged = 0;
+  /** Dropped for the budget (see {@link dropOldest}). */
+  #dropped = false;
   #header: Record<string, unknown>;
   /** Event times, seconds since the start. */
   #times: number[] = [];
@@ -67,6 +79,10 @@ export class Recording {
 
   constructor(options: RecordingOptions) {
     this.maxBytes = options.maxBytes;
+    if (this.enabled) {
+      this.#budget = options.budget;
+      this.#budget?.join(this);
+    }
     const startedAt = options.startedAt ?? Date.now();
     this.#start = performance.now() - (Date.now() - startedAt);
     this.#header = {
@@ -90,6 +106,36 @@ export class Recording {
     return this.#size + this.#pendingBytes + (this.#pendingBytes ? EVENT_OVERHEAD : 0);
   }
 
+  /** Bytes counted against the output budget. */
+  get retained(): number {
+    return this.#charged;
+  }
+
+  /**
+   * The budget needs room: the recording is dropped whole (see the module documentation), and a
+   * marker says so; asked again (the marker alone is too much for the budget), the marker goes.
+   */
+  dropOldest(bytes: number): void {
+    if (bytes <= 0 || this.#charged === 0) return;
+    const dropped = this.size;
+    const again = this.#dropped;
+    [this.#times, this.#codes, this.#data, this.#pending] = [[], [], [], []];
+    [this.#pendingBytes, this.#pendingAt, this.#size] = [0, -Infinity, 0];
+    this.#carry = new Uint8Array(0);
+    this.#dropped = true;
+    this.#stopped = `recording dropped at ${dropped} bytes: the output budget ` +
+      "(WINTERM_OUTPUT_BUDGET_BYTES) needed the room; the live view and the output go on";
+    if (!again) this.#push(performance.now(), "m", this.#stopped);
+    this.#settle();
+  }
+
+  /** Gives what it keeps back to the budget; nothing is recorded afterwards. */
+  release(): void {
+    this.#budget?.leave(this);
+    this.#budget = undefined;
+    this.#stopped ??= "released";
+  }
+
   /** Why recording stopped early (the bound), or undefined while it goes on. */
   get stopped(): string | undefined {
     return this.#stopped;
@@ -102,6 +148,7 @@ export class Recording {
     const complete = completePrefixLength(bytes);
     this.#carry = bytes.slice(complete);
     this.#append(bytes.subarray(0, complete), at);
+    this.#settle();
   }
 
   /** The program has ended: an incomplete character held back is recorded as it is. */
@@ -109,6 +156,7 @@ export class Recording {
     const rest = this.#carry;
     this.#carry = new Uint8Array(0);
     if (!this.#stopped) this.#append(rest, at);
+    this.#settle();
   }
 
   #append(bytes: Uint8Array, at: number): void {
@@ -129,8 +177,16 @@ export class Recording {
     if (!this.enabled || this.#stopped) return;
     this.#close();
     const size = `${cols}x${rows}`;
-    if (this.#size + EVENT_OVERHEAD + size.length > this.maxBytes) return this.#stop(at);
-    this.#push(at, "r", size);
+    if (this.#size + EVENT_OVERHEAD + size.length > this.maxBytes) this.#stop(at);
+    else this.#push(at, "r", size);
+    this.#settle();
+  }
+
+  /** Tells the budget what the recording keeps now (set first: the budget may drop it). */
+  #settle(): void {
+    const delta = this.size - this.#charged;
+    this.#charged += delta;
+    if (delta !== 0) this.#budget?.charge(delta);
   }
 
   /** The recording so far, one asciicast v2 line (with its newline) at a time. */

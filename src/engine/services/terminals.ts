@@ -346,6 +346,7 @@ export class Terminal {
       command: this.command,
       title: `${this.id}: ${this.command}`,
       startedAt: this.created,
+      budget: limits.budget,
     });
     this.takeover = new Takeover(
       this,
@@ -939,6 +940,7 @@ export class Terminal {
   /** Frees the screen and the kept output; the program must have ended. */
   dispose(): void {
     this.#output.release();
+    this.recording.release();
   }
 
   #assertRunning(): void {

@@ -8,7 +8,7 @@
  * ```
  * @module
  */
-import { LINE_FEEDS_WASM } from "./line_feeds.generated.ts";
+import { BYTE_SCANS_WASM } from "./byte_scans.generated.ts";
 
 /** The chunks one after another in one array (the chunk itself when there is only one). */
 export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
@@ -29,19 +29,24 @@ const WINDOW = 64 * 1024;
 /** The most line feeds a window can hold is far below this: "any number of them". */
 const UNLIMITED = 0x7fffffff;
 
-/** The compiled line_feeds.wat, instantiated on first use. */
-let lineFeeds:
-  | { memory: Uint8Array; seek(at: number, to: number, limit: number): number }
+/** The compiled byte_scans.wat, instantiated on first use. */
+let byteScans:
+  | {
+    memory: Uint8Array;
+    seek(at: number, to: number, limit: number): number;
+    firstOf(at: number, to: number, a: number, b: number): number;
+  }
   | undefined;
 
-function lineFeedModule(): NonNullable<typeof lineFeeds> {
-  if (lineFeeds) return lineFeeds;
-  const bytes = Uint8Array.from(atob(LINE_FEEDS_WASM), (char) => char.charCodeAt(0));
+function byteScanModule(): NonNullable<typeof byteScans> {
+  if (byteScans) return byteScans;
+  const bytes = Uint8Array.from(atob(BYTE_SCANS_WASM), (char) => char.charCodeAt(0));
   const { exports } = new WebAssembly.Instance(new WebAssembly.Module(bytes));
   const memory = new Uint8Array((exports.memory as WebAssembly.Memory).buffer);
-  return lineFeeds = {
+  return byteScans = {
     memory,
     seek: exports.seek as (at: number, to: number, limit: number) => number,
+    firstOf: exports.first_of as (at: number, to: number, a: number, b: number) => number,
   };
 }
 
@@ -51,7 +56,7 @@ function lineFeedModule(): NonNullable<typeof lineFeeds> {
  * many fewer than `limit` there are). A `limit` no count equals (below 1, fractional) finds
  * none: the line feeds are counted.
  *
- * Sixteen bytes at a time, in WebAssembly (line_feeds.wat): 40 MB of 64-byte lines, in the 4 KiB
+ * Sixteen bytes at a time, in WebAssembly (byte_scans.wat): 40 MB of 64-byte lines, in the 4 KiB
  * ranges the line index asks for, took 4-7 ms with the copy into its memory, against 19-29 ms
  * four bytes at a time in JavaScript (about a tenth of the server's main thread in a flood).
  *
@@ -71,7 +76,7 @@ export function seekLineFeed(data: Uint8Array, from: number, to: number, limit: 
     }
     return -1 - count;
   }
-  const { memory, seek } = lineFeedModule();
+  const { memory, seek } = byteScanModule();
   for (let at = from; at < to; at += WINDOW) {
     const end = Math.min(to, at + WINDOW);
     memory.set(data.subarray(at, end));
@@ -86,4 +91,41 @@ export function seekLineFeed(data: Uint8Array, from: number, to: number, limit: 
     count += -1 - found;
   }
   return -1 - count;
+}
+
+/**
+ * The index of the first byte in `data[from, to)` that is `a` or `b` (each 0-255), or -1: two
+ * `indexOf` searches in one pass, sixteen bytes at a time (byte_scans.wat). 40 MB of text took
+ * 28 ms as two `indexOf` searches of each 64 KiB read.
+ *
+ * @example
+ * ```ts
+ * import { indexOfEither } from "./bytes.ts";
+ * indexOfEither(new TextEncoder().encode("ab\x1bc"), 0x1b, 0xc2); // 2
+ * ```
+ */
+export function indexOfEither(
+  data: Uint8Array,
+  a: number,
+  b: number,
+  from = 0,
+  to = data.length,
+): number {
+  // The first bytes here, then windows growing from 1 KiB: when the bytes are near (coloured
+  // output has an ESC every few words), a search must not copy a whole window each time (it
+  // made 40 MB of such output take over a second).
+  const near = Math.min(to, from + SHORT_RANGE);
+  for (let index = from; index < near; index++) {
+    if (data[index] === a || data[index] === b) return index;
+  }
+  if (near === to) return -1;
+  const { memory, firstOf } = byteScanModule();
+  for (let at = near, window = 1024; at < to; window = Math.min(WINDOW, window * 2)) {
+    const end = Math.min(to, at + window);
+    memory.set(data.subarray(at, end));
+    const found = firstOf(0, end - at, a, b);
+    if (found >= 0) return at + found;
+    at = end;
+  }
+  return -1;
 }

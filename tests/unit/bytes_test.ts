@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { seekLineFeed } from "../../src/bytes.ts";
+import { indexOfEither, seekLineFeed } from "../../src/bytes.ts";
 import { fc } from "../helpers/arbitraries.ts";
-import { generatedLineFeeds } from "../../scripts/build_wasm.ts";
+import { generatedByteScans } from "../../scripts/build_wasm.ts";
 
 /** Bytes where line feeds, their neighbours in value (0x0B, 0x09, 0x8A) and 0x00/0xFF abound. */
 const hostileBytes = fc.array(
@@ -81,10 +81,46 @@ Deno.test("seekLineFeed over long ranges (window after window) and with limits n
   );
 });
 
-Deno.test("src/line_feeds.generated.ts is what src/line_feeds.wat compiles to", async () => {
+Deno.test("src/byte_scans.generated.ts is what src/byte_scans.wat compiles to", async () => {
   // After a change to the .wat file: deno task build:wasm, and commit both.
   assertEquals(
-    Deno.readTextFileSync(new URL("../../src/line_feeds.generated.ts", import.meta.url)),
-    await generatedLineFeeds(),
+    Deno.readTextFileSync(new URL("../../src/byte_scans.generated.ts", import.meta.url)),
+    await generatedByteScans(),
+  );
+});
+
+Deno.test("indexOfEither finds the first of two byte values as a byte-at-a-time search does", () => {
+  // Ranges from a few bytes to past several windows, the values sparse or dense, at any offset.
+  const data = fc.oneof(
+    fc.uint8Array({ maxLength: 300 }),
+    fc.tuple(fc.integer({ min: 0, max: 200_000 }), fc.nat(255), fc.nat(255), fc.nat(1000)).map(
+      ([length, fill, other, every]) => {
+        const bytes = new Uint8Array(length).fill(fill);
+        if (every > 0) { for (let i = every; i < length; i += every) bytes[i] = other; }
+        return bytes;
+      },
+    ),
+  );
+  fc.assert(
+    fc.property(
+      data,
+      fc.nat(255),
+      fc.nat(255),
+      fc.double({ min: 0, max: 1, noNaN: true }),
+      fc.double({ min: 0, max: 1, noNaN: true }),
+      (bytes, a, b, f, t) => {
+        const from = Math.floor(f * bytes.length);
+        const to = from + Math.floor(t * (bytes.length - from));
+        let expected = -1;
+        for (let i = from; i < to; i++) {
+          if (bytes[i] === a || bytes[i] === b) {
+            expected = i;
+            break;
+          }
+        }
+        assertEquals(indexOfEither(bytes, a, b, from, to), expected);
+      },
+    ),
+    { numRuns: 300 },
   );
 });

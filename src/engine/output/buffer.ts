@@ -25,6 +25,7 @@
  * @module
  */
 import type { BudgetMember, OutputBudget } from "./budget.ts";
+import { LongControlStrings } from "./control_strings.ts";
 import { sequenceRemainder } from "./clean.ts";
 import {
   boundaryAtOrAfter,
@@ -73,7 +74,9 @@ export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
  * How far before a cut the start of an escape sequence it may fall inside is looked for, and how
  * far after it the sequence's end (the bound within which a read holds back an unfinished one).
  * A sequence still unfinished at the newest byte is dropped as far as it goes; should the buffer
- * keep less than one sequence, its end arriving later is kept (and shown as text).
+ * keep less than one sequence, its end arriving later is kept (and shown as text). Control
+ * strings longer than this (a clipboard copy, an image) are found as they arrive instead
+ * (control_strings.ts).
  */
 const SEQUENCE_LOOK = 4096;
 /**
@@ -109,6 +112,8 @@ export class OutputBuffer implements BudgetMember {
   #start = 0;
   #end = 0;
   #lines = new LineIndex((from, to) => this.#pieces(from, to));
+  /** Control strings too long for {@link pastSequence} to look back over. */
+  #longStrings = new LongControlStrings(SEQUENCE_LOOK);
   #firstLineCut = false;
   #marks = new Queue<Mark>();
 
@@ -178,6 +183,7 @@ export class OutputBuffer implements BudgetMember {
       }
     }
     this.#lines.append(data, offset);
+    this.#longStrings.scan(data, offset);
     this.#store(data);
     this.#end += data.length;
     this.#trim();
@@ -261,6 +267,7 @@ export class OutputBuffer implements BudgetMember {
     // cut: said truncated, never whole when it is not.)
     this.#firstLineCut = !afterLineFeed(newStart) && !afterLineFeed(asked);
     this.#start = newStart;
+    this.#longStrings.dropBefore(newStart);
     // Each queue keeps its entry covering the new start: a partly dropped block, the arrival
     // time of the oldest kept byte.
     const blocks = this.#blocks;
@@ -277,6 +284,8 @@ export class OutputBuffer implements BudgetMember {
    */
   pastSequence(at: number): number {
     if (at >= this.#end) return at;
+    const longEnd = this.#longStrings.endOf(at);
+    if (longEnd !== undefined) return Math.min(longEnd, this.#end);
     const lookFrom = Math.max(this.#start, at - SEQUENCE_LOOK);
     if (!this.#holdsSequenceStart(lookFrom, at)) return at;
     const window = this.read(lookFrom, Math.min(this.#end, at + SEQUENCE_LOOK)).bytes;

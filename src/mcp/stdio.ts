@@ -23,7 +23,13 @@
  * @module
  */
 import { concatBytes } from "../bytes.ts";
-import { batchProblem, jsonShape, jsonShapeProblem, roundedIds } from "../json_shape.ts";
+import {
+  batchProblem,
+  jsonShape,
+  jsonShapeProblem,
+  MAX_BATCH_MESSAGES,
+  roundedIds,
+} from "../json_shape.ts";
 import { answerableId, whatIsWrong } from "./refusal.ts";
 import {
   deserializeMessage,
@@ -41,11 +47,18 @@ const READ_SIZE = 64 * 1024;
 /** Answers queued beyond this make `send` wait until they are written. */
 const HIGH_WATER_BYTES = 1024 * 1024;
 /**
- * Lines under this go out before larger ones queued earlier (JSON-RPC answers may come in any
- * order): a small answer waits for the one large line being written, not for every one queued
- * (fifty answers of 4 MB ahead held a `get_version` 3-4 s).
+ * Answers under this go out before larger answers queued earlier (JSON-RPC answers may come in
+ * any order): a small answer waits for the one large line being written, not for every one
+ * queued (fifty answers of 4 MB ahead held a `get_version` 3-4 s). Only answers pass answers:
+ * notifications keep their order with everything (a command's output before its exit).
  */
 const LARGE_LINE_BYTES = 64 * 1024;
+
+/** A line waiting to be written; `answer`: it answers a request (or a batch). */
+interface Line {
+  bytes: Uint8Array;
+  answer: boolean;
+}
 const LF = 0x0a, CR = 0x0d;
 const encoder = new TextEncoder();
 const [OPEN_BRACKET, COMMA, CLOSE_BRACKET_LF] = ["[", ",", "]\n"].map((text) =>
@@ -59,6 +72,8 @@ const [OPEN_BRACKET, COMMA, CLOSE_BRACKET_LF] = ["[", ",", "]\n"].map((text) =>
  * ({@link MAX_MESSAGE_BYTES}), and a batch of 100 reads cannot hold hundreds of MiB.
  */
 export const MAX_BATCH_ANSWER_BYTES = 8 * 1024 * 1024;
+/** Room kept under that bound for the refusals an unnamed one can always take (see `add`). */
+const REFUSAL_ROOM = MAX_BATCH_MESSAGES * 512;
 
 /** A batch's answers so far (as sent), and the ids of its requests still waiting for theirs. */
 class Batch {
@@ -73,15 +88,21 @@ class Batch {
   /** Adds an answer, or the error that takes its place if the answers would be too large. */
   add(message: JSONRPCMessage): void {
     let answer = encoder.encode(JSON.stringify(message));
-    if (this.#bytes + answer.length + 1 > MAX_BATCH_ANSWER_BYTES) {
+    const room = MAX_BATCH_ANSWER_BYTES - REFUSAL_ROOM - this.#bytes - 1;
+    if (answer.length > room) {
       const id = (message as { id?: string | number }).id ?? null;
-      answer = encoder.encode(JSON.stringify(errorMessage(
-        id,
-        -32000,
-        `this request's answer (${answer.length} bytes) was dropped: with the answers before it ` +
-          `in its batch it would have taken over ${MAX_BATCH_ANSWER_BYTES} bytes; ` +
-          "send the request on its own",
-      )));
+      const refusal = (id: string | number | null) =>
+        encoder.encode(JSON.stringify(errorMessage(
+          id,
+          -32000,
+          `this request's answer (${answer.length} bytes) was dropped: with the answers before ` +
+            `it in its batch it would have taken over ${MAX_BATCH_ANSWER_BYTES} bytes; ` +
+            "send the request on its own",
+        )));
+      answer = refusal(id);
+      // Its id alone can be too long for the room left (ids of 100 KB): then it goes unnamed,
+      // in the room kept for that (a batch holds at most MAX_BATCH_MESSAGES).
+      if (answer.length > room) answer = refusal(null);
     }
     this.#answers.push(answer);
     this.#bytes += answer.length + 1;
@@ -130,7 +151,7 @@ export class StdioTransport implements Transport {
   #pendingBytes = 0;
   /** Inside a line over MAX_MESSAGE_BYTES: its bytes up to the next line feed are dropped. */
   #skipping = false;
-  #queue: Uint8Array[] = [];
+  #queue: Line[] = [];
   #queuedBytes = 0;
   #writing: Promise<void> | undefined;
   #drained: (() => void)[] = [];
@@ -178,14 +199,17 @@ export class StdioTransport implements Transport {
       for (const resolve of this.#allAnswered.splice(0)) resolve();
     }
     if (batch && batch.waiting.size > 0) return;
-    await this.#queueBytes(batch ? batch.line() : encoder.encode(serializeMessage(message)));
+    await this.#queueLine({
+      bytes: batch ? batch.line() : encoder.encode(serializeMessage(message)),
+      answer: batch !== undefined || id !== undefined,
+    });
   }
 
   /** Queues a line of output (see {@link send}). */
-  async #queueBytes(bytes: Uint8Array): Promise<void> {
+  async #queueLine(line: Line): Promise<void> {
     if (this.#outputGone) return;
-    this.#queue.push(bytes);
-    this.#queuedBytes += bytes.length;
+    this.#queue.push(line);
+    this.#queuedBytes += line.bytes.length;
     this.#writing ??= this.#write();
     if (this.#queuedBytes > HIGH_WATER_BYTES) {
       await new Promise<void>((resolve) => this.#drained.push(resolve));
@@ -352,7 +376,9 @@ export class StdioTransport implements Transport {
       this.#batches.delete(id);
       batch.waiting.delete(id);
       // A batch whose every request was cancelled gets no answer (JSON-RPC sends no `[]`).
-      if (batch.waiting.size === 0 && batch.answered) void this.#queueBytes(batch.line());
+      if (batch.waiting.size === 0 && batch.answered) {
+        void this.#queueLine({ bytes: batch.line(), answer: true });
+      }
     }
     if (this.#unanswered.delete(id) && this.#unanswered.size === 0) {
       for (const resolve of this.#allAnswered.splice(0)) resolve();
@@ -393,7 +419,9 @@ export class StdioTransport implements Transport {
         batch.add(errorMessage(answerableId(item), -32600, why));
       }
     }
-    if (batch.waiting.size === 0 && batch.answered) void this.#queueBytes(batch.line());
+    if (batch.waiting.size === 0 && batch.answered) {
+      void this.#queueLine({ bytes: batch.line(), answer: true });
+    }
     // Their ids were looked at above, and are this batch's now.
     for (const message of messages) this.#hand(message, true);
   }
@@ -422,12 +450,8 @@ export class StdioTransport implements Transport {
   async #write(): Promise<void> {
     try {
       while (this.#queue.length > 0) {
-        const small = this.#queue.filter((line) => line.length < LARGE_LINE_BYTES);
-        const lines = small.length > 0 ? small : this.#queue.slice(0, 1);
-        this.#queue = small.length > 0
-          ? this.#queue.filter((line) => line.length >= LARGE_LINE_BYTES)
-          : this.#queue.slice(1);
-        const chunk = concatBytes(lines);
+        const lines = this.#nextLines();
+        const chunk = concatBytes(lines.map((line) => line.bytes));
         for (let at = 0; at < chunk.length;) at += await this.output.write(chunk.subarray(at));
         this.#queuedBytes -= chunk.length;
         if (this.#queuedBytes <= HIGH_WATER_BYTES) this.#releaseSenders();
@@ -441,6 +465,30 @@ export class StdioTransport implements Transport {
       this.#writing = undefined;
       this.#releaseSenders();
     }
+  }
+
+  /**
+   * Takes the lines to write next: everything up to the first large answer, in order; if that is
+   * the first line, the small answers that follow it with only large answers between (see
+   * {@link LARGE_LINE_BYTES}), else it alone.
+   */
+  #nextLines(): Line[] {
+    const queue = this.#queue;
+    const large = (line: Line) => line.answer && line.bytes.length >= LARGE_LINE_BYTES;
+    let first = queue.findIndex(large);
+    if (first < 0) first = queue.length;
+    if (first > 0) {
+      this.#queue = queue.slice(first);
+      return queue.slice(0, first);
+    }
+    const passing: Line[] = [];
+    let end = 1;
+    for (; end < queue.length && queue[end].answer; end++) {
+      if (!large(queue[end])) passing.push(queue[end]);
+    }
+    const taken = passing.length > 0 ? passing : [queue[0]];
+    this.#queue = queue.filter((line) => !taken.includes(line));
+    return taken;
   }
 
   #releaseSenders(): void {

@@ -1,6 +1,6 @@
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { concatBytes } from "../../src/bytes.ts";
-import { ListToolsRequestSchema, Server } from "../../src/mcp/sdk.ts";
+import { type JSONRPCMessage, ListToolsRequestSchema, Server } from "../../src/mcp/sdk.ts";
 import { MAX_BATCH_ANSWER_BYTES, MAX_MESSAGE_BYTES, StdioTransport } from "../../src/mcp/stdio.ts";
 import { fc } from "../helpers/arbitraries.ts";
 import { initializeRequest } from "../helpers/jsonrpc.ts";
@@ -518,4 +518,80 @@ Deno.test("stdio: a client that sends junk and never reads stops being read, not
   }
   ok(!ended && offered < 8 * 1024 * 1024, `read ${offered} bytes with nothing written`);
   await transport.close();
+});
+
+Deno.test("stdio: a batch of answers with enormous ids stays under the bound too", async () => {
+  // A refusal repeats its request's id: 95 pings with ids of 104,000 characters made one line
+  // of 10.4 MB, refusals included, over the bound and over what an SDK client accepts.
+  const id = (i: number) => `${i}-${"x".repeat(104_000)}`;
+  const pings = Array.from(
+    { length: 95 },
+    (_, i) => ({ jsonrpc: "2.0", id: id(i), method: "ping" }),
+  );
+  const lines = [
+    JSON.stringify(initializeRequest("long ids")),
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    JSON.stringify(pings),
+  ];
+  const output = collectingOutput();
+  const transport = new StdioTransport(
+    chunkedInput([encoder.encode(lines.join("\n") + "\n")]),
+    output,
+  );
+  const server = new Server({ name: "demo", version: "1.0.0" }, { capabilities: {} });
+  await server.connect(transport);
+  await transport.ended;
+  await transport.answered(10_000);
+  await server.close();
+  await transport.flushed();
+  const line = output.text().trim().split("\n").find((text) => text.startsWith("["))!;
+  ok(encoder.encode(line).length <= MAX_BATCH_ANSWER_BYTES, `${line.length} characters`);
+  const answers = JSON.parse(line) as { id: string | null; error?: { code: number } }[];
+  assertEquals(answers.length, 95);
+  ok(answers.some((answer) => answer.id === null && answer.error?.code === -32000));
+});
+
+Deno.test("stdio: small answers pass large ones waiting to be written; notifications keep their order", async () => {
+  // Large notifications (a command's streamed output) were passed by its small exit notice.
+  const written: string[] = [];
+  let release = () => {};
+  const output = {
+    write(bytes: Uint8Array): Promise<number> {
+      for (const line of decoder.decode(bytes).split("\n").filter(Boolean)) {
+        const message = JSON.parse(line);
+        written.push(message.method ? message.params.name : `answer ${message.id}`);
+      }
+      return new Promise((resolve) => release = () => resolve(bytes.length));
+    },
+  };
+  const transport = new StdioTransport(chunkedInput([]), output);
+  const big = "x".repeat(70_000);
+  const note = (name: string, text = "") =>
+    transport.send({ jsonrpc: "2.0", method: "notifications/x", params: { name, text } });
+  const answer = (id: number, text = "") =>
+    transport.send({ jsonrpc: "2.0", id, result: { text } } as JSONRPCMessage);
+  void note("first");
+  // The first write is under way; the rest queue behind it.
+  void answer(1, big);
+  void answer(2, big);
+  void note("output", big);
+  void note("exit");
+  void answer(3);
+  void answer(4, big);
+  void answer(5);
+  for (let i = 0; i < 10; i++) {
+    await Promise.resolve();
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  assertEquals(written, [
+    "first",
+    "answer 1",
+    "answer 2",
+    "output",
+    "exit",
+    "answer 3",
+    "answer 5",
+    "answer 4",
+  ]);
 });

@@ -20,6 +20,7 @@
  */
 
 let busy = false;
+/** Who waits for a turn, in order. */
 const waiting: (() => void)[] = [];
 let room: () => Promise<void> = () => Promise.resolve();
 
@@ -30,21 +31,42 @@ export function setAnswerRoom(wait: () => Promise<void>): void {
 
 /**
  * Builds an answer in its turn (see the module documentation): the caller's front end sends it
- * on its way before the next turn begins, in a later task.
+ * on its way before the next turn begins, in a later task. A call cancelled (`signal`) while it
+ * waits leaves the line and rejects with the signal's reason: no one would read its answer.
  */
-export async function inAnswerTurn<T>(build: () => T | Promise<T>): Promise<T> {
-  const done = await takeTurn();
+export async function inAnswerTurn<T>(
+  build: () => T | Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  const done = await takeTurn(signal);
   try {
+    signal?.throwIfAborted();
     await room();
+    signal?.throwIfAborted();
     return await build();
   } finally {
     done();
   }
 }
 
-/** Waits for a turn; the function returned ends it. */
-async function takeTurn(): Promise<() => void> {
-  if (busy) await new Promise<void>((resolve) => waiting.push(resolve));
+/** Waits for a turn (or the signal's abort); the function returned ends it. */
+async function takeTurn(signal?: AbortSignal): Promise<() => void> {
+  signal?.throwIfAborted();
+  if (busy) {
+    await new Promise<void>((resolve, reject) => {
+      const turn = () => {
+        signal?.removeEventListener("abort", leave);
+        resolve();
+      };
+      const leave = () => {
+        const index = waiting.indexOf(turn);
+        if (index >= 0) waiting.splice(index, 1);
+        reject(signal!.reason);
+      };
+      waiting.push(turn);
+      signal?.addEventListener("abort", leave, { once: true });
+    });
+  }
   busy = true;
   let ended = false;
   return () => {

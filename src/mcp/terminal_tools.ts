@@ -398,8 +398,9 @@ async function waitAnswer(
       ? "quiet output"
       : "the exit",
   );
-  const { output, truncated, notice } = await inAnswerTurn(() =>
-    terminal.waitOutput(outcome.from, args.maxBytes)
+  const { output, truncated, notice } = await inAnswerTurn(
+    () => terminal.waitOutput(outcome.from, args.maxBytes),
+    context.signal,
   );
   const activity = outcome.condition === "prompt" ? terminal.activity() : undefined;
   return {
@@ -524,10 +525,13 @@ export function terminalTools(
       input: ReadInput,
       output: ReadOutput,
       annotations: READ_ONLY,
-      handler: async (args) => {
+      handler: async (args, context) => {
         const terminal = (await service()).get(args.terminalId);
         if (args.mode === "screen") {
-          const { text, truncated, ...screen } = await inAnswerTurn(() => terminal.screen());
+          const { text, truncated, ...screen } = await inAnswerTurn(
+            () => terminal.screen(),
+            context.signal,
+          );
           const stats = terminal.stats();
           return {
             output: text,
@@ -546,7 +550,7 @@ export function terminalTools(
           };
         }
         const request = { ...args, mode: args.mode ?? "full" };
-        return inAnswerTurn(() => terminal.read(request));
+        return inAnswerTurn(() => terminal.read(request), context.signal);
       },
     }),
     defineTool({
@@ -616,10 +620,10 @@ export function terminalTools(
         exitStatus: Type.Optional(ExitStatusSchema),
       }),
       annotations: READ_ONLY,
-      handler: async (args) => {
+      handler: async (args, context) => {
         const terminal = (await service()).get(args.terminalId);
         return {
-          ...await inAnswerTurn(() => terminal.acpOutput(args.raw ?? false)),
+          ...await inAnswerTurn(() => terminal.acpOutput(args.raw ?? false), context.signal),
           ...exitField(terminal),
         };
       },

@@ -430,7 +430,7 @@ export function wintermTools(
             "the command to finish",
           );
         }
-        const answer = await inAnswerTurn(() => report(command, shapeOf(args)));
+        const answer = await inAnswerTurn(() => report(command, shapeOf(args)), context.signal);
         return {
           ...answer,
           ...started,
@@ -468,11 +468,13 @@ export function wintermTools(
             "the command to finish",
           );
         }
-        return inAnswerTurn(() =>
-          report(command, {
-            ...shapeOf(args),
-            offsets: { stdout: args.stdout_offset, stderr: args.stderr_offset },
-          })
+        return inAnswerTurn(
+          () =>
+            report(command, {
+              ...shapeOf(args),
+              offsets: { stdout: args.stdout_offset, stderr: args.stderr_offset },
+            }),
+          context.signal,
         );
       },
     }),
@@ -490,16 +492,18 @@ export function wintermTools(
         idempotentHint: true,
         openWorldHint: false,
       },
-      handler: async (args) => {
+      handler: async (args, context) => {
         const command = (await service()).get(args.token);
         if (!command) return notFound(args.token);
-        return inAnswerTurn(() =>
-          report(command, {
-            after: args.since_timestamp,
-            maxBytes: args.max_bytes,
-            raw: args.raw ?? false,
-            hint: offsetHint,
-          })
+        return inAnswerTurn(
+          () =>
+            report(command, {
+              after: args.since_timestamp,
+              maxBytes: args.max_bytes,
+              raw: args.raw ?? false,
+              hint: offsetHint,
+            }),
+          context.signal,
         );
       },
     }),

@@ -279,13 +279,22 @@ export class OutputBuffer implements BudgetMember {
   }
 
   /**
+   * The end of the long control string `at` falls inside (see control_strings.ts), at most the
+   * end of what is kept; undefined if it falls inside none.
+   */
+  longStringEnd(at: number): number | undefined {
+    const end = this.#longStrings.endOf(at);
+    return end === undefined ? undefined : Math.min(end, this.#end);
+  }
+
+  /**
    * `at`, or the end of the escape sequence `at` falls inside (see {@link SEQUENCE_LOOK}): where
    * a cut at `at` must move so that the rest of a sequence is not shown as text.
    */
   pastSequence(at: number): number {
     if (at >= this.#end) return at;
-    const longEnd = this.#longStrings.endOf(at);
-    if (longEnd !== undefined) return Math.min(longEnd, this.#end);
+    const longEnd = this.longStringEnd(at);
+    if (longEnd !== undefined) return longEnd;
     const lookFrom = Math.max(this.#start, at - SEQUENCE_LOOK);
     if (!this.#holdsSequenceStart(lookFrom, at)) return at;
     const window = this.read(lookFrom, Math.min(this.#end, at + SEQUENCE_LOOK)).bytes;

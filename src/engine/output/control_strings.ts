@@ -1,8 +1,9 @@
 /**
  * Where the long control strings of a stream are: OSC, DCS, SOS, PM and APC strings (a
- * clipboard copy in base64, a title, an image) longer than `minLength` bytes, found as the
- * output arrives, so that a read cut inside one starts after it instead of showing its payload
- * as text. Shorter ones are found by looking back from the cut (buffer.ts, `pastSequence`).
+ * clipboard copy in base64, a title, an image) longer than `minLength` bytes, and CSI sequences
+ * as long (thousands of parameters), found as the output arrives, so that a read cut inside one
+ * starts after it instead of showing its payload as text. Shorter ones are found by looking
+ * back from the cut (buffer.ts, `pastSequence`).
  *
  * A string begins with ESC `]` `P` `X` `^` `_` or their C1 forms (U+009D, U+0090, U+0098,
  * U+009E, U+009F, two bytes each in UTF-8), and ends where clean.ts ends it: at an ESC (ST is
@@ -24,10 +25,23 @@
 import { indexOfEither } from "../../bytes.ts";
 
 const ESC = 0x1b, BEL = 0x07, LF = 0x0a, CAN = 0x18, SUB = 0x1a, C2 = 0xc2;
+/** The byte after ESC, and after C2, that opens a CSI sequence. */
+const CSI = 0x5b, C1_CSI = 0x9b;
 /** The byte after ESC that opens a string ( ] P X ^ _ ), and after C2 for a C1 one. */
 const OPENERS = new Set([0x5d, 0x50, 0x58, 0x5e, 0x5f]);
 const C1_OPENERS = new Set([0x9d, 0x90, 0x98, 0x9e, 0x9f]);
 const OSC_OPENERS = new Set([0x5d, 0x9d]);
+
+/**
+ * A string being read: where it starts, whether BEL ends it (an OSC), whether it is a CSI
+ * sequence (which ends otherwise, see `csiEnd`), and its span once it counts as long.
+ */
+interface Open {
+  start: number;
+  bel: boolean;
+  csi: boolean;
+  span?: Span;
+}
 
 /** A long string: [start, end), `end` Infinity while it is still open. */
 interface Span {
@@ -39,8 +53,8 @@ interface Span {
 export class LongControlStrings {
   /** Long strings, oldest first. */
   #spans: Span[] = [];
-  /** The string open at the newest byte, if any, and whether BEL ends it (an OSC). */
-  #open: { start: number; bel: boolean; span?: Span } | undefined;
+  /** The string open at the newest byte, if any. */
+  #open: Open | undefined;
   /** An ESC or C2 that ended the last chunk: its meaning depends on the next byte. */
   #pending: { offset: number; byte: number } | undefined;
 
@@ -58,12 +72,19 @@ export class LongControlStrings {
       // the next one, as outside.
       if (this.#open && data[0] >= 0x80 && data[0] <= 0x9f) this.#close(at);
       if (!this.#open && this.#opens(byte, data[0])) {
-        this.#open = { start: at, bel: OSC_OPENERS.has(data[0]) };
+        this.#open = this.#opened(at, data[0]);
         i = 1;
       }
     }
     const end = offset + data.length;
     while (i < data.length) {
+      if (this.#open?.csi) {
+        const stop = csiEnd(data, i);
+        if (stop < 0) break;
+        this.#close(offset + stop);
+        i = stop;
+        continue;
+      }
       if (this.#open) {
         const stop = this.#terminator(next, i, this.#open.bel);
         if (stop < 0) break;
@@ -81,10 +102,23 @@ export class LongControlStrings {
         this.#pending = { offset: offset + at, byte: data[at] };
         break;
       }
-      if (this.#opens(data[at], data[at + 1])) {
-        this.#open = { start: offset + at, bel: OSC_OPENERS.has(data[at + 1]) };
-        i = at + 2;
-      } else i = at + 1;
+      if (!this.#opens(data[at], data[at + 1])) {
+        i = at + 1;
+        continue;
+      }
+      if (data[at + 1] === CSI || data[at + 1] === C1_CSI) {
+        // Most sequences are colours that end a few bytes on: no state for them.
+        const stop = csiEnd(data, at + 2);
+        if (stop >= 0) {
+          if (stop - at > this.minLength) {
+            this.#spans.push({ start: offset + at, end: offset + stop });
+          }
+          i = stop;
+          continue;
+        }
+      }
+      this.#open = this.#opened(offset + at, data[at + 1]);
+      i = at + 2;
     }
     // Still open and long already: a read may be cut inside it before it ends.
     const open = this.#open;
@@ -119,7 +153,13 @@ export class LongControlStrings {
   }
 
   #opens(first: number, second: number): boolean {
-    return first === ESC ? OPENERS.has(second) : first === C2 && C1_OPENERS.has(second);
+    return first === ESC
+      ? OPENERS.has(second) || second === CSI
+      : first === C2 && (C1_OPENERS.has(second) || second === C1_CSI);
+  }
+
+  #opened(start: number, second: number): Open {
+    return { start, bel: OSC_OPENERS.has(second), csi: second === CSI || second === C1_CSI };
   }
 
   #close(at: number): void {
@@ -148,6 +188,22 @@ export class LongControlStrings {
 }
 
 const STRING_ENDS = [ESC, LF, CAN, SUB], STRING_ENDS_OSC = [...STRING_ENDS, BEL];
+
+/**
+ * Where a CSI sequence's body ends from `from`: after its final byte (0x40-0x7E), or at a byte
+ * that cuts it short (ESC, CAN, SUB, anything from 0x7F up); -1 if the chunk ends first.
+ * Parameters, intermediates and C0 controls (which act inside a CSI without ending it) go on.
+ * Never later than clean.ts ends it, so no text is ever taken for a sequence.
+ */
+function csiEnd(data: Uint8Array, from: number): number {
+  for (let at = from; at < data.length; at++) {
+    const byte = data[at];
+    if (byte >= 0x20 && byte <= 0x3f) continue;
+    if (byte < 0x20 && byte !== ESC && byte !== CAN && byte !== SUB) continue;
+    return byte >= 0x40 && byte <= 0x7e ? at + 1 : at;
+  }
+  return -1;
+}
 
 /**
  * The next place of byte values in one chunk, each searched for again only once the scan has

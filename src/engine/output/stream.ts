@@ -173,9 +173,18 @@ export class StreamOutput {
     this.#buffer.reserveUntil(time);
   }
 
-  /** Reads forward from `offset`: at most `maxBytes` raw bytes, fitted to the budget. */
+  /**
+   * Reads forward from `offset`: at most `maxBytes` raw bytes, fitted to the budget. Cleaned, a
+   * page neither starts nor ends inside a long control string (control_strings.ts): an offset
+   * inside one reads from its end, and a page that stops inside one ends after it, so that the
+   * next page does not start in its payload (it shows no text either way).
+   */
   readFrom(offset: number, maxBytes: number, options: RangeOptions): RangeRead {
-    return readForward(this.#buffer, offset, maxBytes, { columns: this.columns, ...options });
+    const buffer = this.#buffer;
+    const from = options.raw ? offset : buffer.longStringEnd(offset) ?? offset;
+    const read = readForward(buffer, from, maxBytes, { columns: this.columns, ...options });
+    if (!options.raw) read.end = buffer.longStringEnd(read.end) ?? read.end;
+    return read;
   }
 
   /** The newest part of the output from `offset` on (up to `to`) that fits the budget. */

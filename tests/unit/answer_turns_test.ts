@@ -1,0 +1,47 @@
+/**
+ * Answer turns (src/engine/answer_turns.ts): one at a time, in order, each in a task of its
+ * own; a call cancelled while it waits leaves the line without building its answer.
+ */
+import { deepStrictEqual as assertEquals, ok, rejects } from "node:assert/strict";
+import { inAnswerTurn } from "../../src/engine/answer_turns.ts";
+
+Deno.test("answers take turns in order, one at a time, each in a task of its own", async () => {
+  const log: string[] = [];
+  let inside = 0;
+  const turn = (name: string) =>
+    inAnswerTurn(() => {
+      ok(++inside === 1, "two turns at once");
+      log.push(name);
+      inside--;
+      return name;
+    });
+  const [a, b, c] = [turn("a"), turn("b"), turn("c")];
+  assertEquals(await a, "a");
+  // The next turn waits for a task of its own: not begun when the first one's caller resumes.
+  assertEquals(log, ["a"]);
+  assertEquals(await Promise.all([b, c]), ["b", "c"]);
+  assertEquals(log, ["a", "b", "c"]);
+});
+
+Deno.test("a call cancelled while it waits leaves the line: its answer is never built", async () => {
+  // 100 reads cancelled in line still built their answers, one after another: the next read
+  // waited 10 s.
+  const built: number[] = [];
+  const controllers = Array.from({ length: 20 }, () => new AbortController());
+  const turns = controllers.map((controller, i) =>
+    inAnswerTurn(() => {
+      built.push(i);
+    }, controller.signal)
+  );
+  for (const controller of controllers.slice(1)) controller.abort(new Error("cancelled"));
+  await turns[0];
+  for (const cancelled of turns.slice(1)) await rejects(cancelled, /cancelled/);
+  assertEquals(built, [0]);
+  // The line is free again.
+  assertEquals(await inAnswerTurn(() => "next"), "next");
+  // Cancelled before it asks: it never waits.
+  const gone = new AbortController();
+  gone.abort(new Error("gone"));
+  await rejects(inAnswerTurn(() => built.push(99), gone.signal), /gone/);
+  assertEquals(built, [0]);
+});

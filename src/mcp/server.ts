@@ -100,6 +100,8 @@ export function createMcpServer(
         structuredContent: result,
       };
     } catch (error) {
+      // Cancelled by the client (its answer is not sent): no failure of the tool's.
+      if (extra.signal.aborted) return failure(`${name}: cancelled by the client`);
       return failure(explain(name, error, audience));
     }
   });

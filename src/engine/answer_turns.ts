@@ -49,6 +49,13 @@ export async function inAnswerTurn<T>(
   }
 }
 
+/** Gives the turn to the first one waiting, if any. */
+function next(): void {
+  const first = waiting.shift();
+  if (first) first();
+  else busy = false;
+}
+
 /** Waits for a turn (or the signal's abort); the function returned ends it. */
 async function takeTurn(signal?: AbortSignal): Promise<() => void> {
   signal?.throwIfAborted();
@@ -73,7 +80,8 @@ async function takeTurn(signal?: AbortSignal): Promise<() => void> {
     if (ended) return;
     ended = true;
     if (waiting.length === 0) busy = false;
-    // The next one starts in a task of its own, after this answer has gone on its way.
-    else setTimeout(() => waiting.shift()!(), 0);
+    // The next one starts in a task of its own, after this answer has gone on its way (and is
+    // looked for then: the one waiting now may have been cancelled meanwhile).
+    else setTimeout(next, 0);
   };
 }

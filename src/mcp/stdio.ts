@@ -46,6 +46,10 @@ const MAX_ERROR_MESSAGE = 1000;
 const READ_SIZE = 64 * 1024;
 /** Answers queued beyond this make `send` wait until they are written. */
 const HIGH_WATER_BYTES = 1024 * 1024;
+/** Input read and held, at most, while answers cannot be written (see `#read`). */
+const HELD_MAX_BYTES = 1024 * 1024;
+/** What the read loop gets when answers could be written again before more input came. */
+const DRAINED: unique symbol = Symbol("drained");
 /**
  * Answers under this go out before larger answers queued earlier (JSON-RPC answers may come in
  * any order): a small answer waits for the one large line being written, not for every one
@@ -257,26 +261,54 @@ export class StdioTransport implements Transport {
   }
 
   async #read(): Promise<void> {
-    const buffer = new Uint8Array(READ_SIZE);
+    // While answers cannot be written (more than HIGH_WATER_BYTES queued), stdin is read on
+    // into `held`, at most HELD_MAX_BYTES, and served once they are written: a client that
+    // sends and never reads (junk lines each get an answer) cannot grow the queue without
+    // bound, and one that closes stdin without reading is still seen to have gone (the
+    // server waited for it for good).
+    let next = this.#readChunk();
+    const held: Uint8Array[] = [];
+    let heldBytes = 0;
     try {
       while (!this.#closed) {
-        const n = await this.input.read(buffer);
-        if (n === null) {
+        const stuck = this.#queuedBytes > HIGH_WATER_BYTES && !this.#outputGone;
+        if (!stuck && held.length > 0) {
+          for (const bytes of held.splice(0)) this.#take(bytes);
+          heldBytes = 0;
+          continue;
+        }
+        if (stuck && heldBytes >= HELD_MAX_BYTES) {
+          await this.room();
+          continue;
+        }
+        const chunk = stuck
+          ? await Promise.race([next, this.room().then((): typeof DRAINED => DRAINED)])
+          : await next;
+        if (chunk === DRAINED) continue;
+        if (chunk === null) {
+          // Its last requests are served (their answers wait for room like any), then it ends.
+          for (const bytes of held.splice(0)) this.#take(bytes);
           // A last message without its line feed is served all the same.
           if (this.#pendingBytes > 0) this.#take(new Uint8Array([LF]));
           break;
         }
-        this.#take(buffer.subarray(0, n));
-        // A client that sends and never reads (junk lines each get an answer) must not grow the
-        // queue without bound: stdin waits until the answers so far are written.
-        while (this.#queuedBytes > HIGH_WATER_BYTES && !this.#outputGone) {
-          await new Promise<void>((resolve) => this.#drained.push(resolve));
-        }
+        next = this.#readChunk();
+        if (stuck) {
+          held.push(chunk);
+          heldBytes += chunk.length;
+        } else this.#take(chunk);
       }
     } catch (error) {
       this.onerror?.(error as Error);
     }
     this.#endedNow();
+  }
+
+  /** The next bytes of stdin, in a buffer of their own (null at its end). */
+  async #readChunk(): Promise<Uint8Array | null> {
+    const buffer = new Uint8Array(READ_SIZE);
+    const n = await this.input.read(buffer);
+    return n === null ? null : buffer.subarray(0, n);
   }
 
   /**

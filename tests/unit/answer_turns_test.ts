@@ -45,3 +45,19 @@ Deno.test("a call cancelled while it waits leaves the line: its answer is never 
   await rejects(inAnswerTurn(() => built.push(99), gone.signal), /gone/);
   assertEquals(built, [0]);
 });
+
+Deno.test("the only call waiting, cancelled after the turn before it ended, leaves the line free", async () => {
+  // The next turn was handed on in a later task to whoever waited first: cancelled meanwhile,
+  // there was no one, and the server crashed on calling nothing.
+  let release!: () => void;
+  const first = inAnswerTurn(() => new Promise<void>((resolve) => release = resolve));
+  const controller = new AbortController();
+  const second = inAnswerTurn(() => "second", controller.signal);
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  release();
+  await first;
+  controller.abort(new Error("cancelled"));
+  await rejects(second, /cancelled/);
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assertEquals(await inAnswerTurn(() => "third"), "third");
+});

@@ -4,6 +4,7 @@ import { type JSONRPCMessage, ListToolsRequestSchema, Server } from "../../src/m
 import { MAX_BATCH_ANSWER_BYTES, MAX_MESSAGE_BYTES, StdioTransport } from "../../src/mcp/stdio.ts";
 import { fc } from "../helpers/arbitraries.ts";
 import { initializeRequest } from "../helpers/jsonrpc.ts";
+import { within } from "../helpers/process.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -594,4 +595,25 @@ Deno.test("stdio: small answers pass large ones waiting to be written; notificat
     "answer 5",
     "answer 4",
   ]);
+});
+
+Deno.test("stdio: a client that closes stdin and never reads is seen to have gone", async () => {
+  // Its answers fill the queue (300 KB of junk lines, 2 MB of refusals), so stdin waited for
+  // them to be written, which never happened: the server never saw the end of its input, and
+  // never stopped. (What it sends while it does not read is held up to 1 MiB.)
+  const junk = new TextEncoder().encode("junk {not json\n".repeat(4096));
+  let offered = 0;
+  const input = {
+    read(buffer: Uint8Array): Promise<number | null> {
+      if (offered >= 300_000) return Promise.resolve(null);
+      const n = Math.min(buffer.length, junk.length);
+      buffer.set(junk.subarray(0, n));
+      offered += n;
+      return Promise.resolve(n);
+    },
+  };
+  const transport = new StdioTransport(input, { write: () => new Promise<number>(() => {}) });
+  await transport.start();
+  await within(transport.ended, 10_000, "the end of stdin was never seen");
+  await transport.close();
 });

@@ -20,16 +20,18 @@ export interface HttpServer {
 }
 
 /**
- * Starts `main.ts --http --port 0` with extra flags and environment; with `fdLimit`, under
- * that many open files (`ulimit -n`, POSIX), as a service configured that way would run.
+ * Starts `main.ts --http --port 0` (or another `entry`, such as a bundle) with extra flags and
+ * environment; with `fdLimit`, under that many open files (`ulimit -n`, POSIX), as a service
+ * configured that way would run.
  */
 export async function startHttpServer(
   args: string[] = [],
   env: Record<string, string> = {},
-  options: { fdLimit?: number } = {},
+  options: { fdLimit?: number; entry?: string } = {},
 ): Promise<HttpServer> {
   const token = env.WINTERM_TOKEN ?? "test-token-" + crypto.randomUUID();
-  const deno = [Deno.execPath(), "run", ...START_FLAGS, MAIN, "--http", "--port", "0", ...args];
+  const entry = options.entry ?? MAIN;
+  const deno = [Deno.execPath(), "run", ...START_FLAGS, entry, "--http", "--port", "0", ...args];
   const command = options.fdLimit === undefined
     ? deno
     : ["bash", "--norc", "-c", `ulimit -n ${options.fdLimit} && exec "$@"`, "bash", ...deno];

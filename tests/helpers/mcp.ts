@@ -25,6 +25,15 @@ export const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 export const START_FLAGS = config.tasks.start.split(" ").filter((word) =>
   word.startsWith("--allow") || word.startsWith("--v8-flags")
 );
+/**
+ * The environment `deno task start` sets for the server (its `NAME=value` words before `deno`):
+ * Deno's update check off.
+ */
+export const START_ENV: Record<string, string> = Object.fromEntries(
+  config.tasks.start.split(" deno ")[0].split(" ").filter((word) => word.includes("=")).map(
+    (word) => [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)],
+  ),
+);
 
 /** A connected client and the server process it talks to. */
 export interface Connection {
@@ -51,7 +60,7 @@ export async function connect(
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
     args: ["run", ...START_FLAGS, entry, ...args],
-    env: { ...Deno.env.toObject(), WINTERM_LOG_LEVEL: "warn", ...env },
+    env: { ...Deno.env.toObject(), WINTERM_LOG_LEVEL: "warn", ...START_ENV, ...env },
     stderr: "inherit",
   });
   const client = new Client({ name: "winterm-tests", version: "1.0.0" });

@@ -4,10 +4,12 @@
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { cpSync } from "node:fs";
-import { relative } from "node:path";
+import { dirname, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import config from "../../deno.json" with { type: "json" };
 import { bundle } from "../../scripts/compile.ts";
+import { withBundle } from "../helpers/bundle.ts";
+import { moduleGraph, reachable } from "../helpers/module_graph.ts";
 import { tempDir } from "../helpers/process.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -67,4 +69,27 @@ Deno.test("the bundle is the same wherever it is made", async () => {
   } finally {
     Deno.removeSync(scratch, { recursive: true });
   }
+});
+
+Deno.test("the bundle, idle, has loaded no Node module and nothing from outside itself", async () => {
+  // As tests/unit/startup_graph_test.ts holds main.ts: main.js and the chunks an idle server
+  // imports (the groundwork, the tools and their schemas) reach only chunks by static imports.
+  // esbuild's helpers chunk, which every chunk imports, made CommonJS's `require` at load from
+  // node:module: Deno's Node layer before the `initialize` answer (30-40 ms, 5-6 MiB).
+  await withBundle(async (main) => {
+    const dir = dirname(main);
+    const idle = new Set<string>();
+    for (const file of Deno.readDirSync(dir)) {
+      if (!/^(main|groundwork-.*|profiles-.*)\.js$/.test(file.name)) continue;
+      const entry = pathToFileURL(`${dir}/${file.name}`).href;
+      for (
+        const specifier of reachable(await moduleGraph(entry, pathToFileURL(ROOT)), entry, false)
+      ) {
+        idle.add(specifier);
+      }
+    }
+    ok(idle.size > 3, `only ${[...idle]}`);
+    const inside = pathToFileURL(dir).href + "/";
+    assertEquals([...idle].filter((specifier) => !specifier.startsWith(inside)), []);
+  });
 });

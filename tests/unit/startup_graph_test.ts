@@ -1,5 +1,5 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
-import { fileURLToPath } from "node:url";
+import { moduleGraph, reachable } from "../helpers/module_graph.ts";
 
 /**
  * What `deno run main.ts` loads before it can answer `initialize`: the modules main.ts reaches
@@ -7,43 +7,7 @@ import { fileURLToPath } from "node:url";
  * pipeline's libraries, HTTP) is imported when needed, so it must not be reachable that way.
  */
 const ROOT = new URL("../../", import.meta.url);
-
-interface Dependency {
-  code?: { specifier?: string };
-  isDynamic?: boolean;
-}
-interface Info {
-  modules: { specifier: string; dependencies?: Dependency[] }[];
-  redirects: Record<string, string>;
-}
-
-async function graph(): Promise<Info> {
-  const { code, stdout } = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", "main.ts"],
-    cwd: fileURLToPath(ROOT),
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  assertEquals(code, 0);
-  return JSON.parse(new TextDecoder().decode(stdout));
-}
-
-function reachable(info: Info, from: string, dynamic: boolean): Set<string> {
-  const modules = new Map(info.modules.map((module) => [module.specifier, module]));
-  const seen = new Set<string>();
-  const stack = [from];
-  while (stack.length > 0) {
-    const specifier = info.redirects[stack.at(-1)!] ?? stack.at(-1)!;
-    stack.pop();
-    if (seen.has(specifier)) continue;
-    seen.add(specifier);
-    for (const dependency of modules.get(specifier)?.dependencies ?? []) {
-      const target = dependency.code?.specifier;
-      if (target && (dynamic || !dependency.isDynamic)) stack.push(target);
-    }
-  }
-  return seen;
-}
+const graph = () => moduleGraph("main.ts", ROOT);
 
 Deno.test("start-up: main.ts loads no npm package and no Node module", async () => {
   const info = await graph();

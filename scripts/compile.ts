@@ -85,25 +85,49 @@ function withoutCachePaths(
 /**
  * How esbuild gives CommonJS modules (iconv-lite, ws) their `require`: made at load, in the chunk
  * of helpers that every chunk imports, main.js too. So the bundle loaded Deno's Node layer before
- * it could answer `initialize`: 30-40 ms, and 5-6 MiB of an idle server's memory.
+ * it could answer `initialize`: 30-40 ms, and 5-6 MiB of an idle server's memory. And a
+ * `require` made by `createRequire` looks for a bare name in every node_modules folder beside
+ * and above the bundle (an executable's is under the temp folder), and runs what it finds: ws
+ * asks for `bufferutil` with its first stream.
  */
 const EAGER_REQUIRE = `import { createRequire as __deno_internal_createRequire } from "node:module";
 var __require = __deno_internal_createRequire(import.meta.url);
 `;
-/** The same `require`, made when a CommonJS module first calls it. */
-const LAZY_REQUIRE = `var __deno_internal_require;
-var __require = (id) => (__deno_internal_require ??= globalThis.process.getBuiltinModule(
-  "node:module",
-).createRequire(import.meta.url))(id);
-`;
-
-/** `code` with {@link EAGER_REQUIRE} made lazy; throws if any other import of node:module is left. */
-function withLazyRequire(code: string, file: string): string {
-  const lazy = code.replace(EAGER_REQUIRE, LAZY_REQUIRE);
-  if (/from\s*["']node:module["']/.test(lazy)) {
-    throw new Error(`${file} imports node:module at load: see EAGER_REQUIRE in scripts/compile.ts`);
+/**
+ * The `require` the bundle gets instead: Node's built-in modules only, each loaded when first
+ * asked for; any other name is not found, as ws expects of its optional native add-ons.
+ */
+const BUILTIN_REQUIRE = `var __require = (id) => {
+  const builtin = id.startsWith("node:") ? globalThis.process.getBuiltinModule(id) : undefined;
+  if (builtin === undefined) {
+    throw Object.assign(
+      new Error(\`Cannot find module '\${id}': winterm-mcp's bundle loads only Node's built-in modules\`),
+      { code: "MODULE_NOT_FOUND" },
+    );
   }
-  return lazy;
+  return builtin;
+};
+`;
+/** What the bundled npm code may ask `require` for apart from `node:` modules: ws's optional add-ons. */
+const NOT_BUNDLED = new Set(["bufferutil", "utf-8-validate"]);
+
+/**
+ * `code` with {@link EAGER_REQUIRE} replaced by {@link BUILTIN_REQUIRE}. Throws if anything else
+ * imports node:module at load, uses `require` as other than a call with a string, or asks it for
+ * a module that is neither built in nor in {@link NOT_BUNDLED}: none of those would work.
+ */
+function withBuiltinRequire(code: string, file: string): string {
+  const replaced = code.replace(EAGER_REQUIRE, BUILTIN_REQUIRE);
+  const problem = (what: string) =>
+    new Error(`${file} ${what}: see EAGER_REQUIRE in scripts/compile.ts`);
+  if (/from\s*["']node:module["']/.test(replaced)) throw problem("imports node:module at load");
+  if (/typeof\s+__require\b|\b__require\s*[.[]|\b__require\(\s*[^"'\s]/.test(replaced)) {
+    throw problem("uses require as other than a call with a module's name");
+  }
+  for (const [, id] of replaced.matchAll(/\b__require\(\s*["']([^"']*)["']/g)) {
+    if (!id.startsWith("node:") && !NOT_BUNDLED.has(id)) throw problem(`requires ${id}`);
+  }
+  return replaced;
 }
 
 /** A chunk's file name: what esbuild named it after, a dash, and a hash of its content. */
@@ -158,7 +182,7 @@ export async function bundle(outDir: string): Promise<string> {
   for (const file of Deno.readDirSync(outDir)) {
     if (!file.isFile || !file.name.endsWith(".js")) continue;
     const text = Deno.readTextFileSync(`${outDir}/${file.name}`);
-    code.set(file.name, withLazyRequire(withoutCachePaths(text, dirs), file.name));
+    code.set(file.name, withBuiltinRequire(withoutCachePaths(text, dirs), file.name));
     Deno.removeSync(`${outDir}/${file.name}`);
   }
   const names = await chunkNames(code);

@@ -7,6 +7,8 @@
  * given a `require` by the bundle) is used here, so a bundle whose npm code cannot load fails.
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { dirname } from "node:path";
 import { connect } from "../helpers/mcp.ts";
 import { request, startHttpServer } from "../helpers/http.ts";
 import { openStream } from "../helpers/stream.ts";
@@ -32,30 +34,45 @@ Deno.test({
           await mcp.close();
         }
       });
-      await t.step("HTTP: a terminal's output on its WebSocket stream", async () => {
-        const server = await startHttpServer([], {}, { entry: main });
-        try {
-          const created = await request(server, "POST", "/api/terminals", {
-            body: { command: "bash", args: ["--norc", "--noprofile"], env: { PS1: "$ " } },
-          });
-          assertEquals(created.status, 201, JSON.stringify(created.json));
-          const id = created.json.data.terminalId;
-          const stream = await openStream(server, `/api/terminals/${id}/stream`);
+      await t.step(
+        "HTTP: a terminal's stream, typed into; no node_modules beside the bundle is run",
+        async () => {
+          // ws asks `require` for its optional add-on bufferutil with its first stream. A
+          // require made by createRequire looked for it in node_modules folders beside and above
+          // the bundle, and ran it (an executable's bundle sits under the temp folder).
+          const planted = `${dirname(main)}/node_modules/bufferutil`;
+          const marker = `${dirname(main)}/planted-module-ran`;
+          Deno.mkdirSync(planted, { recursive: true });
+          Deno.writeTextFileSync(`${planted}/package.json`, '{"name":"bufferutil"}');
+          Deno.writeTextFileSync(
+            `${planted}/index.js`,
+            `require("fs").writeFileSync(${JSON.stringify(marker)}, "ran");\n` +
+              "module.exports = { mask() {}, unmask() {} };\n",
+          );
+          const server = await startHttpServer([], {}, { entry: main });
           try {
-            await stream.until(() => stream.messages.length >= 1, "the hello");
-            assertEquals(stream.messages[0].type, "hello");
-            const typed = await request(server, "POST", `/api/terminals/${id}/input`, {
-              body: { input: "echo bundled-$((6*7))" },
+            const created = await request(server, "POST", "/api/terminals", {
+              body: { command: "bash", args: ["--norc", "--noprofile"], env: { PS1: "$ " } },
             });
-            assertEquals(typed.status, 200, JSON.stringify(typed.json));
-            await stream.until(() => stream.output().includes("bundled-42"), "live output");
+            assertEquals(created.status, 201, JSON.stringify(created.json));
+            const id = created.json.data.terminalId;
+            const stream = await openStream(server, `/api/terminals/${id}/stream`);
+            try {
+              await stream.until(() => stream.messages.length >= 1, "the hello");
+              assertEquals(stream.messages[0].type, "hello");
+              stream.send({ type: "takeover" });
+              await stream.until(() => stream.messages.some((m) => m.holder === "you"), "control");
+              stream.ws.send(new TextEncoder().encode("echo bundled-$((6*7))\r"));
+              await stream.until(() => stream.output().includes("bundled-42"), "typed output");
+            } finally {
+              stream.close();
+            }
           } finally {
-            stream.close();
+            await server.stop();
           }
-        } finally {
-          await server.stop();
-        }
-      });
+          ok(!existsSync(marker), "the bundle ran a module from node_modules beside it");
+        },
+      );
     });
   },
 });

@@ -107,7 +107,7 @@ const DeleteBody = Type.Object({ signal: Type.Optional(literals(SIGNAL_NAMES)) }
 
 const OutputQuery = Type.Object({
   since: Type.Optional(Type.Integer({ minimum: 0 })),
-  mode: Type.Optional(literals(LINE_MODES)),
+  mode: Type.Optional(literals([...LINE_MODES, "screen"] as const)),
   headLines: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000 })),
   tailLines: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000 })),
   maxLines: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
@@ -353,7 +353,10 @@ export class RestApi {
 
   #output(id: string, query: Static<typeof OutputQuery>): Promise<Response> {
     const terminal = this.engine.terminals.get(id);
-    return inAnswerTurn(() => ok(terminal.read(query)));
+    const { mode } = query;
+    return inAnswerTurn(async () =>
+      ok(mode === "screen" ? await terminal.readScreen() : terminal.read({ ...query, mode }))
+    );
   }
 
   #stats(id: string): Response {

@@ -10,7 +10,6 @@ import { type Static, Type } from "../typebox.ts";
 import type { FrontEnd } from "../engine/launching/audit.ts";
 import { inAnswerTurn } from "../engine/answer_turns.ts";
 import { EngineError } from "../engine/errors.ts";
-import { estimateTokens } from "../engine/output/shape.ts";
 import { KEY_NAMES, keySequence } from "../engine/services/keys.ts";
 import type { Terminal, TerminalService } from "../engine/services/terminals.ts";
 import { LINE_MODES } from "../engine/vocabulary.ts";
@@ -528,26 +527,7 @@ export function terminalTools(
       handler: async (args, context) => {
         const terminal = (await service()).get(args.terminalId);
         if (args.mode === "screen") {
-          const { text, truncated, ...screen } = await inAnswerTurn(
-            () => terminal.screen(),
-            context.signal,
-          );
-          const stats = terminal.stats();
-          return {
-            output: text,
-            totalLines: stats.totalLines,
-            nextReadFrom: terminal.nextReadFrom,
-            hasMore: false,
-            truncated,
-            stats: {
-              totalBytes: stats.totalBytes,
-              estimatedTokens: estimateTokens(text.length),
-              linesShown: screen.rows,
-              linesOmitted: 0,
-            },
-            screen,
-            ...exitField(terminal),
-          };
+          return inAnswerTurn(() => terminal.readScreen(), context.signal);
         }
         const request = { ...args, mode: args.mode ?? "full" };
         return inAnswerTurn(() => terminal.read(request), context.signal);

@@ -89,6 +89,12 @@ withHttp("REST: every endpoint, in the documented shapes", async (server) => {
     "linesOmitted",
   ]);
   assertEquals(tail.json.data.stats.linesShown, 2);
+  // The screen, as terminal_read's mode screen gives it: what a person sees, and its size.
+  const screen = await request(server, "GET", `/api/terminals/${id}/output?mode=screen`);
+  assertEquals(screen.status, 200, JSON.stringify(screen.json));
+  ok(screen.json.data.output.includes("row-5"), screen.json.data.output);
+  assertEquals([screen.json.data.screen.cols, screen.json.data.screen.rows], [100, 30]);
+  assertEquals(screen.json.data.stats.linesShown, 30);
 
   const stats = await request(server, "GET", `/api/terminals/${id}/stats`);
   assertEquals(Object.keys(stats.json.data), [

@@ -632,6 +632,30 @@ export class Terminal {
   }
 
   /**
+   * The screen as a read's answer (`mode` `screen`): what {@link screen} renders, with the line
+   * counts a read gives and the screen's own facts (size, cursor, alternate screen) apart.
+   */
+  async readScreen(): Promise<TerminalScreenRead> {
+    const { text, truncated, ...screen } = await this.screen();
+    const output = this.#output;
+    return {
+      output: text,
+      totalLines: output.lineCount,
+      nextReadFrom: this.nextReadFrom,
+      hasMore: false,
+      truncated,
+      stats: {
+        totalBytes: output.end,
+        estimatedTokens: estimateTokens(text.length),
+        linesShown: screen.rows,
+        linesOmitted: 0,
+      },
+      screen,
+      ...(this.exitStatus ? { exitStatus: this.exitStatus } : {}),
+    };
+  }
+
+  /**
    * Checks that this terminal can answer a wait's `prompt` and `input` conditions: a prompt
    * needs shell integration, input a platform that can tell (Linux). Throws naming the field.
    */
@@ -976,6 +1000,11 @@ export interface TerminalRead {
   /** A limit the server applied to the request (`maxBytes` lowered to the answer limit). */
   notice?: string;
   exitStatus?: ExitStatus;
+}
+
+/** {@link Terminal.readScreen}'s answer. */
+export interface TerminalScreenRead extends TerminalRead {
+  screen: Omit<ScreenRead, "text" | "truncated">;
 }
 
 /** A terminal's output statistics, and what it is doing. */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { MAIN, START_FLAGS } from "./mcp.ts";
+import { MAIN, START_ENV, START_FLAGS } from "./mcp.ts";
 
 /** A running HTTP server. */
 export interface HttpServer {
@@ -37,7 +37,7 @@ export async function startHttpServer(
     : ["bash", "--norc", "-c", `ulimit -n ${options.fdLimit} && exec "$@"`, "bash", ...deno];
   const process = new Deno.Command(command[0], {
     args: command.slice(1),
-    env: { WINTERM_LOG_LEVEL: "warn", WINTERM_TOKEN: token, ...env },
+    env: { WINTERM_LOG_LEVEL: "warn", WINTERM_TOKEN: token, ...START_ENV, ...env },
     stdin: "null",
     stdout: "null",
     stderr: "piped",

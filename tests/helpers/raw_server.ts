@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { MAIN, START_FLAGS } from "./mcp.ts";
+import { MAIN, START_ENV, START_FLAGS } from "./mcp.ts";
 
 /** The server as users start it, spoken to in raw JSON-RPC lines (no client library). */
 export interface RawServer {
@@ -24,7 +24,7 @@ export function startRaw(env: Record<string, string> = {}): RawServer {
     stdin: "piped",
     stdout: "piped",
     stderr: "null",
-    env: { WINTERM_LOG_LEVEL: "debug", ...env },
+    env: { WINTERM_LOG_LEVEL: "debug", ...START_ENV, ...env },
   }).spawn();
   const writer = process.stdin.getWriter();
   const lines: string[] = [];

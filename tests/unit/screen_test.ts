@@ -147,6 +147,37 @@ Deno.test("the screen shows huge-parameter output, quickly, and floods within it
   screen.dispose();
 });
 
+Deno.test("a flood that outpaces the emulator still shows a screen of its lines", async () => {
+  // A program writing faster than the emulator parses left it more than CATCH_UP behind after
+  // each slice: it started afresh each time, and the request often ended on a blank screen.
+  const buffer = new OutputBuffer({ maxBytes: 32 << 20 });
+  const screen = new Screen(buffer, 200, 50);
+  const line = "0".repeat(150) + "\r\n";
+  const burst = encoder.encode(line.repeat(Math.ceil((CATCH_UP * 1.5) / line.length)));
+  buffer.append(burst);
+  let flooding = true;
+  const flood = async () => {
+    while (flooding) {
+      buffer.append(burst);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+  };
+  const flooded = flood();
+  try {
+    for (let request = 0; request < 3; request++) {
+      const view = await screen.render();
+      // Every row but the cursor's, below the last line feed.
+      const rows = view.text.split("\n").filter((row) => row === "0".repeat(150)).length;
+      ok(rows >= 49, `${rows} rows of the flood on the screen`);
+      ok(view.unrenderedBytes > 0, "the flood was caught up with");
+    }
+  } finally {
+    flooding = false;
+    await flooded;
+    screen.dispose();
+  }
+});
+
 /**
  * Output that the serializer redraws exactly, in pieces that can be cut anywhere. What it does
  * not redraw exactly is left out: blank rows coloured by an erase with a background colour set

@@ -244,10 +244,15 @@ export class Screen {
     const { terminal } = emulator;
     const output = this.#buffer;
     const deadline = performance.now() + RENDER_BUDGET_MS;
+    // Too far behind starts afresh once a request: again each time a flood outpaced the
+    // emulator, it reset the screen over and over. Nor does a request end on a fresh start
+    // (a blank screen) before a slice has been fed.
+    let fresh = false;
+    if (output.end - this.#fed > CATCH_UP) fresh = this.#restart(terminal);
     for (;;) {
-      if (this.#fed < output.start || output.end - this.#fed > CATCH_UP) this.#restart(terminal);
+      if (this.#fed < output.start) fresh = this.#restart(terminal); // dropped before it was fed
       this.#applyResizes(terminal);
-      if (this.#fed >= output.end || performance.now() >= deadline) return emulator;
+      if (this.#fed >= output.end || (performance.now() >= deadline && !fresh)) return emulator;
       // A slice ends where the next resize happened, so that it is laid out at its size.
       const end = Math.min(
         output.end,
@@ -257,11 +262,15 @@ export class Screen {
       const { bytes, consumed } = this.#input.filter(output.read(this.#fed, end).bytes, SLICE_COST);
       await new Promise<void>((resolve) => terminal.write(bytes, resolve));
       this.#fed += consumed;
+      fresh = false;
     }
   }
 
-  /** Too far behind: starts afresh from a recent line start, at the size the terminal had there. */
-  #restart(terminal: XtermTerminal): void {
+  /**
+   * Too far behind: starts afresh from a recent line start, at the size the terminal had there.
+   * Returns true (the screen is fresh).
+   */
+  #restart(terminal: XtermTerminal): true {
     const output = this.#buffer;
     const from = Math.max(output.start, output.end - CATCH_UP);
     const line = output.lineStart(output.lineAt(from) + 1);
@@ -273,6 +282,7 @@ export class Screen {
       size = this.#resizes.shift();
     }
     if (size) this.#resizeTo(terminal, size);
+    return true;
   }
 
   /** Applies the resizes the feeding has got to. */

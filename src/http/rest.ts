@@ -355,7 +355,7 @@ export class RestApi {
     const terminal = this.engine.terminals.get(id);
     const { mode } = query;
     return inAnswerTurn(async () =>
-      ok(mode === "screen" ? await terminal.readScreen() : terminal.read({ ...query, mode }))
+      ok(mode === "screen" ? await terminal.readScreen(query) : terminal.read({ ...query, mode }))
     );
   }
 

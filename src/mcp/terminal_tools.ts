@@ -527,7 +527,7 @@ export function terminalTools(
       handler: async (args, context) => {
         const terminal = (await service()).get(args.terminalId);
         if (args.mode === "screen") {
-          return inAnswerTurn(() => terminal.readScreen(), context.signal);
+          return inAnswerTurn(() => terminal.readScreen(args), context.signal);
         }
         const request = { ...args, mode: args.mode ?? "full" };
         return inAnswerTurn(() => terminal.read(request), context.signal);

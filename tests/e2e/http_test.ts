@@ -94,7 +94,21 @@ withHttp("REST: every endpoint, in the documented shapes", async (server) => {
   assertEquals(screen.status, 200, JSON.stringify(screen.json));
   ok(screen.json.data.output.includes("row-5"), screen.json.data.output);
   assertEquals([screen.json.data.screen.cols, screen.json.data.screen.rows], [100, 30]);
-  assertEquals(screen.json.data.stats.linesShown, 30);
+  const { linesShown, linesOmitted } = screen.json.data.stats;
+  ok(linesShown >= 6, `${linesShown} rows shown`); // the command and its five rows at least
+  assertEquals(linesShown + linesOmitted, 30);
+  // Within maxBytes, the top rows first, and what it leaves out said; line parameters unused.
+  const cut = await request(
+    server,
+    "GET",
+    `/api/terminals/${id}/output?mode=screen&maxBytes=60&since=0`,
+  );
+  assertEquals(cut.status, 200, JSON.stringify(cut.json));
+  const data = cut.json.data;
+  ok(data.truncated && data.output.includes("omitted"), data.output);
+  ok(new TextEncoder().encode(JSON.stringify(data.output)).length < 60 + 100, data.output);
+  assertEquals(data.stats.linesShown + data.stats.linesOmitted, 30);
+  match(data.notice, /mode screen .*: since unused/);
 
   const stats = await request(server, "GET", `/api/terminals/${id}/stats`);
   assertEquals(Object.keys(stats.json.data), [

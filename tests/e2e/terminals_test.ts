@@ -433,6 +433,43 @@ withServer("screen mode shows a full-screen program's final screen", async (mcp)
   await mcp.callOk("terminal_release", { terminalId });
 });
 
+withServer(
+  "a screen read is bounded by maxBytes (16 KiB by default), top rows first, the rest counted",
+  async (mcp) => {
+    // 100 rows of 500 columns, then quiet: 50 KB of screen.
+    const { terminalId } = await mcp.callOk<Created>("terminal_create", {
+      command: "python3",
+      args: [
+        "-c",
+        "import sys, time\nfor i in range(100): sys.stdout.write(('%03d' % i) * 166 + 'xx')\nsys.stdout.flush(); time.sleep(30)",
+      ],
+      cols: 500,
+      rows: 100,
+    });
+    await wait(mcp, { terminalId, pattern: "099xx", timeoutMs: 10_000, since: 0 });
+    const bounded = await mcp.callOk<Read>("terminal_read", { terminalId, mode: "screen" });
+    ok(bounded.truncated, "a 50 KB screen in 16 KiB");
+    const bytes = new TextEncoder().encode(JSON.stringify(bounded.output)).length;
+    ok(bytes <= 16 * 1024 + 200, `${bytes} bytes of screen`);
+    ok(bounded.output.startsWith("000".repeat(166) + "xx\n001001"), bounded.output.slice(0, 40));
+    match(bounded.output, /\.\.\. \[\d+ lines, \d+ bytes omitted; over maxBytes\] \.\.\.\n$/);
+    assertEquals(bounded.stats.linesShown + bounded.stats.linesOmitted, 100);
+    assertEquals(bounded.output.split("\n").length - 2, bounded.stats.linesShown);
+    const whole = await mcp.callOk<Read>("terminal_read", {
+      terminalId,
+      mode: "screen",
+      maxBytes: 100_000,
+    });
+    assertEquals([whole.truncated, whole.stats.linesShown, whole.stats.linesOmitted], [
+      false,
+      100,
+      0,
+    ]);
+    ok(whole.output.includes("099".repeat(166) + "xx"));
+    await mcp.callOk("terminal_release", { terminalId });
+  },
+);
+
 withServer("resize reaches the program", async (mcp) => {
   const { terminalId } = await mcp.callOk<Created>("terminal_create", {
     shell: "sh",

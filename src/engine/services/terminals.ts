@@ -232,9 +232,14 @@ export interface TerminalReadRequest extends Omit<LineReadOptions, "final" | "bu
 
 /** A screen as an answer shows it. */
 export interface ScreenRead extends ScreenView {
-  /** The text was cut to the answer size limit (rows past it are left out, with a marker). */
+  /** The text was cut to its budget (rows past it are left out, with a marker). */
   truncated: boolean;
+  /** Rows of the screen in the text (blank rows at the bottom are left out too). */
+  rowsShown: number;
 }
+
+/** What a line read takes that a screen read leaves unused. */
+const SCREEN_UNUSED = ["since", "headLines", "tailLines", "maxLines", "raw"] as const;
 
 const ENV_FOR_TERMINALS = { TERM: "xterm-256color" };
 /** Pattern checks run at most this often while output streams in. */
@@ -614,29 +619,43 @@ export class Terminal {
     };
   }
 
-  /** What a person would see now, within the answer size limit (the top rows first). */
-  async screen(): Promise<ScreenRead> {
+  /**
+   * What a person would see now, within `budget` bytes of text as JSON (the top rows first;
+   * the rows past it are left out, with a marker): by default, the answer size limit's.
+   */
+  async screen(budget = this.#answerBytes - 200): Promise<ScreenRead> {
     this.touch();
     const view = await this.#output.screen(this.cols, this.rows).render();
-    const budget = this.#answerBytes - 200;
+    const rows = view.text.split("\n").length - 1;
     const cut = cutHead(view.text, budget);
-    if (cut === view.text.length) return { ...view, truncated: false };
+    if (cut === view.text.length) return { ...view, truncated: false, rowsShown: rows };
     const shown = view.text.slice(0, view.text.lastIndexOf("\n", cut - 1) + 1);
-    const rows = view.text.split("\n").length - shown.split("\n").length;
+    const rowsShown = shown.split("\n").length - 1;
     const marker = omissionMarker({
-      lines: rows,
+      lines: rows - rowsShown,
       bytes: utf8Length(view.text) - utf8Length(shown),
-      hint: "over the answer size limit",
+      hint: "over maxBytes",
     });
-    return { ...view, text: shown + marker, truncated: true };
+    return { ...view, text: shown + marker, truncated: true, rowsShown };
   }
 
   /**
-   * The screen as a read's answer (`mode` `screen`): what {@link screen} renders, with the line
-   * counts a read gives and the screen's own facts (size, cursor, alternate screen) apart.
+   * The screen as a read's answer (`mode` `screen`): what {@link screen} renders within
+   * `maxBytes` (default 16 KiB, at most the answer limit), the rows shown and left out (blank
+   * rows at the bottom are not shown), and the screen's own facts (size, cursor, alternate
+   * screen) apart. A screen has no lines to page through: what a request sets of `since`,
+   * `headLines`, `tailLines`, `maxLines` and `raw` is left unused, and the answer says so.
    */
-  async readScreen(): Promise<TerminalScreenRead> {
-    const { text, truncated, ...screen } = await this.screen();
+  async readScreen(request: Omit<TerminalReadRequest, "mode"> = {}): Promise<TerminalScreenRead> {
+    const budget = this.#budget(request.maxBytes);
+    const { text, truncated, rowsShown, ...screen } = await this.screen(budget.value);
+    const unused = SCREEN_UNUSED.filter((field) => request[field] !== undefined);
+    const notices = [
+      ...(budget.clamped ? [maxBytesNotice(budget.clamped)] : []),
+      ...(unused.length
+        ? [`mode screen shows the screen as it is: ${unused.join(", ")} unused`]
+        : []),
+    ];
     const output = this.#output;
     return {
       output: text,
@@ -647,10 +666,11 @@ export class Terminal {
       stats: {
         totalBytes: output.end,
         estimatedTokens: estimateTokens(text.length),
-        linesShown: screen.rows,
-        linesOmitted: 0,
+        linesShown: rowsShown,
+        linesOmitted: screen.rows - rowsShown,
       },
       screen,
+      ...(notices.length ? { notice: notices.join("; ") } : {}),
       ...(this.exitStatus ? { exitStatus: this.exitStatus } : {}),
     };
   }
@@ -1004,7 +1024,7 @@ export interface TerminalRead {
 
 /** {@link Terminal.readScreen}'s answer. */
 export interface TerminalScreenRead extends TerminalRead {
-  screen: Omit<ScreenRead, "text" | "truncated">;
+  screen: Omit<ScreenRead, "text" | "truncated" | "rowsShown">;
 }
 
 /** A terminal's output statistics, and what it is doing. */

@@ -351,12 +351,12 @@ export class RestApi {
     );
   }
 
-  #output(id: string, query: Static<typeof OutputQuery>): Promise<Response> {
+  async #output(id: string, query: Static<typeof OutputQuery>): Promise<Response> {
     const terminal = this.engine.terminals.get(id);
     const { mode } = query;
-    return inAnswerTurn(async () =>
-      ok(mode === "screen" ? await terminal.readScreen(query) : terminal.read({ ...query, mode }))
-    );
+    if (mode !== "screen") return inAnswerTurn(() => ok(terminal.read({ ...query, mode })));
+    const view = await terminal.renderScreen();
+    return inAnswerTurn(() => ok(terminal.screenRead(view, query)));
   }
 
   #stats(id: string): Response {

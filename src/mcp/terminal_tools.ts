@@ -527,7 +527,8 @@ export function terminalTools(
       handler: async (args, context) => {
         const terminal = (await service()).get(args.terminalId);
         if (args.mode === "screen") {
-          return inAnswerTurn(() => terminal.readScreen(args), context.signal);
+          const view = await terminal.renderScreen();
+          return inAnswerTurn(() => terminal.screenRead(view, args), context.signal);
         }
         const request = { ...args, mode: args.mode ?? "full" };
         return inAnswerTurn(() => terminal.read(request), context.signal);

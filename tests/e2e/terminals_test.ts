@@ -470,6 +470,31 @@ withServer(
   },
 );
 
+withServer("a slow screen read holds up no read of another terminal", async (mcp) => {
+  // Inserting 1000 lines at a time on a 1000x1000 screen: every render spends its whole budget.
+  const { terminalId: heavy } = await mcp.callOk<Created>("terminal_create", {
+    command: "python3",
+    args: [
+      "-c",
+      "import sys, time\nsys.stdout.write('\\x1b[1000L' * 150000)\nsys.stdout.flush(); time.sleep(60)",
+    ],
+    cols: 1000,
+    rows: 1000,
+  });
+  const { terminalId: quiet } = await mcp.callOk<Created>("terminal_create", { shell: "sh" });
+  await wait(mcp, { terminalId: heavy, idleMs: 300, timeoutMs: 10_000, since: 0 });
+  const order: string[] = [];
+  const screen = mcp.callOk<Read>("terminal_read", { terminalId: heavy, mode: "screen" })
+    .then(() => order.push("screen"));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const tail = mcp.callOk<Read>("terminal_read", { terminalId: quiet, mode: "tail" })
+    .then(() => order.push("tail"));
+  await Promise.all([screen, tail]);
+  // The screen read rendered in its own time; the tail read took its answer turn meanwhile.
+  assertEquals(order, ["tail", "screen"]);
+  for (const terminalId of [heavy, quiet]) await mcp.callOk("terminal_release", { terminalId });
+});
+
 withServer("resize reaches the program", async (mcp) => {
   const { terminalId } = await mcp.callOk<Created>("terminal_create", {
     shell: "sh",

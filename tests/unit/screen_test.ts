@@ -178,6 +178,23 @@ Deno.test("a flood that outpaces the emulator still shows a screen of its lines"
   }
 });
 
+Deno.test("requests made while a render waits to start share it", async () => {
+  const buffer = new OutputBuffer();
+  const screen = new Screen(buffer, 80, 24);
+  buffer.append(encoder.encode("first\r\n"));
+  const first = screen.render();
+  ok(screen.render() === first, "a second request made before the first began");
+  const running = first.then((view) => view.text);
+  // Once it has begun, a new request waits for a render of its own, which later ones share.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  buffer.append(encoder.encode("second\r\n"));
+  const next = screen.render();
+  ok(next !== first && screen.render() === next);
+  ok((await running).startsWith("first\n"));
+  assertEquals((await next).text, "first\nsecond\n");
+  screen.dispose();
+});
+
 /**
  * Output that the serializer redraws exactly, in pieces that can be cut anywhere. What it does
  * not redraw exactly is left out: blank rows coloured by an erase with a background colour set

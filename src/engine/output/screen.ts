@@ -152,6 +152,8 @@ export class Screen {
   #fed: number;
   /** Requests run one after the other. */
   #queue: Promise<unknown> = Promise.resolve();
+  /** The render queued and not yet begun, which a new request joins. */
+  #nextRender?: Promise<ScreenView>;
 
   /** A screen of the given size showing `buffer`'s output (the emulator loads on first use). */
   constructor(buffer: OutputBuffer, cols: number, rows: number) {
@@ -171,9 +173,14 @@ export class Screen {
     if (this.#resizes.length > MAX_PENDING_RESIZES) this.#resizes.shift();
   }
 
-  /** The screen once the output so far has been processed (within the time budget). */
+  /**
+   * The screen once the output so far has been processed (within the time budget). Requests
+   * made while a render waits to start share it: a hundred at once cost two renders, not a
+   * hundred seconds.
+   */
   render(): Promise<ScreenView> {
-    return this.#enqueue(async () => {
+    return this.#nextRender ??= this.#enqueue(async () => {
+      this.#nextRender = undefined;
       const { terminal } = await this.#catchUp();
       const buffer = terminal.buffer.active;
       const lines: string[] = [];

@@ -238,6 +238,21 @@ export interface ScreenRead extends ScreenView {
   rowsShown: number;
 }
 
+/** `view` within `budget` bytes of text as JSON: the top rows, then a marker for the rest. */
+function cutScreen(view: ScreenView, budget: number): ScreenRead {
+  const rows = view.text.split("\n").length - 1;
+  const cut = cutHead(view.text, budget);
+  if (cut === view.text.length) return { ...view, truncated: false, rowsShown: rows };
+  const shown = view.text.slice(0, view.text.lastIndexOf("\n", cut - 1) + 1);
+  const rowsShown = shown.split("\n").length - 1;
+  const marker = omissionMarker({
+    lines: rows - rowsShown,
+    bytes: utf8Length(view.text) - utf8Length(shown),
+    hint: "over maxBytes",
+  });
+  return { ...view, text: shown + marker, truncated: true, rowsShown };
+}
+
 /** What a line read takes that a screen read leaves unused. */
 const SCREEN_UNUSED = ["since", "headLines", "tailLines", "maxLines", "raw"] as const;
 
@@ -620,35 +635,36 @@ export class Terminal {
   }
 
   /**
+   * Renders what a person would see now (the emulator fed within its time budget; requests
+   * made while one waits to start share it): the slow part of a screen read, so a front end
+   * does it before the read's answer turn, and output reads of other terminals do not wait on it.
+   */
+  renderScreen(): Promise<ScreenView> {
+    this.touch();
+    return this.#output.screen(this.cols, this.rows).render();
+  }
+
+  /**
    * What a person would see now, within `budget` bytes of text as JSON (the top rows first;
    * the rows past it are left out, with a marker): by default, the answer size limit's.
    */
   async screen(budget = this.#answerBytes - 200): Promise<ScreenRead> {
-    this.touch();
-    const view = await this.#output.screen(this.cols, this.rows).render();
-    const rows = view.text.split("\n").length - 1;
-    const cut = cutHead(view.text, budget);
-    if (cut === view.text.length) return { ...view, truncated: false, rowsShown: rows };
-    const shown = view.text.slice(0, view.text.lastIndexOf("\n", cut - 1) + 1);
-    const rowsShown = shown.split("\n").length - 1;
-    const marker = omissionMarker({
-      lines: rows - rowsShown,
-      bytes: utf8Length(view.text) - utf8Length(shown),
-      hint: "over maxBytes",
-    });
-    return { ...view, text: shown + marker, truncated: true, rowsShown };
+    return cutScreen(await this.renderScreen(), budget);
   }
 
   /**
-   * The screen as a read's answer (`mode` `screen`): what {@link screen} renders within
+   * A rendered screen ({@link renderScreen}) as a read's answer (`mode` `screen`): within
    * `maxBytes` (default 16 KiB, at most the answer limit), the rows shown and left out (blank
    * rows at the bottom are not shown), and the screen's own facts (size, cursor, alternate
    * screen) apart. A screen has no lines to page through: what a request sets of `since`,
    * `headLines`, `tailLines`, `maxLines` and `raw` is left unused, and the answer says so.
    */
-  async readScreen(request: Omit<TerminalReadRequest, "mode"> = {}): Promise<TerminalScreenRead> {
+  screenRead(
+    view: ScreenView,
+    request: Omit<TerminalReadRequest, "mode"> = {},
+  ): TerminalScreenRead {
     const budget = this.#budget(request.maxBytes);
-    const { text, truncated, rowsShown, ...screen } = await this.screen(budget.value);
+    const { text, truncated, rowsShown, ...screen } = cutScreen(view, budget.value);
     const unused = SCREEN_UNUSED.filter((field) => request[field] !== undefined);
     const notices = [
       ...(budget.clamped ? [maxBytesNotice(budget.clamped)] : []),

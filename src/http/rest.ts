@@ -147,6 +147,11 @@ function validate<
 function queryObject(url: URL): Record<string, unknown> {
   const result: Record<string, unknown> = {};
   for (const [key, text] of url.searchParams) {
+    // Else a nameless one was reported as the whole request, and a repeated one took its last.
+    if (key === "") throw new InvalidInput(["a query parameter has no name (`&=` or `?=`)"]);
+    if (Object.hasOwn(result, key)) {
+      throw new InvalidInput([`'${key}' is given more than once: give it once`]);
+    }
     const kind = (OutputQuery.properties as Record<string, { type?: string; anyOf?: unknown }>)[key]
       ?.type;
     if (kind === "integer") result[key] = /^-?\d+$/.test(text) ? Number(text) : text;

@@ -257,6 +257,22 @@ withHttp("REST refuses what it should, with the right status and code", async (s
       "INVALID_INPUT",
       /'mode' must be one of/,
     ],
+    [
+      "GET",
+      "/api/terminals/term_nope/output?mode=screen&=1",
+      {},
+      400,
+      "INVALID_INPUT",
+      /a query parameter has no name/,
+    ],
+    [
+      "GET",
+      "/api/terminals/term_nope/output?mode=screen&mode=tail",
+      {},
+      400,
+      "INVALID_INPUT",
+      /'mode' is given more than once/,
+    ],
     ["POST", "/api/terminals/term_nope/input", { body: { input: "x" } }, 404, "TERMINAL_NOT_FOUND"],
     [
       "POST",

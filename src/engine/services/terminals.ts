@@ -1102,7 +1102,7 @@ export class TerminalService {
       throw new EngineError(
         "limit",
         `${this.#terminals.size} terminals are open, the most allowed (WINTERM_MAX_TERMINALS); ` +
-          "release some with terminal_release",
+          "release some first (close the ones no longer needed)",
       );
     }
     const cwd = resolveDirectory(request.cwd, "cwd");

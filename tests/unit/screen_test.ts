@@ -178,6 +178,16 @@ Deno.test("a flood that outpaces the emulator still shows a screen of its lines"
   }
 });
 
+Deno.test("emoji take two columns, as wcwidth counts them (vim, curses)", async () => {
+  const buffer = new OutputBuffer();
+  const screen = new Screen(buffer, 20, 4);
+  // A program that counts 😀 as two columns moves to column 3 to write after it.
+  buffer.append(encoder.encode("😀\x1b[3GX\r\n中\x1b[3GY\r\n" + "😀".repeat(12)));
+  // Ten to a row of 20 columns.
+  assertEquals((await screen.render()).text, "😀X\n中Y\n" + "😀".repeat(10) + "\n😀😀\n");
+  screen.dispose();
+});
+
 Deno.test("requests made while a render waits to start share it", async () => {
   const buffer = new OutputBuffer();
   const screen = new Screen(buffer, 80, 24);

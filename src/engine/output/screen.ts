@@ -434,11 +434,22 @@ function sgr(attributes: Attributes): string {
 }
 
 async function loadTerminal(cols: number, rows: number): Promise<XtermTerminal> {
-  const { Terminal } = await import("@xterm/headless") as unknown as {
-    Terminal: typeof import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").Terminal;
-  };
-  return new Terminal({ cols, rows, scrollback: 0, allowProposedApi: true });
+  const [{ Terminal }, { Unicode11Addon }] = await Promise.all([
+    import("@xterm/headless") as unknown as Promise<{
+      Terminal: typeof import("npm:@xterm/headless@6.0.0/typings/xterm-headless.d.ts").Terminal;
+    }>,
+    import("@xterm/addon-unicode11") as unknown as Promise<{ Unicode11Addon: new () => Addon }>,
+  ]);
+  const terminal = new Terminal({ cols, rows, scrollback: 0, allowProposedApi: true });
+  // Emoji take two columns, as wcwidth (vim, curses, the shell) counts them: xterm's own table
+  // (Unicode 6) gives many of them one, and the screen came out shifted.
+  terminal.loadAddon(new Unicode11Addon());
+  terminal.unicode.activeVersion = "11";
+  return terminal;
 }
+
+/** What is used of an xterm add-on. */
+type Addon = Parameters<XtermTerminal["loadAddon"]>[0];
 
 async function loadSerializer(terminal: XtermTerminal): Promise<Serializer> {
   const { SerializeAddon } = await import("@xterm/addon-serialize") as {

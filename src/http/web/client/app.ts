@@ -9,6 +9,7 @@
  */
 import { Terminal } from "@xterm/xterm";
 import { FitAddon } from "@xterm/addon-fit";
+import { Unicode11Addon } from "@xterm/addon-unicode11";
 import * as AsciinemaPlayer from "asciinema-player";
 import { Feed } from "./feed.ts";
 
@@ -79,9 +80,13 @@ const term = new Terminal({
   fontFamily: "ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace",
   fontSize: 13,
   theme: { background: "#101418" },
+  allowProposedApi: true,
 });
 const fit = new FitAddon();
 term.loadAddon(fit);
+// Emoji two columns wide, as the programs (wcwidth) and the server's screen count them.
+term.loadAddon(new Unicode11Addon());
+term.unicode.activeVersion = "11";
 const feed = new Feed(
   { write: (data, parsed) => term.write(data, parsed) },
   MAX_BEHIND_BYTES,

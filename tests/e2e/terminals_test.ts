@@ -482,7 +482,13 @@ withServer("a slow screen read holds up no read of another terminal", async (mcp
     rows: 1000,
   });
   const { terminalId: quiet } = await mcp.callOk<Created>("terminal_create", { shell: "sh" });
-  await wait(mcp, { terminalId: heavy, idleMs: 300, timeoutMs: 10_000, since: 0 });
+  // All of it arrived (python3 may take a while to start on a busy machine).
+  let arrived = 0;
+  const all = await eventually(() => arrived >= 900_000, 30_000, async () => {
+    const read = await mcp.callOk<Read>("terminal_read", { terminalId: heavy, mode: "tail" });
+    arrived = read.stats.totalBytes;
+  });
+  ok(all, `${arrived} bytes arrived`);
   const order: string[] = [];
   const screen = mcp.callOk<Read>("terminal_read", { terminalId: heavy, mode: "screen" })
     .then(() => order.push("screen"));

@@ -8,10 +8,13 @@
  * Why: loaded from npm, the SDK is some 250 modules (zod, ajv as CommonJS) and made the server
  * answer `initialize` 50-60 ms later than the same code in one file. The SDK's bundle leaves Ajv
  * out (`AJV_STAND_IN`): its code was half the bundle, about 1 MiB of the idle server's memory and
- * 10-15 ms of every start, for a validator the server never uses. TypeBox is some 200 modules:
+ * 10-15 ms of every start, for a validator the server never uses. The SDK's types.js builds every
+ * zod schema of the protocol at load, 159 of them, about 40 ms of every start here; marked pure
+ * (`pureConstants`), the 76 nothing reaches are left out, a quarter of that time. TypeBox is some 200 modules:
  * from npm they held 4-5 MiB more of the idle server's memory than the same code in one file, and
  * an npm package at start-up brings in part of Deno's Node layer. Each bundle is the pinned
- * version's own code (but for modules a bundle replaces, each said here and in its `replace`);
+ * version's own code (but for modules a bundle replaces or rewrites, each said here and in its
+ * `replace`);
  * `tests/unit/sdk_bundle_test.ts` fails when one no longer matches what this
  * script makes from the pinned version (after an upgrade: run the task and commit).
  *
@@ -41,9 +44,10 @@ export interface Bundle {
   pinned: keyof typeof config.imports;
   /**
    * Modules of the package bundled in place of its own, by their path in the package: the
-   * bundle is then made from a copy of the pinned package with these written over it.
+   * bundle is then made from a copy of the pinned package with these written over it (a text,
+   * or a function of the module's own text).
    */
-  replace?: Record<string, string>;
+  replace?: Record<string, string | ((original: string) => string)>;
 }
 
 /**
@@ -63,13 +67,55 @@ export class AjvJsonSchemaValidator {
 }
 `;
 
+/**
+ * `text`, a module as tsc writes it, with each top-level `const` (a statement that starts at
+ * column 0 and goes on over indented lines and lines that start with a closing bracket) made
+ * pure: its initializer is wrapped in an arrow function called at once and marked `@__PURE__`.
+ * The value and the order of evaluation stay the same; what changes is that the bundler may
+ * leave out a constant nothing uses. Throws if a statement has no end, or if nothing is found
+ * (the layout is no longer tsc's).
+ *
+ * @example
+ * ```ts
+ * pureConstants("export const A = z.object({\n    a: z.string()\n});\n");
+ * // "export const A = /* @__PURE__ *\/ (() => (z.object({\n    a: z.string()\n})))();\n"
+ * ```
+ */
+export function pureConstants(text: string): string {
+  const lines = text.split("\n");
+  const continues = (line: string | undefined) => line !== undefined && /^[\s)\]}]/.test(line);
+  const out: string[] = [];
+  let made = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const start = lines[i].match(/^((?:export )?const [\w$]+ = )(.*)$/);
+    if (!start) {
+      out.push(lines[i]);
+      continue;
+    }
+    let end = i;
+    while (!(lines[end].endsWith(";") && !continues(lines[end + 1]))) {
+      if (++end === lines.length) throw new Error(`no end to the statement at line ${i + 1}`);
+    }
+    const statement = lines.slice(i, end + 1).join("\n");
+    const initializer = statement.slice(start[1].length, -1);
+    out.push(`${start[1]}/* @__PURE__ */ (() => (${initializer}))();`);
+    made++;
+    i = end;
+  }
+  if (made === 0) throw new Error("no top-level const found: the module's layout is not tsc's");
+  return out.join("\n");
+}
+
 /** Every generated module this script writes. */
 export const BUNDLES: Bundle[] = [
   {
     entry: "src/mcp/sdk_npm.ts",
     output: "src/mcp/sdk.generated.js",
     pinned: "@modelcontextprotocol/sdk/",
-    replace: { "dist/esm/validation/ajv-provider.js": AJV_STAND_IN },
+    replace: {
+      "dist/esm/validation/ajv-provider.js": AJV_STAND_IN,
+      "dist/esm/types.js": pureConstants,
+    },
   },
   { entry: "src/typebox_npm.ts", output: "src/typebox.generated.js", pinned: "@sinclair/typebox" },
   {
@@ -138,8 +184,12 @@ async function patchedPackage(bundle: Bundle, dir: string): Promise<string> {
   const { name, version } = pinnedPackage(bundle.pinned);
   await deno(["cache", bundle.entry]);
   cpSync(await cachedPackage(name, version), `${dir}/package`, { recursive: true });
-  for (const [path, text] of Object.entries(bundle.replace ?? {})) {
-    Deno.writeTextFileSync(`${dir}/package/${path}`, text);
+  for (const [path, replacement] of Object.entries(bundle.replace ?? {})) {
+    const file = `${dir}/package/${path}`;
+    Deno.writeTextFileSync(
+      file,
+      typeof replacement === "string" ? replacement : replacement(Deno.readTextFileSync(file)),
+    );
   }
   // The package's subpaths, as its exports map them ("./*": "./dist/esm/*").
   const { exports } = JSON.parse(Deno.readTextFileSync(`${dir}/package/package.json`));
@@ -173,7 +223,13 @@ export async function makeBundle(bundle: Bundle): Promise<string> {
       await deno([...args, bundle.entry]);
     }
     const pinned = config.imports[bundle.pinned].replace(/^npm:\/?/, "").replace(/\/$/, "");
-    const replaced = bundle.replace ? `, ${Object.keys(bundle.replace).join(", ")} replaced` : "";
+    const replaced = bundle.replace
+      ? `, ${
+        Object.entries(bundle.replace).map(([path, by]) =>
+          `${path} ${typeof by === "string" ? "replaced" : `rewritten by ${by.name}`}`
+        ).join(", ")
+      }`
+      : "";
     return `// Generated by scripts/bundle_sdk.ts from ${bundle.entry} (npm:${pinned}${replaced}): do not edit.\n` +
       Deno.readTextFileSync(out);
   } finally {

@@ -316,6 +316,48 @@ Deno.test({
 });
 
 Deno.test({
+  name: "connection cap: a connection whose request was answered makes room at once, however new",
+  ignore: !posix,
+  async fn() {
+    const server = await startHttpServer([], { WINTERM_HTTP_MAX_CONNECTIONS: "2" });
+    const bearer = `authorization: Bearer ${server.token}\r\n`;
+    const open: Deno.Conn[] = [];
+    try {
+      // A client keeps its connection after an answer (keep-alive), as fetch does.
+      const kept = await connectTo(server);
+      open.push(kept);
+      await kept.write(
+        encoder.encode(`GET /api/terminals HTTP/1.1\r\nhost: localhost\r\n${bearer}\r\n`),
+      );
+      let head = "";
+      const buffer = new Uint8Array(4096);
+      while (!/\r\n\r\n[\s\S]*\]/.test(head)) {
+        const count = await kept.read(buffer);
+        if (count === null) break;
+        head += decoder.decode(buffer.subarray(0, count));
+      }
+      match(head, /^HTTP\/1.1 200/);
+      // Another connection is in the middle of an upload: busy.
+      const busy = await connectTo(server);
+      open.push(busy);
+      await busy.write(encoder.encode(
+        `POST /api/terminals HTTP/1.1\r\nhost: localhost\r\n${bearer}content-length: 100\r\n\r\n{`,
+      ));
+      // A newcomer within the second: the answered connection goes, not the newcomer.
+      const answer = await rawRequest(
+        server,
+        `GET /api/terminals HTTP/1.1\nhost: localhost\n${bearer.replace("\r\n", "\n")}`,
+      );
+      assertEquals(answer.status, 200, answer.body);
+      assertEquals(await readToEnd(kept), "");
+    } finally {
+      open.forEach((conn) => conn.close());
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
   name: "300 initialize calls, then a new client is served (the oldest session made room)",
   ignore: !posix,
   async fn() {

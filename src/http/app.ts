@@ -30,6 +30,7 @@
  * ```
  * @module
  */
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { bearerAuth } from "hono/bearer-auth";
 import { cors } from "hono/cors";
@@ -52,7 +53,8 @@ export type Principal = { via: "token" } | { via: "web"; session: WebSession };
  */
 export type AppEnv = {
   Variables: { body: unknown; roundedIds?: Map<number, string>; principal?: Principal };
-  Bindings: { upgrade?: UpgradeTicket };
+  /** node:http's request and response (@hono/node-server's bindings), or a WebSocket ticket. */
+  Bindings: { upgrade?: UpgradeTicket; incoming?: IncomingMessage; outgoing?: ServerResponse };
 };
 
 /** The application. */
@@ -69,6 +71,12 @@ export interface AppOptions {
   web: WebSessions;
   /** Adds the endpoints (behind every check) to the app. */
   mount(app: App): void;
+  /**
+   * Called for each request that proved who it comes from (the token or a web session), before
+   * its body is read: only such a request may hold a connection busy. Anyone may send one of the
+   * public routes (a login) slowly; those connections stay idle, to be closed for a newcomer.
+   */
+  onAuthorized?(c: Context<AppEnv>): void;
 }
 
 /** True for the routes anyone may ask for: health, the web view's page and scripts, its login. */
@@ -155,10 +163,14 @@ export function createApp(options: AppOptions): App {
         );
       }
       c.set("principal", { via: "web", session: verdict.session });
+      options.onAuthorized?.(c);
       return await next();
     }
     c.set("principal", { via: "token" });
-    return await requireToken(c, next);
+    return await requireToken(c, () => {
+      options.onAuthorized?.(c);
+      return next();
+    });
   });
   app.use(jsonBody(options.maxBodyBytes));
   options.mount(app);

@@ -104,6 +104,15 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
     token,
     maxBodyBytes: config.maxBodyBytes,
     web,
+    // A connection with an authorized request in flight is busy: never closed to make room (nor
+    // is a stream). One whose request proved nothing (a login, sent slowly) is not.
+    onAuthorized(c) {
+      const { incoming, outgoing } = c.env ?? {};
+      if (!incoming || !outgoing) return;
+      const socket = incoming.socket;
+      front.busy(socket);
+      outgoing.once("close", () => front.idle(socket));
+    },
     mount(app: App) {
       app.all("/mcp", (c) => sessions.handle(c.req.raw, c.get("body"), c.get("roundedIds")));
       app.all("/mcp/*", (c) => sessions.handle(c.req.raw, c.get("body"), c.get("roundedIds")));
@@ -149,12 +158,6 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
     const answer = clientErrorAnswer(error, config);
     if (answer && socket.writable) socket.end(answer);
     else socket.destroy();
-  });
-  // A connection with a request in flight is busy: never evicted to make room; so is a stream.
-  parser.on("request", (request, response) => {
-    const socket = request.socket;
-    front.busy(socket);
-    response.once("close", () => front.idle(socket));
   });
   parser.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Uint8Array) => {
     front.busy(socket);

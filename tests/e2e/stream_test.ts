@@ -344,6 +344,40 @@ withHttp(
 );
 
 withHttp(
+  "stream: a client that sends without reading what it is sent is let go",
+  async (server) => {
+    const id = await shell(server);
+    const stalled = await stalledClient(server, `/api/terminals/${id}/stream`);
+    // Text frames of one byte, masked with a zero key, that are no JSON: each gets an error
+    // message back, which the client never reads (it grew the server 25 MB a second).
+    const junk = new Uint8Array(7 * 1000);
+    for (let at = 0; at < junk.length; at += 7) junk.set([0x81, 0x81, 0, 0, 0, 0, 0x78], at);
+    const letGo = () => server.stderr().includes("sends but does not read");
+    let sent = 0;
+    const started = performance.now();
+    try {
+      // Until the server lets it go (then writes fail), for 30 s at most.
+      while (!letGo() && performance.now() - started < 30_000) {
+        await stalled.write(junk);
+        sent += 1000;
+      }
+    } catch {
+      // reset by the server
+    }
+    ok(await eventually(letGo, 10_000), `the server took ${sent} junk frames and kept the client`);
+    stalled.close();
+    // The terminal is still there for others.
+    const reader = await openStream(server, `/api/terminals/${id}/stream`);
+    try {
+      await reader.until(() => reader.messages.some((m) => m.type === "hello"), "the hello");
+    } finally {
+      reader.close();
+    }
+  },
+  { env: { WINTERM_STREAM_MAX_BUFFERED_BYTES: "131072", WINTERM_LOG_LEVEL: "warn" } },
+);
+
+withHttp(
   "stream: a client still catching up when the program exits gets the final screen, then exit",
   async (server) => {
     // The program waits for a line, floods, and exits while the client reads nothing: the exit

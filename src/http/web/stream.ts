@@ -31,7 +31,8 @@
  * that falls further behind misses output until it has caught up (a quarter of the bound),
  * then gets `{"type":"resync","cols","rows"}` and a frame that redraws the screen as it is
  * then: its view is right again, and server memory never grows with a slow reader. (A
- * command's stream has no screen to redraw: its client is disconnected instead.) Frames from
+ * command's stream has no screen to redraw: its client is disconnected instead.) A client that
+ * sends a message while more than the bound waits for it is disconnected too. Frames from
  * clients are at most 64 KiB; typing waits for the terminal to take the previous input. A
  * client that answers no ping within {@link PING_INTERVAL_MS} is dropped.
  *
@@ -205,6 +206,21 @@ export class StreamHub {
     return true;
   }
 
+  /**
+   * Lets go of a client that sends while more than the bound waits for it to read (then true):
+   * each message may bring an answer, and one that sent 1-byte junk frames and read nothing
+   * grew the server by 25 MB a second, to 1.4 GB.
+   */
+  #deaf(ws: WebSocket): boolean {
+    if (ws.bufferedAmount <= this.options.maxBufferedBytes) return false;
+    log.warn("a stream client sends but does not read what it is sent: it is let go", {
+      buffered: ws.bufferedAmount,
+      limit: this.options.maxBufferedBytes,
+    });
+    ws.terminate();
+    return true;
+  }
+
   #serveTerminal(ws: WebSocket, terminal: Terminal, via: FrontEnd): void {
     const key = {};
     const send = (data: string | Uint8Array) => {
@@ -273,6 +289,7 @@ export class StreamHub {
       }
     };
     ws.on("message", (data: RawData, binary: boolean) => {
+      if (this.#deaf(ws)) return;
       if (binary) return input.push(key, rawBytes(data));
       let message: { type?: unknown; cols?: unknown; rows?: unknown; data?: unknown };
       try {
@@ -345,10 +362,10 @@ export class StreamHub {
       }));
       ws.close(1000, "the command ended");
     };
-    ws.on(
-      "message",
-      () => send(JSON.stringify({ type: "error", message: "a command's stream is read-only" })),
-    );
+    ws.on("message", () => {
+      if (this.#deaf(ws)) return;
+      send(JSON.stringify({ type: "error", message: "a command's stream is read-only" }));
+    });
     send(JSON.stringify({
       type: "hello",
       kind: "command",

@@ -57,6 +57,12 @@ const DRAINED: unique symbol = Symbol("drained");
  * notifications keep their order with everything (a command's output before its exit).
  */
 const LARGE_LINE_BYTES = 64 * 1024;
+/**
+ * Cancelled ids kept taken, at most (their characters, a number counting 8): beyond it the
+ * oldest are forgotten. The SDK sends no answer for most cancelled requests, so nothing else
+ * ends them, and 400 cancelled requests with ids of 2 MB held 350 MB for good.
+ */
+const CANCELLED_MAX_SIZE = 1024 * 1024;
 
 /** A line waiting to be written; `answer`: it answers a request (or a batch). */
 interface Line {
@@ -169,6 +175,8 @@ export class StdioTransport implements Transport {
    * session never reuse an id), and an answer made for one after all is not sent.
    */
   readonly #cancelled = new Set<string | number>();
+  /** The size of {@link #cancelled}'s ids (see {@link CANCELLED_MAX_SIZE}). */
+  #cancelledSize = 0;
   #allAnswered: (() => void)[] = [];
   readonly #decoder = new TextDecoder();
 
@@ -192,7 +200,10 @@ export class StdioTransport implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     const id = "id" in message && !("method" in message) ? message.id : undefined;
     // The SDK answers some cancelled requests all the same (an id of 0 or ""): not sent.
-    if (id !== undefined && this.#cancelled.delete(id)) return;
+    if (id !== undefined && this.#cancelled.delete(id)) {
+      this.#cancelledSize -= idSize(id);
+      return;
+    }
     const batch = id === undefined ? undefined : this.#batches.get(id);
     if (batch) {
       this.#batches.delete(id!);
@@ -403,6 +414,12 @@ export class StdioTransport implements Transport {
   #cancel(id: string | number): void {
     if (!this.#unanswered.has(id)) return; // answered already, or never asked
     this.#cancelled.add(id);
+    this.#cancelledSize += idSize(id);
+    for (const oldest of this.#cancelled) {
+      if (this.#cancelledSize <= CANCELLED_MAX_SIZE) break;
+      this.#cancelled.delete(oldest);
+      this.#cancelledSize -= idSize(oldest);
+    }
     const batch = this.#batches.get(id);
     if (batch) {
       this.#batches.delete(id);
@@ -526,4 +543,9 @@ export class StdioTransport implements Transport {
   #releaseSenders(): void {
     for (const resolve of this.#drained.splice(0)) resolve();
   }
+}
+
+/** What an id counts against {@link CANCELLED_MAX_SIZE}. */
+function idSize(id: string | number): number {
+  return typeof id === "string" ? id.length : 8;
 }

@@ -481,6 +481,38 @@ Deno.test("stdio: a cancelled request's id stays taken and its late answer is no
   ]);
 });
 
+Deno.test("stdio: cancelled ids are kept taken up to 1 MiB of them, the oldest forgotten first", async () => {
+  // 20 ids of 100 KB: 2 MB. The SDK answers none of them: only the bound lets them go.
+  const ids = Array.from({ length: 20 }, (_, i) => `${i}-`.padEnd(100_000, "x"));
+  const lines = [
+    ...ids.flatMap((id) => [
+      { jsonrpc: "2.0", id, method: "slow" },
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id } },
+    ]),
+    { jsonrpc: "2.0", id: ids[0], method: "slow" }, // forgotten: served again
+    { jsonrpc: "2.0", id: ids[19], method: "slow" }, // still taken
+  ].map((line) => JSON.stringify(line));
+  const output = collectingOutput();
+  const transport = new StdioTransport(
+    chunkedInput([encoder.encode(lines.join("\n") + "\n")]),
+    output,
+  );
+  const handed: { id?: unknown; method?: string }[] = [];
+  transport.onmessage = (message) => handed.push(message as { id?: unknown; method?: string });
+  await transport.start();
+  await transport.ended;
+  await transport.flushed();
+  const requests = handed.filter((message) => message.method === "slow");
+  assertEquals(requests.length, 21);
+  assertEquals(requests[20].id, ids[0]);
+  const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
+  assertEquals(answers.length, 1);
+  match(
+    answers[0].error.message,
+    /^Invalid Request: id "19-x+… is taken by a request not answered yet$/,
+  );
+});
+
 Deno.test("stdio: answered() gives up after its time when a request stays unanswered", async () => {
   const transport = new StdioTransport(
     chunkedInput([encoder.encode('{"jsonrpc":"2.0","id":7,"method":"tools/list"}\n')]),

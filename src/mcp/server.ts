@@ -101,7 +101,10 @@ export function createMcpServer(
       };
     } catch (error) {
       // Cancelled by the client (its answer is not sent): no failure of the tool's.
-      if (extra.signal.aborted) return failure(`${name}: cancelled by the client`);
+      if (extra.signal.aborted) {
+        log.debug("tool call cancelled by the client", { tool: name });
+        return failure(`${name}: cancelled by the client`);
+      }
       return failure(explain(name, error, audience));
     }
   });

@@ -432,6 +432,60 @@ Deno.test({
 });
 
 Deno.test({
+  name: "MCP over HTTP: a call whose client went away is cancelled, not left waiting",
+  ignore: !posix,
+  async fn() {
+    const server = await startHttpServer([], { WINTERM_LOG_LEVEL: "debug" });
+    try {
+      const init = await postMcp(server, initializeBody(1));
+      const sessionId = init.sessionId!;
+      await postMcp(server, { jsonrpc: "2.0", method: "notifications/initialized" }, sessionId);
+      const created = await postMcp(server, {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "terminal_create", arguments: { command: "cat" } },
+      }, sessionId);
+      const { terminalId } = created.json.result.structuredContent;
+      // A wait for what never comes, for 10 minutes; the client leaves once it is under way.
+      const leaving = new AbortController();
+      const response = await fetch(`${server.url}/mcp`, {
+        method: "POST",
+        signal: leaving.signal,
+        headers: {
+          authorization: `Bearer ${server.token}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-06-18",
+          "mcp-session-id": sessionId,
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 3,
+          method: "tools/call",
+          params: {
+            name: "terminal_wait",
+            arguments: { terminalId, pattern: "never-printed", timeoutMs: 600_000 },
+          },
+        }),
+      });
+      assertEquals(response.status, 200);
+      leaving.abort();
+      await response.body?.cancel().catch(() => {});
+      ok(
+        await eventually(
+          () => server.stderr().includes("tool call cancelled by the client"),
+          10_000,
+        ),
+        server.stderr().slice(-2000),
+      );
+    } finally {
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
   name: "MCP sessions expire when unused for WINTERM_MCP_SESSION_IDLE_SECONDS",
   ignore: !posix,
   async fn() {

@@ -186,7 +186,7 @@ async function main(): Promise<void> {
       );
     }
     const shutdown = shutdownOnce(groundwork, engine, {
-      answered: () => Promise.resolve(),
+      answered: (timeoutMs) => http.answered(timeoutMs),
       close: () => http.close(),
     });
     // A server that cannot accept connections is of no use: exit non-zero (Restart=on-failure).

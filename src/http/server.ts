@@ -24,7 +24,7 @@
  * ```
  * @module
  */
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import type { HttpConfig, ToolProfile } from "../config.ts";
@@ -32,7 +32,7 @@ import type { Engine } from "../engine/mod.ts";
 import { log } from "../log.ts";
 import { toolsFor } from "../mcp/profiles.ts";
 import { createMcpServer } from "../mcp/server.ts";
-import { type App, createApp } from "./app.ts";
+import { type App, createApp, isMcpPath } from "./app.ts";
 import { ConnectionFront, rawErrorResponse } from "./listener.ts";
 import { McpSessions } from "./mcp_sessions.ts";
 import { RestApi, restError } from "./rest.ts";
@@ -49,6 +49,12 @@ export interface HttpFrontEnd {
   token: string;
   /** Settles, with the error, only if the listener fails for good (the server is then deaf). */
   failed: Promise<Error>;
+  /**
+   * Settles once every request being answered has been (an MCP event stream of its own,
+   * `GET /mcp`, is no answer: it never ends), or after `timeoutMs`. A stop waits for it, so
+   * that the calls its end of the processes ended are answered with how they ended.
+   */
+  answered(timeoutMs: number): Promise<void>;
   /** Stops accepting connections and closes the MCP sessions (the engine is the caller's). */
   close(): Promise<void>;
 }
@@ -173,6 +179,16 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
         socket.destroy();
       });
   });
+  const answering = new Set<ServerResponse>();
+  const allAnswered: (() => void)[] = [];
+  parser.on("request", (request: IncomingMessage, response: ServerResponse) => {
+    if (request.method === "GET" && isMcpPath((request.url ?? "").split("?")[0])) return;
+    answering.add(response);
+    response.once("close", () => {
+      answering.delete(response);
+      if (answering.size === 0) { for (const resolve of allAnswered.splice(0)) resolve(); }
+    });
+  });
   // node:http keeps connections alive and checks deadlines only while it believes it listens;
   // the listening socket is ours, so tell it.
   let serving = true;
@@ -197,6 +213,16 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
     url,
     token,
     failed: front.failed,
+    answered(timeoutMs) {
+      if (answering.size === 0) return Promise.resolve();
+      return new Promise((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        allAnswered.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
     async close() {
       serving = false;
       streams.closeAll();

@@ -472,6 +472,44 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: "SIGTERM: calls waiting on the processes it ends are answered with how they ended",
+  ignore: !linux,
+  async fn() {
+    const server = await startHttpServer();
+    const marker = uniqueMarker();
+    const created = await request(server, "POST", "/api/terminals", {
+      body: { shell: "bash" },
+    });
+    const id = created.json.data.terminalId;
+    // A REST run and an MCP terminal_wait, both waiting when the server is told to stop.
+    const run = request(server, "POST", `/api/terminals/${id}/run`, {
+      body: { command: `sleep ${marker}`, timeoutMs: 60_000 },
+    });
+    const client = new Client({ name: "stopping", version: "1" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${server.token}` } },
+      }),
+    );
+    const wait = client.callTool(
+      {
+        name: "terminal_wait",
+        arguments: { terminalId: id, pattern: "never-printed", timeoutMs: 60_000 },
+      },
+      undefined,
+      { timeout: 60_000 },
+    );
+    ok(await eventually(() => processesWith(`sleep ${marker}`).length > 0), "sleep did not start");
+    const status = await server.stop("SIGTERM");
+    assertEquals(status.code, 0);
+    const ran = await run;
+    ok(ran.status < 500, JSON.stringify(ran.json));
+    const waited = await wait;
+    assertEquals((waited.structuredContent as { condition: string }).condition, "exit");
+  },
+});
+
 /** Starts the server with `env` and expects it to refuse to start; returns what it said. */
 async function refusedStart(env: Record<string, string>): Promise<string> {
   const { code, stderr } = await new Deno.Command(Deno.execPath(), {

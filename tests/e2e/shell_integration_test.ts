@@ -8,7 +8,7 @@
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { connect, type Connection } from "../helpers/mcp.ts";
 import { request, startHttpServer } from "../helpers/http.ts";
-import { tempDir } from "../helpers/process.ts";
+import { eventually, tempDir } from "../helpers/process.ts";
 
 const linux = Deno.build.os === "linux";
 const has = (program: string) =>
@@ -372,6 +372,45 @@ shellTest(
     assertEquals((await run(mcp, terminalId, "env | grep -c WINTERM_SHELL_NONCE")).output, "0\n");
   },
   { files: { ".bashrc": USER_BASHRC } },
+);
+
+shellTest(
+  "a line typed before the shell's first prompt: waits answer with its output, not its echo",
+  async (mcp, home) => {
+    // The shell starts slowly (its ~/.bashrc waits for a file, as pyenv or nvm take a second):
+    // the line is typed before the first prompt, echoed by the terminal, then shown again by
+    // readline after the prompt. Neither echo is the answer, nor is that prompt.
+    const typedEarly = async (input: string) => {
+      const terminalId = await open(mcp, "bash");
+      await mcp.callOk("terminal_write", { terminalId, input });
+      let output = "";
+      ok(
+        await eventually(() => output.includes(input), 10_000, async () => {
+          output = (await mcp.callOk<{ output: string }>("terminal_read", { terminalId })).output;
+        }),
+        `the terminal did not echo the line: ${JSON.stringify(output)}`,
+      );
+      return terminalId;
+    };
+    const first = await typedEarly("sleep 0.2; echo server-ready-on-port-4321");
+    const second = await typedEarly("sleep 0.2; echo slept-$((2 * 3))");
+    Deno.writeTextFileSync(`${home}/go`, "");
+    const matched = await mcp.callOk<{ condition: string; output: string }>("terminal_wait", {
+      terminalId: first,
+      pattern: "ready-on-port-\\d+",
+      timeoutMs: 15_000,
+    });
+    assertEquals(matched.condition, "pattern");
+    match(matched.output, /^server-ready-on-port-4321\n/);
+    const prompted = await mcp.callOk<{ condition: string; output: string }>("terminal_wait", {
+      terminalId: second,
+      prompt: true,
+      timeoutMs: 15_000,
+    });
+    assertEquals(prompted.condition, "prompt");
+    match(prompted.output, /^slept-6\n/);
+  },
+  { files: { ".bashrc": 'while [ ! -e "$HOME/go" ]; do sleep 0.05; done\n' } },
 );
 
 shellTest("zsh with a real ~/.zshrc and ZDOTDIR given back", async (mcp) => {

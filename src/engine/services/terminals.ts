@@ -217,6 +217,25 @@ export interface WaitOutcome {
   skippedBytes: number;
 }
 
+/** Input written to a terminal, as a wait after it needs it. */
+interface TypedInput {
+  /** Where the output stood when it was written. */
+  offset: number;
+  text: string;
+  /** Written before the shell's first prompt: the shell reads it at that prompt. */
+  beforeFirstPrompt: boolean;
+  /** Where that prompt ended, once it has. */
+  readAt?: number;
+}
+
+/** Where a wait looks (see `Terminal.#waitOrigin`). */
+interface WaitOrigin {
+  from: number;
+  echo?: EchoSkip;
+  /** The input waits for the shell's first prompt: `from` and `echo` are not final yet. */
+  awaitingPrompt?: boolean;
+}
+
 /** The output since a wait's start, as a wait answers it. */
 export interface WaitOutput {
   output: string;
@@ -306,7 +325,7 @@ export class Terminal {
   #codec: ChildCodec;
   #stopping: Promise<ExitStatus> | undefined;
   /** The last input written, and where the output stood then: a wait answers it. */
-  #lastInput: { offset: number; text: string } | undefined;
+  #lastInput: TypedInput | undefined;
   /** The shell's state from its integration marks (shells started with it). */
   readonly #shell: ShellTracker | undefined;
   /** cmd: what `run` types around a command (to mark its output and learn its exit code). */
@@ -355,6 +374,11 @@ export class Terminal {
       marks: shell && {
         filter: new MarkFilter(integration!.nonce),
         onMark: (mark, offset) => {
+          const input = this.#lastInput;
+          if (
+            mark.kind === "prompt-end" && input?.beforeFirstPrompt && input.readAt === undefined &&
+            offset >= input.offset
+          ) input.readAt = offset;
           if (shell.onMark(mark, offset)) this.events.emit({ type: "state" });
         },
       },
@@ -414,7 +438,12 @@ export class Terminal {
     this.#assertRunning();
     const bytes = this.#codec.encode(text, "input");
     this.launcher.input({ ...this.context, via }, text);
-    this.#lastInput = { offset: this.#output.end, text };
+    const shell = this.#shell;
+    this.#lastInput = {
+      offset: this.#output.end,
+      text,
+      beforeFirstPrompt: shell !== undefined && shell.promptEnd < 0 && shell.command === undefined,
+    };
     this.#lastWrite = { time: Date.now(), reader: this.#child.terminalReader() };
     if (this.#shell?.noteInput(text, this.#output.end)) this.events.emit({ type: "state" });
     this.touch();
@@ -717,12 +746,24 @@ export class Terminal {
   /**
    * Where a wait looks: from line `since`, or the answer to the last write (after its echo),
    * or the start. The one place this rule lives.
+   *
+   * A line typed before the shell's first prompt is read at that prompt: the terminal echoed it
+   * as it was typed, and the line editor shows it again after the prompt. Its answer starts
+   * after that prompt and that second echo; until the prompt has come, the origin is
+   * `awaitingPrompt` (nothing matches, and that prompt is not the one a wait for a prompt
+   * wants). Before, a wait right after `terminal_create` matched the line as typed, and a wait
+   * for the prompt answered at the prompt the command was about to run at.
    */
-  #waitOrigin(since: number | undefined): { from: number; echo?: EchoSkip } {
+  #waitOrigin(since: number | undefined): WaitOrigin {
     if (since !== undefined) return { from: this.#output.lineStart(since) };
     const input = this.#lastInput;
     if (!input) return { from: 0 };
-    return { from: input.offset, echo: this.#output.echo(input.offset, input.text) };
+    const from = input.beforeFirstPrompt ? input.readAt ?? input.offset : input.offset;
+    return {
+      from,
+      echo: this.#output.echo(from, input.text),
+      awaitingPrompt: input.beforeFirstPrompt && input.readAt === undefined,
+    };
   }
 
   /**
@@ -774,13 +815,24 @@ export class Terminal {
   wait(request: WaitRequest): Promise<WaitOutcome> {
     this.touch();
     this.checkWaitConditions(request);
-    const origin = this.#waitOrigin(request.since);
+    let origin = this.#waitOrigin(request.since);
     let from = origin.from;
     const pattern = request.pattern;
     let scanner = pattern ? this.#output.scan(pattern, from) : undefined;
+    /** The origin once the prompt it waited for has come (see `#waitOrigin`). */
+    const settle = (): WaitOrigin => {
+      if (!origin.awaitingPrompt) return origin;
+      const next = this.#waitOrigin(request.since);
+      if (next.awaitingPrompt) return origin;
+      origin = next;
+      from = next.from;
+      scanner?.cancel();
+      scanner = pattern ? this.#output.scan(pattern, from) : undefined;
+      return origin;
+    };
     /** The echo's end once known: matching (and the answer) start there. */
     const afterEcho = (): EchoLocation | undefined => {
-      const where = origin.echo?.locate();
+      const where = settle().echo?.locate();
       if (where?.state === "found" && where.start !== from) {
         from = where.start;
         scanner?.cancel();
@@ -792,7 +844,10 @@ export class Terminal {
     /** The condition about the shell or the program that holds now, if one asked for does. */
     const stateCondition = (): "prompt" | "input" | undefined => {
       // A prompt shown after the write (or `since`): never the one a command was typed at.
-      if (request.prompt && shell?.atPrompt && shell.promptEnd > origin.from) return "prompt";
+      const { awaitingPrompt, from: start } = settle();
+      if (request.prompt && !awaitingPrompt && shell?.atPrompt && shell.promptEnd > start) {
+        return "prompt";
+      }
       if (request.input && this.running && !shell?.atPrompt && this.#readingInput()) {
         return "input";
       }
@@ -820,6 +875,8 @@ export class Terminal {
       const check = async (final: boolean): Promise<boolean> => {
         if (!scanner || done) return false;
         const echo = afterEcho();
+        // Typed before the first prompt, not read yet: nothing after it is its answer yet.
+        if (origin.awaitingPrompt && !final) return false;
         // The echo is arriving: match once it has (the output that completes it will come).
         if (echo?.state === "pending" && !final) return false;
         // Not echoed yet: match what is here, never the echo arriving while matching yields.

@@ -131,7 +131,10 @@ function describe(error: ValueError, root: TObject): string {
 /** The value a rule refused, as the refusal shows it: its size where the rule is on its size. */
 function shown(schema: Record<string, unknown>, value: unknown): string {
   if (Array.isArray(value) && schema.maxItems !== undefined) return `${value.length} items`;
-  if (typeof value === "object" && value !== null && schema.maxProperties !== undefined) {
+  if (
+    typeof value === "object" && value !== null && !Array.isArray(value) &&
+    schema.maxProperties !== undefined
+  ) {
     return `${Object.keys(value).length} entries`;
   }
   return show(value);

@@ -138,6 +138,17 @@ function validate<
   schema: T,
   value: unknown,
 ): Static<T> {
+  // Not an object at all: the body (or query) as a whole is at fault, not a field of it.
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    const got = value === undefined
+      ? "no body"
+      : value === null
+      ? "null"
+      : Array.isArray(value)
+      ? "an array"
+      : `a ${typeof value}`;
+    throw new InvalidInput([`the request body must be a JSON object (got ${got})`]);
+  }
   const problems = validationErrors(schema, value);
   if (problems.length) throw new InvalidInput(problems);
   return value as Static<T>;

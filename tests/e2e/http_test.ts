@@ -230,7 +230,15 @@ withHttp("REST refuses what it should, with the right status and code", async (s
       { raw: "null", headers: { "content-type": "application/json" } },
       400,
       "INVALID_INPUT",
-      /must be an object \(got null\)/,
+      /^the request body must be a JSON object \(got null\)$/,
+    ],
+    [
+      "POST",
+      "/api/terminals",
+      { raw: "[]", headers: { "content-type": "application/json" } },
+      400,
+      "INVALID_INPUT",
+      /^the request body must be a JSON object \(got an array\)$/,
     ],
     [
       "POST",

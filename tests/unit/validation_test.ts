@@ -36,6 +36,10 @@ Deno.test("a rule on a size says so, with the size given", () => {
   assertEquals(validationErrors(schema, { n: 1, env }), [
     "'env' must be an object of at most 500 entries (got 501 entries)",
   ]);
+  // An array against an object's size rule: shown as it is, not as a count of entries.
+  assertEquals(validationErrors(schema, { n: 1, env: [{ name: "A", value: "b" }] }), [
+    `'env' must be an object of at most 500 entries (got [{"name":"A","value":"b"}])`,
+  ]);
 });
 
 Deno.test("past the first five problems, the rest are counted", () => {

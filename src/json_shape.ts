@@ -52,7 +52,13 @@ export interface JsonShape {
    * The ids written as numbers, as written, of the message (an object; item 0) or of each
    * message of a batch (an array of objects; its items counted from 0).
    */
-  numberIds: { item: number; written: string }[];
+  numberIds: { item: number; written: string; at: number }[];
+  /**
+   * The ids written as strings of at most {@link MOST_STRING_ID_CHARACTERS} characters, as
+   * JSON literals (quotes and escapes included), likewise: a message refused unread for its
+   * shape is answered with its id where it has one.
+   */
+  stringIds: { item: number; literal: string; at: number }[];
   /** A string in it is never closed: the counts stop there, and the parser says what is wrong. */
   unclosed: boolean;
 }
@@ -61,6 +67,7 @@ export interface JsonShape {
 export function jsonShape(text: string): JsonShape {
   let separators = 0, depth = 0, deepest = 0, item = 0;
   const numberIds: JsonShape["numberIds"] = [];
+  const stringIds: JsonShape["stringIds"] = [];
   const batch = text.trimStart().startsWith("[");
   // A message's own keys are at depth 1; in a batch, at depth 2.
   const keysAt = batch ? 2 : 1;
@@ -70,6 +77,7 @@ export function jsonShape(text: string): JsonShape {
     batch,
     items: item + 1,
     numberIds,
+    stringIds,
     unclosed: false,
   });
   for (let i = 0; i < text.length; i++) {
@@ -79,7 +87,9 @@ export function jsonShape(text: string): JsonShape {
         if (end < 0) return { ...shape(), unclosed: true };
         if (depth === keysAt && isIdKey(text, i, end)) {
           const written = numberValue(text, end + 1);
-          if (written !== undefined) numberIds.push({ item, written });
+          if (written !== undefined) numberIds.push({ item, written, at: i });
+          const literal = stringValue(text, end + 1);
+          if (literal !== undefined) stringIds.push({ item, literal, at: i });
         }
         i = end;
         break;
@@ -204,6 +214,42 @@ function numberValue(text: string, from: number): string | undefined {
   const number = /-?[0-9][0-9.eE+-]*|-/y;
   number.lastIndex = colon.lastIndex;
   return number.exec(text)?.[0];
+}
+
+/** String ids longer than this are not kept (nor answered with when refused unread). */
+export const MOST_STRING_ID_CHARACTERS = 1000;
+
+/**
+ * The string written as the value of the key that ends at `from`, as its JSON literal, or
+ * undefined if what follows is no key with a string of at most
+ * {@link MOST_STRING_ID_CHARACTERS} characters.
+ */
+function stringValue(text: string, from: number): string | undefined {
+  const colon = /[ \t\n\r]*:[ \t\n\r]*/y;
+  colon.lastIndex = from;
+  if (!colon.exec(text) || text.charCodeAt(colon.lastIndex) !== QUOTE) return undefined;
+  const end = closingQuote(text, colon.lastIndex);
+  if (end < 0 || end - colon.lastIndex - 1 > MOST_STRING_ID_CHARACTERS) return undefined;
+  return text.slice(colon.lastIndex, end + 1);
+}
+
+/**
+ * The id of a lone message (not a batch), as it would be read, if the shape shows one exactly:
+ * a string, or an integer written plainly. Undefined otherwise (none, a batch, a number that
+ * may be rounded, a string with a bad escape): then a refusal's id is null.
+ */
+export function messageId(shape: JsonShape): string | number | undefined {
+  if (shape.batch) return undefined;
+  // Of a key given twice, the parser keeps the last.
+  const number = shape.numberIds.at(-1), string = shape.stringIds.at(-1);
+  if (string && (!number || string.at > number.at)) {
+    try {
+      return JSON.parse(string.literal);
+    } catch {
+      return undefined;
+    }
+  }
+  return number && PLAIN_SAFE.test(number.written) ? Number(number.written) : undefined;
 }
 
 /** The index of the quote that closes the string opened at `open`, or -1 if none does. */

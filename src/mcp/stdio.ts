@@ -28,6 +28,7 @@ import {
   jsonShape,
   jsonShapeProblem,
   MAX_BATCH_MESSAGES,
+  messageId,
   roundedIds,
 } from "../json_shape.ts";
 import { answerableId, whatIsWrong } from "./refusal.ts";
@@ -369,9 +370,12 @@ export class StdioTransport implements Transport {
     const rounded = bounds ? new Map<number, string>() : roundedIds(shape);
     const problem = bounds ?? (shape.batch ? undefined : rounded.get(0));
     if (problem) {
-      // Not parsed, so its id is unknown: null, as for a line over the size bound.
       this.onerror?.(new Error(`a message refused unread: ${problem}`));
-      return this.#sendError(null, -32600, `Invalid Request: ${problem}; it was not read`);
+      // Not parsed, but its id is answered where the shape shows it exactly and it is not one
+      // under way (the caller hears why instead of waiting for its time-out); else null.
+      const shown = bounds ? messageId(shape) : undefined;
+      const id = shown === undefined || this.#isTaken(shown) ? null : shown;
+      return this.#sendError(id, -32600, `Invalid Request: ${problem}; it was not read`);
     }
     let message: JSONRPCMessage;
     try {

@@ -5,6 +5,7 @@ import {
   jsonShapeProblem,
   MAX_JSON_DEPTH,
   MAX_JSON_SEPARATORS,
+  messageId,
   roundedIds,
 } from "../../src/json_shape.ts";
 import { fc } from "../helpers/arbitraries.ts";
@@ -86,9 +87,35 @@ Deno.test("json shape: the ids written as numbers are the messages' own, as writ
       const ids = (batch ? all : [all[0]]).flatMap((m, item) =>
         typeof m.id === "number" ? [{ item, written: JSON.stringify(m.id) }] : []
       );
-      assertEquals(jsonShape(text).numberIds, ids);
+      assertEquals(jsonShape(text).numberIds.map(({ item, written }) => ({ item, written })), ids);
     }),
     { numRuns: 1000 },
+  );
+});
+
+Deno.test("json shape: a lone message's id is known unread when it is exact; else none", () => {
+  const id = fc.oneof(
+    fc.integer(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    hostileString,
+    fc.string({ minLength: 990, maxLength: 1010 }),
+    fc.constant(null),
+  );
+  fc.assert(
+    fc.property(id, hostileJson, fc.boolean(), (id, params, last) => {
+      // The message's own id, before or after params that hold ids of their own.
+      const inner = { id: "inner", nested: [{ id: 7 }, params] };
+      const message = last
+        ? { jsonrpc: "2.0", method: "x", params: inner, id }
+        : { jsonrpc: "2.0", id, method: "x", params: inner };
+      const shape = jsonShape(JSON.stringify(message));
+      const exact = typeof id === "string"
+        ? JSON.stringify(id).length - 2 <= 1000
+        : typeof id === "number" && /^-?(?:0|[1-9][0-9]{0,14})$/.test(JSON.stringify(id));
+      assertEquals(messageId(shape), exact ? JSON.parse(JSON.stringify(id)) : undefined); // -0 is read as 0
+      assertEquals(messageId(jsonShape(JSON.stringify([message]))), undefined);
+    }),
+    { numRuns: 2000 },
   );
 });
 

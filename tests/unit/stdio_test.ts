@@ -216,19 +216,36 @@ Deno.test("stdio: a message of too many keys or too deep is refused unread, and 
   await transport.flushed();
   assertEquals(messages, [{ jsonrpc: "2.0", id: 3, method: "y" }]);
   const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
+  // Unread, but their ids are in sight: the callers hear why instead of waiting.
   assertEquals(answers.map(({ id, error }) => [id, error.code, error.message]), [
     [
-      null,
+      1,
       -32600,
       "Invalid Request: it has 120009 commas and colons outside strings, more than 100000 " +
       "(about 50000 keys or 100000 array items); it was not read",
     ],
     [
-      null,
+      2,
       -32600,
       "Invalid Request: it nests objects and arrays 72 deep, more than 64; it was not read",
     ],
   ]);
+});
+
+Deno.test("stdio: a message refused unread whose id is under way is answered with id null", async () => {
+  const output = collectingOutput();
+  const deep = JSON.parse("[".repeat(70) + "]".repeat(70));
+  const lines = [
+    { jsonrpc: "2.0", id: "a", method: "slow" },
+    { jsonrpc: "2.0", id: "a", method: "x", params: { deep } }, // "a" is under way
+  ].map((line) => JSON.stringify(line) + "\n");
+  const transport = new StdioTransport(chunkedInput([encoder.encode(lines.join(""))]), output);
+  transport.onmessage = () => {};
+  await transport.start();
+  await transport.ended;
+  await transport.flushed();
+  const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
+  assertEquals(answers.map(({ id }) => id), [null]);
 });
 
 Deno.test("stdio: an id a double does not hold exactly is refused with id null, unread", async () => {

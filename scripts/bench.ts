@@ -101,7 +101,12 @@ async function rawPty(): Promise<number> {
 }
 
 async function ourPty(): Promise<number> {
-  const child = spawn({ file: "sh", args: ["-c", PRODUCER], cwd: ROOT, env: Deno.env.toObject() });
+  const child = await spawn({
+    file: "sh",
+    args: ["-c", PRODUCER],
+    cwd: ROOT,
+    env: Deno.env.toObject(),
+  });
   let bytes = 0;
   child.onData((data) => bytes += data.length);
   await child.exited;

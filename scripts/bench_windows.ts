@@ -72,7 +72,11 @@ async function measured(run: () => Promise<Received>): Promise<Sample> {
  * Counts what a winterm child hands on. A read that never came back full means the pipe never
  * filled up while no read was pending: the program never waited on our reader.
  */
-async function received(child: ReturnType<typeof spawn>, stdoutOnly = false): Promise<Received> {
+async function received(
+  spawning: ReturnType<typeof spawn>,
+  stdoutOnly = false,
+): Promise<Received> {
+  const child = await spawning;
   const seen = { bytes: 0, largest: 0 };
   child.onData((data, stream) => {
     if (stdoutOnly && stream !== "stdout") return;

@@ -102,6 +102,12 @@ export abstract class ChildBase implements ChildProcess {
   protected abstract readonly endOfInput: Uint8Array;
   #resolveExited!: (status: ExitStatus) => void;
   #listeners: DataListener[] = [];
+  /**
+   * Output read before the first listener came (copies): handed to it first. A child is
+   * started on the blocking pool, and the reactor may read its output before the caller that
+   * awaited the start has had its turn to listen.
+   */
+  #early: [Uint8Array, StreamName][] | undefined = [];
   #status: ExitStatus | undefined;
   #finished = false;
   #drainTimer: ReturnType<typeof setTimeout> | undefined;
@@ -117,6 +123,9 @@ export abstract class ChildBase implements ChildProcess {
 
   onData(listener: DataListener): void {
     this.#listeners.push(listener);
+    const early = this.#early;
+    this.#early = undefined;
+    for (const [data, stream] of early ?? []) listener(data, stream);
   }
 
   write(data: Uint8Array, timeoutMs: number = WRITE_TIMEOUT_MS): Promise<void> {
@@ -148,6 +157,7 @@ export abstract class ChildBase implements ChildProcess {
   /** The function that hands a stream's chunks to the listeners. */
   protected emitter(stream: StreamName): (data: Uint8Array) => void {
     return (data) => {
+      this.#early?.push([data.slice(), stream]);
       for (const listener of this.#listeners) listener(data, stream);
     };
   }

@@ -5,7 +5,7 @@
  * @example
  * ```ts
  * import { spawn } from "./mod.ts";
- * const child = spawn({ file: "sh", args: ["-c", "echo hi"], cwd: "/", env: { PATH: "/bin" } });
+ * const child = await spawn({ file: "sh", args: ["-c", "echo hi"], cwd: "/", env: { PATH: "/bin" } });
  * child.onData((bytes) => console.error(new TextDecoder().decode(bytes)));
  * console.error(await child.exited); // { exitCode: 0, signal: null }
  * ```
@@ -42,11 +42,11 @@ export function prepareSpawn(options: SpawnOptions): PreparedSpawn {
 
 /**
  * Starts a child: exactly what {@link prepareSpawn} decided, or `options` prepared now.
- * Throws {@link SpawnError} when it cannot start.
+ * Rejects with {@link SpawnError} when it cannot start.
  */
-export function spawn(what: SpawnOptions | PreparedSpawn): ChildProcess {
+export async function spawn(what: SpawnOptions | PreparedSpawn): Promise<ChildProcess> {
   const prepared = "options" in what ? what : prepareSpawn(what);
-  return WINDOWS ? spawnWindows(prepared) : spawnPosix(prepared);
+  return WINDOWS ? spawnWindows(prepared) : await spawnPosix(prepared);
 }
 
 /**

@@ -162,7 +162,7 @@ export interface ChildProcess {
   readonly codePage: "utf-8" | number | null;
   /** Settles once the child has exited, been reaped, and its output is drained. */
   readonly exited: Promise<ExitStatus>;
-  /** Adds an output listener. */
+  /** Adds an output listener. The first one added also gets what was read before it came. */
   onData(listener: DataListener): void;
   /**
    * Queues bytes for the child's input. Settles when the OS has taken them all; rejects if the

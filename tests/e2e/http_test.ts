@@ -508,7 +508,10 @@ Deno.test({
       undefined,
       { timeout: 60_000 },
     );
-    ok(await eventually(() => processesWith(`sleep ${marker}`).length > 0), "sleep did not start");
+    ok(
+      await eventually(() => processesWith(`sleep ${marker}`).length > 0, 30_000),
+      "sleep did not start",
+    );
     const status = await server.stop("SIGTERM");
     assertEquals(status.code, 0);
     const ran = await run;

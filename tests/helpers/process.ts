@@ -22,12 +22,12 @@ export interface Collected {
 }
 
 /** Spawns with the test's environment and collects output. */
-export function start(
+export async function start(
   file: string,
   args: string[],
   options: Partial<SpawnOptions> = {},
-): Collected {
-  const child = spawn({ file, args, cwd: Deno.cwd(), env: Deno.env.toObject(), ...options });
+): Promise<Collected> {
+  const child = await spawn({ file, args, cwd: Deno.cwd(), env: Deno.env.toObject(), ...options });
   const chunks: Record<string, Uint8Array[]> = { stdout: [], stderr: [] };
   const waiters: (() => void)[] = [];
   child.onData((data, stream) => {

@@ -33,7 +33,7 @@ Deno.test({
       // IUTF8 is 0x4000 on Linux and macOS (not every python exports the name).
       "print('iutf8', bool(termios.tcgetattr(0)[0] & getattr(termios, 'IUTF8', 0x4000)))",
     ].join("\n");
-    const run = start(PY, ["-c", script]);
+    const run = await start(PY, ["-c", script]);
     assertEquals(await run.exited, { exitCode: 0, signal: null });
     const out = run.stdout();
     for (
@@ -56,7 +56,7 @@ Deno.test({
   async fn() {
     for (const mode of ["pty", "pipe"] as const) {
       // cat keeps the dispositions it was given (python would ignore SIGPIPE itself).
-      const status = start("cat", ["/proc/self/status"], { mode });
+      const status = await start("cat", ["/proc/self/status"], { mode });
       await status.exited;
       const mask = (name: string) =>
         BigInt("0x" + status.stdout().match(new RegExp(`${name}:\\s+([0-9a-f]+)`))![1]);
@@ -64,7 +64,7 @@ Deno.test({
       // Signals 1-31; glibc itself ignores its internal ones (32, 33) in every spawned child.
       assertEquals(mask("SigIgn") & 0x7fffffffn, 0n);
       // 0-2 and the fd that listdir itself opened (3): nothing else.
-      const fds = start(PY, [
+      const fds = await start(PY, [
         "-c",
         "import os; print(sorted(int(f) for f in os.listdir('/proc/self/fd')))",
       ], { mode });
@@ -78,7 +78,7 @@ Deno.test({
   name: "Ctrl+C written to the terminal interrupts the foreground program",
   ignore: !posix,
   async fn() {
-    const run = start("sleep", ["30"]);
+    const run = await start("sleep", ["30"]);
     await new Promise((resolve) => setTimeout(resolve, 200));
     await run.child.write(encoder.encode("\x03"));
     assertEquals(await run.exited, { exitCode: null, signal: "SIGINT" });
@@ -95,7 +95,7 @@ Deno.test({
       "print('size', *os.get_terminal_size(), flush=True)",
       "time.sleep(10)",
     ].join("\n");
-    const run = start(PY, ["-c", script], { cols: 90, rows: 30 });
+    const run = await start(PY, ["-c", script], { cols: 90, rows: 30 });
     await run.waitFor("size 90 30");
     run.child.resize(132, 43);
     await run.waitFor("winch 132 43");
@@ -110,7 +110,9 @@ Deno.test({
   async fn() {
     for (let round = 0; round < 10; round++) {
       for (const mode of ["pty", "pipe"] as const) {
-        const run = start("sh", ["-c", "head -c 1000000 /dev/zero | tr '\\0' x; exit 7"], { mode });
+        const run = await start("sh", ["-c", "head -c 1000000 /dev/zero | tr '\\0' x; exit 7"], {
+          mode,
+        });
         assertEquals(await run.exited, { exitCode: 7, signal: null });
         assertEquals(run.stdout().length, 1_000_000, `${mode} round ${round}`);
       }
@@ -128,7 +130,7 @@ Deno.test({
       "if [ $((i % 4)) = 0 ]; then sleep 0.02; fi; done";
     const expected = Array.from({ length: 1_600_000 }, (_, i) => `${i}\n`).join("");
     for (const mode of ["pty", "pipe"] as const) {
-      const run = start("sh", ["-c", script], { mode });
+      const run = await start("sh", ["-c", script], { mode });
       assertEquals(await run.exited, { exitCode: 0, signal: null });
       const text = mode === "pty" ? run.stdout().replaceAll("\r\n", "\n") : run.stdout();
       ok(text === expected, `${mode}: ${text.length} characters, ${expected.length} expected`);
@@ -151,7 +153,7 @@ Deno.test({
     for (const mode of ["pty", "pipe"] as const) {
       const copies: Uint8Array[] = [];
       const memories = new Set<ArrayBufferLike>();
-      const child = spawn({
+      const child = await spawn({
         file: "sh",
         args: ["-c", script],
         cwd: "/",
@@ -181,11 +183,13 @@ Deno.test({
     const openFds = () => [...Deno.readDirSync("/dev/fd")].length;
     const flood = (mode: "pty" | "pipe") => start("sh", ["-c", "yes flood"], { mode });
     // The reactor's own fds are opened by the first child.
-    const first = flood("pty");
+    const first = await flood("pty");
     first.child.kill("SIGKILL");
     await first.exited;
     const before = openFds();
-    const runs = Array.from({ length: 12 }, (_, i) => flood(i % 2 ? "pipe" : "pty"));
+    const runs = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => flood(i % 2 ? "pipe" : "pty")),
+    );
     const flooding = (run: typeof first) => eventually(() => run.bytes("stdout").length > 1 << 20);
     ok((await Promise.all(runs.map(flooding))).every(Boolean), "every flood got going");
     for (const run of runs) run.child.kill("SIGKILL");
@@ -198,7 +202,7 @@ Deno.test({
   name: "pipe mode keeps stderr apart and takes input until end of file",
   ignore: !posix,
   async fn() {
-    const run = start("sh", ["-c", "echo out; echo err >&2; cat; echo after-eof"], {
+    const run = await start("sh", ["-c", "echo out; echo err >&2; cat; echo after-eof"], {
       mode: "pipe",
     });
     await run.child.write(encoder.encode("typed\n"));
@@ -214,7 +218,7 @@ Deno.test({
   name: "end of input on a terminal is Ctrl+D",
   ignore: !posix,
   async fn() {
-    const run = start("sh", ["-c", "cat; echo done"]);
+    const run = await start("sh", ["-c", "cat; echo done"]);
     await run.child.write(encoder.encode("line\r"));
     await run.child.closeInput();
     assertEquals(await run.exited, { exitCode: 0, signal: null });
@@ -227,7 +231,7 @@ Deno.test({
   name: "kill reaches every process of the session, background jobs of an interactive shell too",
   ignore: !linux,
   async fn() {
-    const run = start("bash", ["--norc", "--noprofile", "-i"], {
+    const run = await start("bash", ["--norc", "--noprofile", "-i"], {
       env: { ...Deno.env.toObject(), PS1: "$ " },
     });
     await run.waitFor("$ ");
@@ -250,7 +254,7 @@ Deno.test({
   name: "what a child leaves running in its session is killed when it exits; no zombies",
   ignore: !linux,
   async fn() {
-    const run = start("sh", ["-c", "sleep 300 & sleep 301 & echo started"]);
+    const run = await start("sh", ["-c", "sleep 300 & sleep 301 & echo started"]);
     assertEquals(await run.exited, { exitCode: 0, signal: null });
     ok(
       await eventually(() => sessionMembers(run.child.pid).length === 0),
@@ -265,10 +269,10 @@ Deno.test({
   name: "100 terminals at once, and the runtime's blocking pool stays free for other work",
   ignore: !posix,
   async fn() {
-    const runs = Array.from(
+    const runs = await Promise.all(Array.from(
       { length: 100 },
       (_, i) => start("sh", ["-c", `echo ready ${i}; read line; echo got $line`]),
-    );
+    ));
     await Promise.all(runs.map((run, i) => run.waitFor(`ready ${i}`)));
     // File reads use the same blocking pool that a thread-per-terminal design would exhaust.
     const reads = await Promise.all(
@@ -289,23 +293,23 @@ Deno.test({
 Deno.test({
   name: "spawn failures name the cause",
   ignore: !posix,
-  fn() {
-    throws(
+  async fn() {
+    await rejects(
       () => start("no-such-program-xyz", []),
       (error: unknown) => error instanceof SpawnError && error.code === "ENOENT",
     );
-    throws(
+    await rejects(
       () => start("sh", [], { cwd: "/no/such/dir" }),
       (error: unknown) => error instanceof SpawnError && /working directory/.test(error.message),
     );
     const dir = Deno.makeTempDirSync();
     Deno.writeTextFileSync(`${dir}/not-executable`, "echo hi\n", { mode: 0o644 });
-    throws(
+    await rejects(
       () => start(`${dir}/not-executable`, []),
       (error: unknown) => error instanceof SpawnError && error.code === "EACCES",
     );
     Deno.removeSync(dir, { recursive: true });
-    throws(
+    await rejects(
       () => start("sh", ["a\0b"]),
       (error: unknown) => error instanceof SpawnError && error.code === "EINVAL",
     );
@@ -319,7 +323,7 @@ Deno.test({
     const dir = Deno.makeTempDirSync();
     try {
       Deno.writeTextFileSync(`${dir}/only-here`, "#!/bin/sh\necho found-it\n", { mode: 0o755 });
-      const run = start("only-here", [], { env: { PATH: `${dir}:/usr/bin:/bin` } });
+      const run = await start("only-here", [], { env: { PATH: `${dir}:/usr/bin:/bin` } });
       await run.exited;
       ok(run.stdout().includes("found-it"));
     } finally {
@@ -332,7 +336,10 @@ Deno.test({
   name: "a child whose status someone else took ends with an unknown status, not success",
   ignore: !posix,
   async fn() {
-    const run = start("sh", ["-c", "exit 3"], { mode: "pipe" });
+    // It runs until told: the reactor looks once as it starts watching (a child started on the
+    // blocking pool may have exited already), and must find it running.
+    const run = await start("sh", ["-c", "read line; exit 3"], { mode: "pipe" });
+    await run.child.write(new TextEncoder().encode("go\n"));
     // Take the status first: a blocking waitpid on this thread, before the reactor can.
     const status = new Int32Array(1);
     assertEquals(libc().waitpid(run.child.pid, new Uint8Array(status.buffer), 0), run.child.pid);
@@ -353,7 +360,7 @@ Deno.test({
       pty: "stty raw -echo; echo ready; sleep 1; timeout --foreground 1 cat | wc -c",
     };
     for (const [mode, script] of Object.entries(programs) as ["pipe" | "pty", string][]) {
-      const run = start("sh", ["-c", script], { mode });
+      const run = await start("sh", ["-c", script], { mode });
       if (mode === "pty") await run.waitFor("ready");
       const error = await run.child.write(new Uint8Array(1024 * 1024).fill(0x61), 300).then(
         () => undefined,
@@ -376,7 +383,7 @@ Deno.test({
   name: "a terminal in line mode refuses a line longer than it keeps, whole; shorter lines pass",
   ignore: !linux,
   async fn() {
-    const run = start("sh", ["-c", "stty -echo; echo ready; wc -c"]);
+    const run = await start("sh", ["-c", "stty -echo; echo ready; wc -c"]);
     await run.waitFor("ready");
     // Linux keeps 4095 bytes of a line; the 4096th and later would be dropped without a word.
     await rejects(
@@ -414,7 +421,7 @@ try {
   procRefused = true;
 }
 const markers = ${JSON.stringify(markers)};
-const child = spawn({
+const child = await spawn({
   file: "sh",
   args: ["-c", \`setsid sleep \${markers[0]} & (sleep \${markers[1]} &); nohup sleep \${markers[2]} >/dev/null 2>&1 & sleep \${markers[3]}\`],
   cwd: "/",

@@ -80,7 +80,7 @@ Deno.test({
       WINTERM_EMPTY_LOOKING: "=",
     };
     const script = "console.log(JSON.stringify(Object.entries(Deno.env.toObject())))";
-    const run = start(Deno.execPath(), ["eval", script], { mode: "pipe", env });
+    const run = await start(Deno.execPath(), ["eval", script], { mode: "pipe", env });
     assertEquals((await run.exited).exitCode, 0, run.stderr());
     const seen = new Map<string, string>(JSON.parse(run.stdout()));
     const expected = windowsEnvironment(env);

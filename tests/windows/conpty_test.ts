@@ -25,12 +25,12 @@ Deno.test({
   name: "cmd.exe runs on a pseudoconsole; output and exit codes come back",
   ignore: !windows,
   async fn() {
-    const run = start("cmd.exe", ["/d", "/c", "echo hello from conpty>CON & exit 7"]);
+    const run = await start("cmd.exe", ["/d", "/c", "echo hello from conpty>CON & exit 7"]);
     assertEquals(await run.exited, { exitCode: 7, signal: null });
     match(screenText(run.stdout()), /hello from conpty/);
-    const zero = start("cmd.exe", ["/d", "/c", "exit 0"]);
+    const zero = await start("cmd.exe", ["/d", "/c", "exit 0"]);
     assertEquals((await zero.exited).exitCode, 0);
-    const negative = start("cmd.exe", ["/d", "/c", "exit -1"]);
+    const negative = await start("cmd.exe", ["/d", "/c", "exit -1"]);
     assertEquals((await negative.exited).exitCode, -1);
   },
 });
@@ -39,7 +39,12 @@ Deno.test({
   name: "input typed into the terminal reaches the program (set /p from CON)",
   ignore: !windows,
   async fn() {
-    const run = start("cmd.exe", ["/d", "/v:on", "/c", "set /p LINE=<CON & echo got [!LINE!]>CON"]);
+    const run = await start("cmd.exe", [
+      "/d",
+      "/v:on",
+      "/c",
+      "set /p LINE=<CON & echo got [!LINE!]>CON",
+    ]);
     await new Promise((resolve) => setTimeout(resolve, 300));
     await run.child.write(encoder.encode("hello 世界\r"));
     assertEquals((await run.exited).exitCode, 0);
@@ -51,7 +56,7 @@ Deno.test({
   name: "SIGKILL ends the whole tree at once (cmd running ping)",
   ignore: !windows,
   async fn() {
-    const run = start("cmd.exe", ["/d", "/c", "ping -n 100 127.0.0.1 >CON"]);
+    const run = await start("cmd.exe", ["/d", "/c", "ping -n 100 127.0.0.1 >CON"]);
     const pingOf = () =>
       listProcesses().filter((p) => p.ppid === run.child.pid && /ping/i.test(p.exe));
     ok(await eventually(() => pingOf().length === 1), "ping did not start");
@@ -72,7 +77,7 @@ Deno.test({
   name: "Ctrl+C written to the terminal interrupts the program",
   ignore: !windows,
   async fn() {
-    const run = start("cmd.exe", ["/d", "/c", "ping -n 100 127.0.0.1 >CON"]);
+    const run = await start("cmd.exe", ["/d", "/c", "ping -n 100 127.0.0.1 >CON"]);
     await run.waitFor("Reply from");
     await run.child.write(new Uint8Array([0x03]));
     // ping -n 100 runs for 99 s unless the Ctrl+C reached it.
@@ -84,7 +89,7 @@ Deno.test({
   name: "what a child leaves running is ended when it exits",
   ignore: !windows,
   async fn() {
-    const run = start("cmd.exe", [
+    const run = await start("cmd.exe", [
       "/d",
       "/c",
       "start /b ping -n 100 127.0.0.1 >NUL & echo started>CON",
@@ -102,10 +107,10 @@ Deno.test({
   name: "20 terminals at once",
   ignore: !windows,
   async fn() {
-    const runs = Array.from(
+    const runs = await Promise.all(Array.from(
       { length: 20 },
       (_, i) => start("cmd.exe", ["/d", "/c", `echo terminal-${i}>CON & exit ${i}`]),
-    );
+    ));
     const statuses = await Promise.all(runs.map((run) => run.exited));
     statuses.forEach((status, i) => assertEquals(status.exitCode, i));
     runs.forEach((run, i) => match(screenText(run.stdout()), new RegExp(`terminal-${i}\\b`)));
@@ -135,7 +140,7 @@ Deno.test({
         WINTERM_TEST_VALUE: "a value with spaces, ünïcode 中文 & symbols",
       };
       // Delayed expansion (!VAR!): the & in the value stays text instead of splitting the line.
-      const run = start("cmd.exe", [
+      const run = await start("cmd.exe", [
         "/d",
         "/v:on",
         "/c",
@@ -155,7 +160,9 @@ Deno.test({
   name: "pipe mode: stdout and stderr apart, input, end of input, OEM code page decoded",
   ignore: !windows,
   async fn() {
-    const run = start("cmd.exe", ["/d", "/c", "echo out & echo err 1>&2 & sort"], { mode: "pipe" });
+    const run = await start("cmd.exe", ["/d", "/c", "echo out & echo err 1>&2 & sort"], {
+      mode: "pipe",
+    });
     await run.child.write(encoder.encode("b\r\na\r\n"));
     await run.child.closeInput();
     assertEquals((await run.exited).exitCode, 0);
@@ -163,7 +170,7 @@ Deno.test({
     match(run.stderr(), /err/);
     throws(() => run.child.resize(100, 30), /PTY mode/);
     // Without chcp, cmd writes to a pipe in the console's OEM code page, which the child reports.
-    const oem = start("cmd.exe", ["/d", "/c", "echo café"], { mode: "pipe" });
+    const oem = await start("cmd.exe", ["/d", "/c", "echo café"], { mode: "pipe" });
     await oem.exited;
     assertEquals(typeof oem.child.codePage, "number");
     const decoder = createDecoder({
@@ -186,20 +193,20 @@ Deno.test({
     try {
       Deno.writeTextFileSync(`${dir}\\show args.bat`, "@echo [%1] [%2] [%3] [%4]\r\n");
       const env = { ...Deno.env.toObject(), PATH: `${dir};${Deno.env.get("PATH")}` };
-      const run = start("show args", ["a b", "c&d", "plain", "x^y"], { mode: "pipe", env });
+      const run = await start("show args", ["a b", "c&d", "plain", "x^y"], { mode: "pipe", env });
       assertEquals((await run.exited).exitCode, 0);
       match(run.stdout(), /\["a b"\] \["c&d"\] \[plain\] \["x\^y"\]/);
-      throws(
+      await rejects(
         () => start("show args", ["100%"], { mode: "pipe", env }),
         (error: unknown) =>
           error instanceof SpawnError &&
           /cannot pass "100%" to a batch file safely/.test(error.message),
       );
-      throws(
+      await rejects(
         () => start("no-such-program-xyz", []),
         (e: unknown) => e instanceof SpawnError && e.code === "ENOENT",
       );
-      throws(
+      await rejects(
         () => start("cmd.exe", [], { cwd: `${dir}\\missing` }),
         (e: unknown) => e instanceof SpawnError && /working directory/.test(e.message),
       );
@@ -213,7 +220,7 @@ Deno.test({
   name: "resize is applied, or its failure reported with the reason",
   ignore: !windows,
   async fn() {
-    const run = start("cmd.exe", ["/d", "/c", "ping -n 3 127.0.0.1 >NUL"]);
+    const run = await start("cmd.exe", ["/d", "/c", "ping -n 3 127.0.0.1 >NUL"]);
     try {
       run.child.resize(120, 40);
     } catch (error) {
@@ -233,7 +240,7 @@ Deno.test({
     const bogus = `${dir}\\not-a-program.exe`;
     Deno.writeTextFileSync(bogus, "this is text, not a program\r\n");
     // The completion port and the console control handler are made on first use and kept.
-    await start("cmd.exe", ["/d", "/c", "exit 0"]).exited;
+    await (await start("cmd.exe", ["/d", "/c", "exit 0"])).exited;
     // Every handle the spawn code opens and closes goes through these bindings: record them.
     // (A scan of the process's handle table would also see the runtime's own threads at work.)
     const calls = recordHandles();
@@ -243,7 +250,10 @@ Deno.test({
         for (const mode of ["pty", "pipe"] as const) {
           // Taken between attempts: a second close of a handle value would hit one of these.
           canaries.push(canaryHandle());
-          throws(() => start(bogus, [], { mode }), (error: unknown) => error instanceof SpawnError);
+          await rejects(
+            () => start(bogus, [], { mode }),
+            (error: unknown) => error instanceof SpawnError,
+          );
         }
       }
     } finally {
@@ -315,7 +325,7 @@ Deno.test({
   name: "a write to a program that never reads its input times out, saying how much it took",
   ignore: !windows,
   async fn() {
-    const run = start("ping.exe", ["-n", "30", "127.0.0.1"], { mode: "pipe" });
+    const run = await start("ping.exe", ["-n", "30", "127.0.0.1"], { mode: "pipe" });
     try {
       const started = performance.now();
       await rejects(

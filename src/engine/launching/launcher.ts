@@ -114,28 +114,28 @@ export class Launcher {
    * the interpreter that runs it: cmd.exe for a batch file) and the real working directory,
    * and starts exactly that. Throws {@link EngineError}.
    */
-  launch(
+  async launch(
     invocation: Invocation,
     options: LaunchOptions,
     fields: LaunchFields,
     context: LaunchContext,
-  ): ChildProcess {
+  ): Promise<ChildProcess> {
     if (this.#closed) throw shuttingDown();
     const directory = open(options.cwd, fields.cwd);
     try {
-      return this.#launch(invocation, options, fields, context, directory);
+      return await this.#launch(invocation, options, fields, context, directory);
     } finally {
       directory.close();
     }
   }
 
-  #launch(
+  async #launch(
     invocation: Invocation,
     options: LaunchOptions,
     fields: LaunchFields,
     context: LaunchContext,
     directory: OpenDirectory,
-  ): ChildProcess {
+  ): Promise<ChildProcess> {
     const failed = (error: unknown) =>
       error instanceof SpawnError
         ? new EngineError(
@@ -202,7 +202,7 @@ export class Launcher {
     }
     let child: ChildProcess;
     try {
-      child = spawn(prepared);
+      child = await spawn(prepared);
     } catch (error) {
       throw failed(error);
     }
@@ -217,6 +217,11 @@ export class Launcher {
     child.exited.then((status) =>
       this.audit?.record({ event: "exit", kind: context.kind, id: context.id, ...status })
     );
+    if (this.#closed) {
+      // The shutdown began while it started, and looked for what runs before it was there.
+      child.kill("SIGKILL");
+      throw shuttingDown();
+    }
     return child;
   }
 

@@ -519,6 +519,8 @@ export class Command {
 /** Starts commands and keeps them. */
 export class CommandService {
   #commands = new Map<string, Command>();
+  /** Commands being started (their program is being spawned): they count as running. */
+  #starting = 0;
   readonly retainCount: number;
   readonly retainMs: number;
   readonly maxRunning: number;
@@ -548,17 +550,27 @@ export class CommandService {
    * over the service's is lowered to it (`bufferClamped` says so).
    */
   async run(request: RunRequest): Promise<{ command: Command; bufferClamped?: Clamped }> {
-    // Before any check: from here on to the launch nothing waits, so no other start can come
-    // between a limit checked and the command counted.
+    // Before any check: from there on to the count of those starting nothing waits, so no
+    // other start can come between a limit checked and the command counted.
     await prepareEncodings(request.encoding);
     this.#prune();
-    const running = [...this.#commands.values()].filter((command) => command.running).length;
+    const running = [...this.#commands.values()].filter((command) => command.running).length +
+      this.#starting;
     if (running >= this.maxRunning) {
       throw new EngineError(
         "limit",
         `${running} commands are running, the most allowed; wait for some or terminate them`,
       );
     }
+    this.#starting++;
+    try {
+      return await this.#run(request);
+    } finally {
+      this.#starting--;
+    }
+  }
+
+  async #run(request: RunRequest): Promise<{ command: Command; bufferClamped?: Clamped }> {
     const cwd = resolveDirectory(request.cwd, "working_directory");
     const usePty = request.usePty ?? true;
     const env = childEnvironment(
@@ -573,7 +585,7 @@ export class CommandService {
       kind: "command",
       id: crypto.randomUUID(),
     };
-    const child = this.launcher.launch(
+    const child = await this.launcher.launch(
       invocation,
       {
         cwd,

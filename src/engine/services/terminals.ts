@@ -1124,6 +1124,8 @@ function maxBytesNotice(clamped: Clamped): string {
 /** Creates, finds and ends terminals. */
 export class TerminalService {
   #terminals = new Map<string, Terminal>();
+  /** Terminals being started (their program is being spawned): they count against the limit. */
+  #starting = 0;
   #sweeper: ReturnType<typeof setInterval> | undefined;
   readonly maxTerminals: number;
   readonly idleMs: number;
@@ -1155,13 +1157,23 @@ export class TerminalService {
   async create(request: CreateTerminalRequest): Promise<Terminal> {
     // Before any check: from here on to the launch nothing waits (see CommandService.run).
     await prepareEncodings(request.encoding);
-    if (this.#terminals.size >= this.maxTerminals) {
+    const open = this.#terminals.size + this.#starting;
+    if (open >= this.maxTerminals) {
       throw new EngineError(
         "limit",
-        `${this.#terminals.size} terminals are open, the most allowed (WINTERM_MAX_TERMINALS); ` +
+        `${open} terminals are open, the most allowed (WINTERM_MAX_TERMINALS); ` +
           "release some first (close the ones no longer needed)",
       );
     }
+    this.#starting++;
+    try {
+      return await this.#create(request);
+    } finally {
+      this.#starting--;
+    }
+  }
+
+  async #create(request: CreateTerminalRequest): Promise<Terminal> {
     const cwd = resolveDirectory(request.cwd, "cwd");
     const env = childEnvironment(request.env, { ...pagerEnvironment(), ...ENV_FOR_TERMINALS });
     const encoding = requestedEncoding(request.encoding);
@@ -1185,7 +1197,7 @@ export class TerminalService {
     let id: string;
     do id = `term_${crypto.randomUUID().slice(0, 8)}`; while (this.#terminals.has(id));
     const context: LaunchContext = { via: request.via ?? "internal", kind: "terminal", id };
-    const child = this.launcher.launch(
+    const child = await this.launcher.launch(
       invocation,
       { cwd, env, envOverrides: request.env ?? {}, mode: "pty", cols, rows },
       { program: request.command === undefined ? "shell" : "command", cwd: "cwd", env: "env" },

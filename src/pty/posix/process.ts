@@ -37,9 +37,9 @@ export function preparePosix(options: SpawnOptions): PreparedSpawn {
 
 /**
  * Starts a prepared child: its real program, by that path (argv[0] is the name asked for).
- * Throws {@link SpawnError} when it cannot start.
+ * Rejects with {@link SpawnError} when it cannot start.
  */
-export function spawnPosix({ options, realProgram }: PreparedSpawn): ChildProcess {
+export async function spawnPosix({ options, realProgram }: PreparedSpawn): Promise<ChildProcess> {
   const mode = options.mode ?? "pty";
   beforeChild();
   const loop = reactor();
@@ -48,13 +48,16 @@ export function spawnPosix({ options, realProgram }: PreparedSpawn): ChildProces
   const mark = newMark();
   const env = { ...options.env, [TREE_VARIABLE]: mark };
   let pid: number;
+  // Until it is watched, an exited child of ours is no orphan to reap (see reactor.ts).
+  const spawning = loop.spawning();
   try {
     const shim = IS_DARWIN && stdio.slavePath !== undefined;
     const argv = shim
       ? ["/bin/sh", "-c", DARWIN_CTTY_SHIM, stdio.slavePath!, realProgram, ...options.args]
       : [options.file, ...options.args];
-    pid = posixSpawn(shim ? "/bin/sh" : realProgram, argv, { ...options, env }, stdio);
+    pid = await posixSpawn(shim ? "/bin/sh" : realProgram, argv, { ...options, env }, stdio);
   } catch (error) {
+    spawning.done();
     for (const fd of stdio.parentFds) libc().close(fd);
     throw error;
   } finally {
@@ -65,12 +68,16 @@ export function spawnPosix({ options, realProgram }: PreparedSpawn): ChildProces
   // makes the pair an identity no reuse can fake.
   const root = { pid, start: processEntry(pid)?.start ?? 0 };
   recordRoot(root);
-  return new PosixChild(pid, mode, loop, stdio.parentFds, {
-    mark,
-    roots: [root],
-    since: root.start,
-    sessionsOfGoneRoots: true,
-  }, stdio.slavePath);
+  try {
+    return new PosixChild(pid, mode, loop, stdio.parentFds, {
+      mark,
+      roots: [root],
+      since: root.start,
+      sessionsOfGoneRoots: true,
+    }, stdio.slavePath);
+  } finally {
+    spawning.done();
+  }
 }
 
 function openPipes(): Stdio {

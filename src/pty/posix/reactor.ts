@@ -77,6 +77,10 @@ export class PosixReactor {
   #watchers = new Set<FdWatcher>();
   #children = new Map<number, (status: number | undefined) => void>();
   #adopting = false;
+  /** Children being started (see {@link spawning}). */
+  #spawning = 0;
+  /** A reap passed over orphans while children were being started. */
+  #orphansLeft = false;
   #wakeRead: number;
   #wakeWrite: number;
   #running = false;
@@ -176,11 +180,14 @@ export class PosixReactor {
 
   /**
    * Calls `onExit` with the raw wait status once `pid` has exited and been reaped, or with
-   * undefined if its status was taken by someone else (ECHILD). Register right after spawning:
-   * SIGCHLD handlers run on the event loop, so none can run in between.
+   * undefined if its status was taken by someone else (ECHILD). Register before `done` of the
+   * {@link spawning} that started it: until then, no reap takes its status.
    */
   watchChild(pid: number, onExit: (status: number | undefined) => void): void {
     this.#children.set(pid, onExit);
+    // Started on the blocking pool, it may have exited already, its SIGCHLD handled before it
+    // was watched: looked at once, just after its watcher is set up.
+    queueMicrotask(() => this.#children.has(pid) && this.#reapChild(pid));
     // Signal listeners do not keep Deno's event loop alive, so a child whose output has ended
     // but which is not reaped yet would let the loop finish under a pending wait. This timer
     // holds the loop open while children remain, and reaps should a SIGCHLD ever be missed.
@@ -192,6 +199,24 @@ export class PosixReactor {
     return this.#children.has(pid);
   }
 
+  /**
+   * A child is being started (on the blocking pool): until `done`, exited children nobody
+   * watches are not reaped as orphans, since one of them may be it, exited before it is
+   * watched (its status would be lost). It is watched, and looked at once, by then.
+   */
+  spawning(): { done(): void } {
+    this.#spawning++;
+    let done = false;
+    return {
+      done: () => {
+        if (done) return;
+        done = true;
+        // Orphans left while it started are reaped now.
+        if (--this.#spawning === 0 && this.#orphansLeft) queueMicrotask(() => this.reap());
+      },
+    };
+  }
+
   /** From now on, also reaps orphans that reparent to this process (a child subreaper). */
   adoptOrphans(): void {
     this.#adopting = true;
@@ -200,7 +225,8 @@ export class PosixReactor {
   /** Reaps every watched child that has exited (and adopted orphans, if asked to). */
   reap(): void {
     for (const pid of [...this.#children.keys()]) this.#reapChild(pid);
-    if (this.#adopting) this.#reapOrphans();
+    this.#orphansLeft = this.#adopting && this.#spawning > 0;
+    if (this.#adopting && this.#spawning === 0) this.#reapOrphans();
     if (this.#children.size === 0 && this.#reapTimer !== undefined) {
       clearInterval(this.#reapTimer);
       this.#reapTimer = undefined;

@@ -19,13 +19,16 @@ export interface Stdio {
   slavePath?: string;
 }
 
-/** Spawns `path` with `argv`; returns the pid. Throws {@link SpawnError}. */
-export function posixSpawn(
+/**
+ * Spawns `path` with `argv` (on the blocking pool); resolves to the pid. Rejects with
+ * {@link SpawnError}.
+ */
+export async function posixSpawn(
   path: string,
   argv: string[],
   options: SpawnOptions,
   stdio: Stdio,
-): number {
+): Promise<number> {
   const lib = libc();
   const actions = new Uint8Array(OPAQUE_BYTES);
   const attr = new Uint8Array(OPAQUE_BYTES);
@@ -67,14 +70,17 @@ export function posixSpawn(
     const args = cStringArray(argv);
     const envp = cStringArray(Object.entries(options.env).map(([k, v]) => `${k}=${v}`));
     const pid = new Int32Array(1);
-    const rc = lib.posix_spawn(
+    const file = cString(path);
+    const rc = await lib.posix_spawn_pooled(
       new Uint8Array(pid.buffer),
-      cString(path),
+      file,
       actions,
       attr,
       args.array,
       envp.array,
     );
+    // Every buffer the call read on another thread is held until it has returned.
+    keepAlive(file, args, envp);
     if (rc !== 0) {
       throw new SpawnError(errnoName(rc), `cannot start '${options.file}': ${errnoName(rc)}`);
     }
@@ -84,3 +90,6 @@ export function posixSpawn(
     lib.posix_spawnattr_destroy(attr);
   }
 }
+
+/** Uses its arguments, so that nothing they hold can be collected before this point. */
+function keepAlive(..._held: unknown[]): void {}

@@ -394,7 +394,20 @@ shellTest(
     };
     const first = await typedEarly("sleep 0.2; echo server-ready-on-port-4321");
     const second = await typedEarly("sleep 0.2; echo slept-$((2 * 3))");
+    const third = await typedEarly("echo quiet-$((3 * 3)); sleep 0.3");
+    // Quiet while the shell starts is no answer: the idle wait waits for the line to run.
+    const idle = mcp.callOk<{ condition: string; output: string }>("terminal_wait", {
+      terminalId: third,
+      idleMs: 500,
+      timeoutMs: 15_000,
+    });
+    // Twice its idleMs of startup pass first (a wait for nothing: what is tested is that the
+    // idle wait does not answer meanwhile).
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     Deno.writeTextFileSync(`${home}/go`, "");
+    const quiet = await idle;
+    assertEquals(quiet.condition, "idle");
+    match(quiet.output, /^quiet-9\n/);
     const matched = await mcp.callOk<{ condition: string; output: string }>("terminal_wait", {
       terminalId: first,
       pattern: "ready-on-port-\\d+",
@@ -411,6 +424,25 @@ shellTest(
     match(prompted.output, /^slept-6\n/);
   },
   { files: { ".bashrc": 'while [ ! -e "$HOME/go" ]; do sleep 0.05; done\n' } },
+);
+
+shellTest(
+  "a line typed early to a shell whose integration never starts is still matched",
+  async (mcp) => {
+    // Its startup file replaces bash with sh: no prompt mark will ever come. The first prompt
+    // is waited for 10 s at most from the start; then the echo alone is skipped, as without
+    // integration.
+    const terminalId = await open(mcp, "bash");
+    const matched = await mcp.callOk<{ condition: string; output: string }>("terminal_write", {
+      terminalId,
+      input: "echo P-$((40 + 2))",
+      pattern: "P-42",
+      timeoutMs: 30_000,
+    });
+    assertEquals(matched.condition, "pattern");
+    match(matched.output, /^P-42\n/);
+  },
+  { files: { ".bashrc": "exec sh\n" } },
 );
 
 shellTest("zsh with a real ~/.zshrc and ZDOTDIR given back", async (mcp) => {

@@ -217,6 +217,13 @@ export interface WaitOutcome {
   skippedBytes: number;
 }
 
+/**
+ * How long after a shell starts its first prompt is waited for, at most, by a wait after a line
+ * typed before it (see `Terminal.#waitOrigin`): startup files that run pyenv, nvm or conda take
+ * a second or a few.
+ */
+const FIRST_PROMPT_WAIT_MS = 10_000;
+
 /** Input written to a terminal, as a wait after it needs it. */
 interface TypedInput {
   /** Where the output stood when it was written. */
@@ -442,7 +449,8 @@ export class Terminal {
     this.#lastInput = {
       offset: this.#output.end,
       text,
-      beforeFirstPrompt: shell !== undefined && shell.promptEnd < 0 && shell.command === undefined,
+      beforeFirstPrompt: shell !== undefined && shell.promptEnd < 0 &&
+        shell.command === undefined && Date.now() < this.#firstPromptDeadline(),
     };
     this.#lastWrite = { time: Date.now(), reader: this.#child.terminalReader() };
     if (this.#shell?.noteInput(text, this.#output.end)) this.events.emit({ type: "state" });
@@ -762,8 +770,18 @@ export class Terminal {
     return {
       from,
       echo: this.#output.echo(from, input.text),
-      awaitingPrompt: input.beforeFirstPrompt && input.readAt === undefined,
+      awaitingPrompt: input.beforeFirstPrompt && input.readAt === undefined &&
+        Date.now() < this.#firstPromptDeadline(),
     };
+  }
+
+  /**
+   * Until when a shell's first prompt is waited for (see `#waitOrigin`): a shell whose
+   * integration never starts (its startup file ends in `exec sh`, or Ctrl+C cut it short) shows
+   * none, and its waits fall back to the echo alone after that.
+   */
+  #firstPromptDeadline(): number {
+    return this.created + FIRST_PROMPT_WAIT_MS;
   }
 
   /**
@@ -886,7 +904,8 @@ export class Terminal {
         return match !== undefined;
       };
       const armIdle = () => {
-        if (request.idleMs === undefined) return;
+        // Quiet before the line typed early was even read is no answer to it.
+        if (request.idleMs === undefined || settle().awaitingPrompt) return;
         clearTimeout(idleTimer);
         idleTimer = setTimeout(() => finish("idle"), request.idleMs);
       };
@@ -899,6 +918,13 @@ export class Terminal {
       if (request.signal?.aborted) return finish("cancelled");
       request.signal?.addEventListener("abort", onAbort, { once: true });
       timers.push(setTimeout(() => finish("timeout"), request.timeoutMs));
+      if (origin.awaitingPrompt) {
+        // No prompt by then: the output so far is looked at by the echo alone.
+        timers.push(setTimeout(() => {
+          armIdle();
+          check(false);
+        }, Math.max(0, this.#firstPromptDeadline() - Date.now())));
+      }
       // A program blocks to read without a word: it is looked at every so often, and soon after
       // each output (a prompt is printed, then read).
       const poll = request.input ? setInterval(checkState, INPUT_POLL_MS) : undefined;

@@ -103,6 +103,8 @@ export class ConnectionFront {
   readonly failed: Promise<Error>;
   /** Open connections, least recently used first, with their requests in flight. */
   #open = new Map<ConnectionSocket, number>();
+  /** What each connection had received when it last fell idle (let in, or answered). */
+  #receivedWhenIdle = new WeakMap<ConnectionSocket, number>();
   #closing = false;
   #refusing = 0;
   #fail!: (error: Error) => void;
@@ -136,8 +138,15 @@ export class ConnectionFront {
   idle(socket: object): void {
     const inFlight = this.#open.get(socket as ConnectionSocket);
     if (inFlight === undefined) return;
+    this.#receivedWhenIdle.set(socket as ConnectionSocket, (socket as ConnectionSocket).received);
     this.#open.delete(socket as ConnectionSocket);
     this.#open.set(socket as ConnectionSocket, Math.max(0, inFlight - 1));
+  }
+
+  /** A request on `socket` was answered (whoever sent it): what came before it was its own. */
+  answered(socket: object): void {
+    if (!this.#open.has(socket as ConnectionSocket)) return;
+    this.#receivedWhenIdle.set(socket as ConnectionSocket, (socket as ConnectionSocket).received);
   }
 
   /** Stops accepting and closes every connection. */
@@ -191,6 +200,7 @@ export class ConnectionFront {
       return;
     }
     this.#open.set(socket, 0);
+    this.#receivedWhenIdle.set(socket, 0);
     socket.once("close", () => this.#open.delete(socket));
     // Errors (resets, timeouts) end the connection; node:http has its own listener too.
     socket.on("error", () => {});
@@ -204,19 +214,27 @@ export class ConnectionFront {
 
   /**
    * Closes the least recently used connection with no request in flight; false if all are
-   * busy. Even one let in a moment ago: it goes after every older idle one, and sparing new
-   * ones (for a second, before 2026-11-28) let anyone who opened connections faster than the
-   * cap a second refuse everybody else (300 a second made 60% of requests fail, 800 all).
+   * busy. Even one let in a moment ago: sparing new ones (for a second, before 2026-11-28) let
+   * anyone who opened connections faster than the cap a second refuse everybody else (300 a
+   * second made 60% of requests fail, 800 all). Quiet ones go before those whose request is
+   * arriving, so that a flood of silent connections never resets a request in transit.
    */
   #evictIdle(): boolean {
-    for (const [socket, inFlight] of this.#open) {
-      if (inFlight > 0) continue;
-      this.#open.delete(socket);
-      socket.destroy();
-      log.debug("closed an idle connection to make room", { remote: socket.remoteAddress });
-      return true;
+    for (const arriving of [false, true]) {
+      for (const [socket, inFlight] of this.#open) {
+        if (inFlight > 0 || this.#arriving(socket) !== arriving) continue;
+        this.#open.delete(socket);
+        socket.destroy();
+        log.debug("closed an idle connection to make room", { remote: socket.remoteAddress });
+        return true;
+      }
     }
     return false;
+  }
+
+  /** Whether bytes came on `socket` since it last fell idle: a request is on its way. */
+  #arriving(socket: ConnectionSocket): boolean {
+    return socket.received > (this.#receivedWhenIdle.get(socket) ?? 0);
   }
 
   /** Answers 503 (every connection is busy) and closes, giving the peer a moment to read it. */

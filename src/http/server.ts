@@ -165,14 +165,15 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
     if (answer && socket.writable) socket.end(answer);
     else socket.destroy();
   });
+  // A stream is busy once it is let in (a refused upgrade, 401 say, is not: it is closing).
   parser.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Uint8Array) => {
-    front.busy(socket);
     socket.on("error", () => {});
     streams.upgrade(
       request,
       socket,
       head,
       (webRequest, env) => Promise.resolve(app.fetch(webRequest, env)),
+      () => front.busy(socket),
     )
       .catch((error) => {
         log.error("stream upgrade failed", { error });
@@ -182,6 +183,7 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
   const answering = new Set<ServerResponse>();
   const allAnswered: (() => void)[] = [];
   parser.on("request", (request: IncomingMessage, response: ServerResponse) => {
+    response.once("close", () => front.answered(request.socket));
     if (request.method === "GET" && isMcpPath((request.url ?? "").split("?")[0])) return;
     answering.add(response);
     response.once("close", () => {

@@ -31,6 +31,7 @@ export class ConnectionSocket extends Duplex {
   readonly localPort: number;
   #conn: Deno.Conn;
   #reading = false;
+  #received = 0;
   #buffer = new Uint8Array(READ_SIZE);
   #timeoutMs = 0;
   #lastActive = 0;
@@ -52,6 +53,11 @@ export class ConnectionSocket extends Duplex {
     this.localPort = local.port;
   }
 
+  /** Bytes received so far. */
+  get received(): number {
+    return this.#received;
+  }
+
   override _read(): void {
     if (this.#reading) return;
     this.#reading = true;
@@ -67,6 +73,7 @@ export class ConnectionSocket extends Duplex {
           return;
         }
         this.#active();
+        this.#received += count;
         // A copy of what arrived: the buffer is reused by the next read (one read at a time).
         if (!this.push(this.#buffer.slice(0, count))) return;
       }

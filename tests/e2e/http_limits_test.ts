@@ -353,6 +353,71 @@ Deno.test({
 });
 
 Deno.test({
+  name: "connection cap: a silent connection makes room before a request on its way",
+  ignore: !posix,
+  async fn() {
+    const server = await startHttpServer([], { WINTERM_HTTP_MAX_CONNECTIONS: "2" });
+    const open: Deno.Conn[] = [];
+    try {
+      // The older connection has a request on the way (a login: public, so not busy; its 100
+      // Continue says the server has read its head), the newer one says nothing: a newcomer
+      // closes the silent one, not the request in transit.
+      const arriving = await connectTo(server);
+      open.push(arriving);
+      const body = '{"token":"wrong"}';
+      await arriving.write(encoder.encode(
+        "POST /api/web/login HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n" +
+          `expect: 100-continue\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n`,
+      ));
+      match(await readSome(arriving), /^HTTP\/1.1 100 Continue/);
+      const silent = await connectTo(server);
+      open.push(silent);
+      const answer = await rawRequest(
+        server,
+        `GET /api/terminals HTTP/1.1\nhost: localhost\nauthorization: Bearer ${server.token}\n`,
+      );
+      assertEquals(answer.status, 200, answer.body);
+      assertEquals(await readToEnd(silent), "");
+      await arriving.write(encoder.encode(body));
+      match(await readToEnd(arriving), /^HTTP\/1.1 4\d\d /);
+    } finally {
+      open.forEach((conn) => conn.close());
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "connection cap: WebSocket upgrades refused for want of the token hold no connection",
+  ignore: !posix,
+  async fn() {
+    const server = await startHttpServer([], { WINTERM_HTTP_MAX_CONNECTIONS: "4" });
+    const refused: Deno.Conn[] = [];
+    try {
+      for (let i = 0; i < 4; i++) {
+        const conn = await connectTo(server);
+        refused.push(conn);
+        await conn.write(encoder.encode(
+          "GET /api/terminals/term_x/stream HTTP/1.1\r\nhost: localhost\r\n" +
+            "upgrade: websocket\r\nconnection: Upgrade\r\n" +
+            "sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n\r\n",
+        ));
+        // Answered (401), and still open on this side.
+        match(await readSome(conn), /^HTTP\/1.1 401/);
+      }
+      const answer = await rawRequest(
+        server,
+        `GET /api/terminals HTTP/1.1\nhost: localhost\nauthorization: Bearer ${server.token}\n`,
+      );
+      assertEquals(answer.status, 200, answer.body);
+    } finally {
+      refused.forEach((conn) => conn.close());
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
   name: "connection cap: a connection whose request was answered makes room at once, however new",
   ignore: !posix,
   async fn() {

@@ -113,9 +113,16 @@ export class StreamHub {
 
   /**
    * Answers an upgrade request: asks the application (every check, then the stream route),
-   * and upgrades only what it accepted.
+   * and upgrades only what it accepted (`accepted` is called then: the connection is busy from
+   * there on, not before; a refused one is not).
    */
-  async upgrade(req: IncomingMessage, socket: Duplex, head: Uint8Array, fetch: AppFetch) {
+  async upgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Uint8Array,
+    fetch: AppFetch,
+    accepted: () => void = () => {},
+  ) {
     const refuse = (bytes: Uint8Array) => {
       if (socket.writable) socket.end(bytes);
       else socket.destroy();
@@ -164,6 +171,7 @@ export class StreamHub {
         { limit: this.options.maxStreams },
       ));
     }
+    accepted();
     const server = await this.#load();
     if (socket.destroyed) return;
     server.handleUpgrade(req, socket, asBuffer(head), (ws) => {

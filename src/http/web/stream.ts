@@ -31,8 +31,9 @@
  * that falls further behind misses output until it has caught up (a quarter of the bound),
  * then gets `{"type":"resync","cols","rows"}` and a frame that redraws the screen as it is
  * then: its view is right again, and server memory never grows with a slow reader. (A
- * command's stream has no screen to redraw: its client is disconnected instead.) A client that
- * sends a message while more than the bound waits for it is disconnected too. Frames from
+ * command's stream has no screen to redraw: its client is disconnected instead.) Messages a
+ * client sends while more than the bound waits for it get no answer (a resync: the catching up
+ * brings one); one that sends on while far more waits is disconnected. Frames from
  * clients are at most 64 KiB; typing waits for the terminal to take the previous input. A
  * client that answers no ping within {@link PING_INTERVAL_MS} is dropped.
  *
@@ -59,6 +60,11 @@ const INPUT_HIGH_WATER = 64 * 1024;
 /** The paths that upgrade to a stream. */
 const STREAM_PATH = /^\/api\/(terminals|commands)\/[^/?#]+\/stream\/?(\?.*)?$/;
 /** How often a client that fell behind is looked at to see whether it has caught up. */
+/**
+ * Beyond twice the bound, this much more waiting for a client that still sends means it does
+ * not read (see `#deaf`): a screen it was sent on catching up may be this large.
+ */
+const DEAF_MARGIN_BYTES = 8 * 1024 * 1024;
 const CATCH_UP_CHECK_MS = 50;
 
 /** Stream limits. */
@@ -215,12 +221,13 @@ export class StreamHub {
   }
 
   /**
-   * Lets go of a client that sends while more than the bound waits for it to read (then true):
-   * each message may bring an answer, and one that sent 1-byte junk frames and read nothing
-   * grew the server by 25 MB a second, to 1.4 GB.
+   * Lets go of a client that sends while far more than the bound waits for it to read (then
+   * true): what the server sends of its own stays within the bound and a frame or a screen, so
+   * only the answers to its own messages take it further. One that sent 1-byte junk frames and
+   * read nothing grew the server by 25 MB a second, to 1.4 GB.
    */
   #deaf(ws: WebSocket): boolean {
-    if (ws.bufferedAmount <= this.options.maxBufferedBytes) return false;
+    if (ws.bufferedAmount <= 2 * this.options.maxBufferedBytes + DEAF_MARGIN_BYTES) return false;
     log.warn("a stream client sends but does not read what it is sent: it is let go", {
       buffered: ws.bufferedAmount,
       limit: this.options.maxBufferedBytes,
@@ -235,6 +242,10 @@ export class StreamHub {
       if (ws.readyState === OPEN) ws.send(data);
     };
     const json = (message: Record<string, unknown>) => send(JSON.stringify(message));
+    /** Answers a message: not while more than the bound waits (it is read when caught up). */
+    const reply = (message: Record<string, unknown>) => {
+      if (ws.bufferedAmount <= this.options.maxBufferedBytes) json(message);
+    };
     const holderName = () => {
       const holder = terminal.takeover.holder;
       return holder ? holder.key === key ? "you" : "other" : null;
@@ -247,7 +258,7 @@ export class StreamHub {
     const stopControl = terminal.takeover.changes.add(() =>
       json({ type: "control", holder: holderName() })
     );
-    const input = new InputQueue(ws, terminal, via, (message) => json({ type: "error", message }));
+    const input = new InputQueue(ws, terminal, via, (message) => reply({ type: "error", message }));
     ws.once("close", () => {
       closed = true;
       clearInterval(catchingUp);
@@ -303,28 +314,29 @@ export class StreamHub {
       try {
         message = JSON.parse(rawBytes(data).length ? new TextDecoder().decode(rawBytes(data)) : "");
       } catch {
-        return json({ type: "error", message: "a text frame must be a JSON message" });
+        return reply({ type: "error", message: "a text frame must be a JSON message" });
       }
       switch (message?.type) {
         case "takeover":
-          if (!terminal.running) return json({ type: "error", message: "the program has exited" });
+          if (!terminal.running) return reply({ type: "error", message: "the program has exited" });
           return terminal.takeover.take(key, via);
         case "handback":
           return terminal.takeover.release(key);
         case "resync":
           // Asked while one is under way (the server's own, or an earlier request): that one
-          // brings the screen as it is.
+          // brings the screen as it is. Asked while behind: the catching up brings one.
           if (beginning || catchingUp !== undefined) return;
+          if (ws.bufferedAmount > this.options.maxBufferedBytes) return;
           watch?.stop();
           return void begin({ type: "resync" });
         case "resize": {
           const { cols, rows } = message;
           if (!isSize(cols) || !isSize(rows)) {
-            return json({ type: "error", message: "resize needs cols and rows, integers 1-1000" });
+            return reply({ type: "error", message: "resize needs cols and rows, integers 1-1000" });
           }
           if (!terminal.running) return;
           if (!terminal.takeover.resize(key, cols, rows)) {
-            return json({
+            return reply({
               type: "error",
               message: "only the viewer that has taken over may resize (send takeover first)",
             });
@@ -333,11 +345,11 @@ export class StreamHub {
         }
         case "input":
           if (typeof message.data !== "string") {
-            return json({ type: "error", message: "input needs data, a string" });
+            return reply({ type: "error", message: "input needs data, a string" });
           }
           return input.push(key, encoder.encode(message.data));
         default:
-          return json({
+          return reply({
             type: "error",
             message:
               "unknown message type: takeover, handback, resize, resync and input are understood",

@@ -109,7 +109,25 @@ export function createMcpServer(
     }
   });
   checkRequestsFirst(server, received);
+  cancelEveryId(server);
   return server;
+}
+
+/** The SDK's protocol layer, as far as cancellation goes (SDK 1.x). */
+interface Cancellable {
+  _oncancel(notification: { params: { requestId: string | number; reason?: string } }): void;
+  _requestHandlerAbortControllers: Map<string | number, AbortController>;
+}
+
+/**
+ * The SDK ignores a cancellation of the request with id 0 or "" (it tests the id for truth): such
+ * a call ran on, a `terminal_wait` for up to 10 minutes, and its answer came all the same. Every
+ * id is looked up here.
+ */
+function cancelEveryId(server: Server): void {
+  const protocol = server as unknown as Cancellable;
+  protocol._oncancel = ({ params }) =>
+    protocol._requestHandlerAbortControllers.get(params.requestId)?.abort(params.reason);
 }
 
 /** A request handler as the SDK's protocol layer keeps it (the request is checked inside). */

@@ -36,6 +36,8 @@ export const MAX_BATCH_MESSAGES = 100;
 export const MAX_JSON_DEPTH = 64;
 
 const QUOTE = 0x22, BACKSLASH = 0x5c, COMMA = 0x2c, COLON = 0x3a;
+/** JSON's white space: space, tab, line feed, carriage return. */
+const WHITE_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 const OPEN_ARRAY = 0x5b, OPEN_OBJECT = 0x7b, CLOSE_ARRAY = 0x5d, CLOSE_OBJECT = 0x7d;
 
 /** What {@link jsonShape} finds. */
@@ -59,6 +61,12 @@ export interface JsonShape {
    * shape is answered with its id where it has one.
    */
   stringIds: { item: number; literal: string; at: number }[];
+  /** Where the message's own "id" keys are, whatever their values (a lone message's). */
+  idKeys: number[];
+  /** A lone message has its own "method" key: it is a request or a notification. */
+  method: boolean;
+  /** Something other than white space follows the first value: the text is no one message. */
+  trailing: boolean;
   /** A string in it is never closed: the counts stop there, and the parser says what is wrong. */
   unclosed: boolean;
 }
@@ -68,6 +76,8 @@ export function jsonShape(text: string): JsonShape {
   let separators = 0, depth = 0, deepest = 0, item = 0;
   const numberIds: JsonShape["numberIds"] = [];
   const stringIds: JsonShape["stringIds"] = [];
+  const idKeys: number[] = [];
+  let method = false, closed = false, trailing = false;
   const batch = text.trimStart().startsWith("[");
   // A message's own keys are at depth 1; in a batch, at depth 2.
   const keysAt = batch ? 2 : 1;
@@ -78,13 +88,22 @@ export function jsonShape(text: string): JsonShape {
     items: item + 1,
     numberIds,
     stringIds,
+    idKeys,
+    method,
+    trailing,
     unclosed: false,
   });
   for (let i = 0; i < text.length; i++) {
-    switch (text.charCodeAt(i)) {
+    const code = text.charCodeAt(i);
+    if (closed && !trailing && depth === 0 && !WHITE_SPACE.has(code)) trailing = true;
+    switch (code) {
       case QUOTE: {
         const end = closingQuote(text, i);
         if (end < 0) return { ...shape(), unclosed: true };
+        if (!batch && depth === 1 && isKey(text, end)) {
+          if (end - i === 7 && text.startsWith("method", i + 1)) method = true;
+          if (isIdKey(text, i, end)) idKeys.push(i);
+        }
         if (depth === keysAt && isIdKey(text, i, end)) {
           const written = numberValue(text, end + 1);
           if (written !== undefined) numberIds.push({ item, written, at: i });
@@ -107,7 +126,8 @@ export function jsonShape(text: string): JsonShape {
         break;
       case CLOSE_ARRAY:
       case CLOSE_OBJECT:
-        depth--;
+        // Below 0 (a bracket that closes nothing): no one message either.
+        if (--depth <= 0) [closed, trailing] = [true, trailing || depth < 0];
         break;
     }
   }
@@ -216,6 +236,13 @@ function numberValue(text: string, from: number): string | undefined {
   return number.exec(text)?.[0];
 }
 
+/** Whether the string that ends at `close` is a key (a colon follows, after white space). */
+function isKey(text: string, close: number): boolean {
+  let at = close + 1;
+  while (WHITE_SPACE.has(text.charCodeAt(at))) at++;
+  return text.charCodeAt(at) === COLON;
+}
+
 /** String ids longer than this are not kept (nor answered with when refused unread). */
 export const MOST_STRING_ID_CHARACTERS = 1000;
 
@@ -239,9 +266,12 @@ function stringValue(text: string, from: number): string | undefined {
  * may be rounded, a string with a bad escape): then a refusal's id is null.
  */
 export function messageId(shape: JsonShape): string | number | undefined {
-  if (shape.batch) return undefined;
-  // Of a key given twice, the parser keeps the last.
+  // A request's only: never a response's, nor one of a text that is no one message.
+  if (shape.batch || !shape.method || shape.trailing) return undefined;
+  // Of a key given twice, the parser keeps the last: its value must be the one read.
+  const last = shape.idKeys.at(-1);
   const number = shape.numberIds.at(-1), string = shape.stringIds.at(-1);
+  if (last === undefined || (last !== number?.at && last !== string?.at)) return undefined;
   if (string && (!number || string.at > number.at)) {
     try {
       return JSON.parse(string.literal);

@@ -119,6 +119,26 @@ Deno.test("json shape: a lone message's id is known unread when it is exact; els
   );
 });
 
+Deno.test("json shape: no id is taken from what the parser would read otherwise", () => {
+  const deep = "[".repeat(70) + "]".repeat(70);
+  const cases: [string, string | number | undefined][] = [
+    [`{"jsonrpc":"2.0","id":"a1","method":"x","params":${deep}}`, "a1"],
+    // The parser keeps the last of a key given twice.
+    [`{"id":"a1","id":null,"method":"x","params":${deep}}`, undefined],
+    [`{"id":"a1","id":{"x":1},"method":"x","params":${deep}}`, undefined],
+    [`{"id":"a1","id":true,"method":"x","params":${deep}}`, undefined],
+    [`{"id":true,"id":7,"method":"x","params":${deep}}`, 7],
+    // No one message: a bracket that closes nothing, or more after it.
+    [`]{"a":{"id":99,"method":"x","params":${deep}}}`, undefined],
+    [`{"id":5,"method":"x","params":${deep}} {"id":6}`, undefined],
+    // A response is never answered; nor is a value "id" or "method" a key.
+    [`{"id":"a16","result":${deep}}`, undefined],
+    [`{"id":3,"result":"method","params":${deep}}`, undefined],
+    [`{"method":"x","name":"id","params":${deep}}`, undefined],
+  ];
+  for (const [text, id] of cases) assertEquals(messageId(jsonShape(text)), id, text);
+});
+
 Deno.test("json shape: an unclosed string ends the counting, and the bounds still hold", () => {
   for (const text of ['{"a":"b', '"\\"', '["x\\\\\\"]']) {
     assertEquals(jsonShape(text).unclosed, true, text);

@@ -349,13 +349,27 @@ withServer("enable_streaming pushes output and the exit as log notifications", a
 });
 
 withServer("a long wait reports progress", async (mcp) => {
-  const token = await run(mcp, { command: "sleep 2.5" });
+  // The command ends once the first progress has come: however slow the machine, the wait
+  // lasts until then.
+  const dir = Deno.makeTempDirSync();
+  const go = `${dir}/go`;
+  const token = await run(mcp, {
+    command: `while [ ! -e '${go}' ]; do sleep 0.1; done`,
+    timeout: 120,
+  });
   const progress: number[] = [];
   const result = await mcp.client.callTool(
-    { name: "query_command_status", arguments: { token, wait_ms: 20_000 } },
+    { name: "query_command_status", arguments: { token, wait_ms: 60_000 } },
     undefined,
-    { onprogress: (p) => progress.push(p.progress) },
+    {
+      onprogress: (p) => {
+        progress.push(p.progress);
+        Deno.writeTextFileSync(go, "");
+      },
+      timeout: 90_000,
+    },
   );
+  Deno.removeSync(dir, { recursive: true });
   assertEquals((result.structuredContent as unknown as Query).status, "completed");
   ok(progress.length >= 1, "no progress notifications");
 });

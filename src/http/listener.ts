@@ -58,6 +58,8 @@ const FIRST_BACKOFF_MS = 5;
 const MAX_BACKOFF_MS = 1000;
 /** How often repeated accept errors are summarised in the log. */
 const ERROR_LOG_INTERVAL_MS = 10_000;
+/** Which idle connections go first, as [trusted, arriving] (see `ConnectionFront.#evictIdle`). */
+const EVICTION_ORDER = [[false, false], [false, true], [true, false], [true, true]] as const;
 /** Refusals being written at once; beyond this a refused connection is just closed. */
 const MAX_REFUSING = 64;
 /** How long a refused connection may take to read its 503. */
@@ -105,6 +107,8 @@ export class ConnectionFront {
   #open = new Map<ConnectionSocket, number>();
   /** What each connection had received when it last fell idle (let in, or answered). */
   #receivedWhenIdle = new WeakMap<ConnectionSocket, number>();
+  /** Connections that have carried an authorized request. */
+  #trusted = new WeakSet<ConnectionSocket>();
   #closing = false;
   #refusing = 0;
   #fail!: (error: Error) => void;
@@ -129,6 +133,7 @@ export class ConnectionFront {
   busy(socket: object): void {
     const inFlight = this.#open.get(socket as ConnectionSocket);
     if (inFlight === undefined) return;
+    this.#trusted.add(socket as ConnectionSocket);
     // Re-inserting moves it to the most recently used end.
     this.#open.delete(socket as ConnectionSocket);
     this.#open.set(socket as ConnectionSocket, inFlight + 1);
@@ -216,13 +221,16 @@ export class ConnectionFront {
    * Closes the least recently used connection with no request in flight; false if all are
    * busy. Even one let in a moment ago: sparing new ones (for a second, before 2026-11-28) let
    * anyone who opened connections faster than the cap a second refuse everybody else (300 a
-   * second made 60% of requests fail, 800 all). Quiet ones go before those whose request is
-   * arriving, so that a flood of silent connections never resets a request in transit.
+   * second made 60% of requests fail, 800 all). Those that never carried an authorized
+   * request go first (a client with the token is not reset for a flood without it), and of
+   * each kind quiet ones before those whose request is arriving (a flood of silent connections
+   * never resets a request in transit).
    */
   #evictIdle(): boolean {
-    for (const arriving of [false, true]) {
+    for (const [trusted, arriving] of EVICTION_ORDER) {
       for (const [socket, inFlight] of this.#open) {
-        if (inFlight > 0 || this.#arriving(socket) !== arriving) continue;
+        if (inFlight > 0 || this.#trusted.has(socket) !== trusted) continue;
+        if (this.#arriving(socket) !== arriving) continue;
         this.#open.delete(socket);
         socket.destroy();
         log.debug("closed an idle connection to make room", { remote: socket.remoteAddress });

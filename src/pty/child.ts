@@ -23,8 +23,14 @@ import {
 export interface OutputReader {
   /** True once the stream has ended (end of file, broken pipe, or stopped). */
   readonly ended: boolean;
-  /** Stops reading now (the drain limit passed); the reader then ends. */
+  /** Stops reading now; the reader then ends. */
   stop(): void;
+  /**
+   * The drain limit passed: what the stream holds now is read (a bounded amount), then reading
+   * stops. A loop held up past the limit (a burst of starts) must not lose what a child wrote
+   * before it exited.
+   */
+  finish(): void;
 }
 
 /** The input stream's writer. */
@@ -172,7 +178,7 @@ export abstract class ChildBase implements ChildProcess {
     this.afterExit();
     if (this.#outputEnded()) return this.#finish();
     this.#drainTimer = setTimeout(
-      () => this.readers.forEach((reader) => reader.stop()),
+      () => this.readers.forEach((reader) => reader.finish()),
       this.drainLimitMs,
     );
   }

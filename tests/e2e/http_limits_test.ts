@@ -388,6 +388,45 @@ Deno.test({
 });
 
 Deno.test({
+  name: "connection cap: a connection that carried the token goes after those that never did",
+  ignore: !posix,
+  async fn() {
+    const server = await startHttpServer([], { WINTERM_HTTP_MAX_CONNECTIONS: "2" });
+    const open: Deno.Conn[] = [];
+    const ask = `GET /api/terminals HTTP/1.1\r\nhost: localhost\r\n` +
+      `authorization: Bearer ${server.token}\r\n\r\n`;
+    try {
+      // A client keeps its connection between requests (keep-alive), quiet.
+      const kept = await connectTo(server);
+      open.push(kept);
+      await kept.write(encoder.encode(ask));
+      match(await readSome(kept), /^HTTP\/1.1 200/);
+      // Someone without the token has a request on its way (a login: its 100 Continue says the
+      // server read its head).
+      const stranger = await connectTo(server);
+      open.push(stranger);
+      await stranger.write(encoder.encode(
+        "POST /api/web/login HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n" +
+          "expect: 100-continue\r\ncontent-length: 100\r\n\r\n",
+      ));
+      match(await readSome(stranger), /^HTTP\/1.1 100 Continue/);
+      const answer = await rawRequest(
+        server,
+        `GET /api/terminals HTTP/1.1\nhost: localhost\nauthorization: Bearer ${server.token}\n`,
+      );
+      assertEquals(answer.status, 200, answer.body);
+      // The stranger made room; the client's connection still serves it.
+      assertEquals(await readToEnd(stranger), "");
+      await kept.write(encoder.encode(ask));
+      match(await readSome(kept), /^HTTP\/1.1 200/);
+    } finally {
+      open.forEach((conn) => conn.close());
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
   name: "connection cap: WebSocket upgrades refused for want of the token hold no connection",
   ignore: !posix,
   async fn() {

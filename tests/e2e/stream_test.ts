@@ -134,7 +134,7 @@ withHttp(
       for (let i = 0; i < 5; i++) stream.ws.send(JSON.stringify({ type: "resync" }));
       const resync = stream.messages.length;
       await stream.until(() => stream.messages.length > resync, "a resync");
-      assertEquals(stream.messages[resync], { type: "resync", cols: 90, rows: 20 });
+      assertEquals(stream.messages[resync], { type: "resync", holder: null, cols: 90, rows: 20 });
       await type(server, id, "echo live-$((7*11))-once");
       await stream.until(() => stream.output().includes("live-77-once"), "live output");
       await type(server, id, "echo end-$((8*11))");
@@ -369,6 +369,35 @@ withHttp(
     }
   },
   { env: { WINTERM_STREAM_MAX_BUFFERED_BYTES: "131072" } },
+);
+
+withHttp(
+  "stream: another viewer's takeovers queue no more than the bound for one that reads nothing",
+  async (server) => {
+    // A program that prints nothing: all a viewer is sent is who holds the terminal.
+    const id = await shell(server, { command: "sleep", args: ["600"] });
+    const path = `/api/terminals/${id}/stream`;
+    const stalled = await stalledClient(server, path);
+    const spammer = await openStream(server, path);
+    try {
+      await spammer.until(() => spammer.messages.some((m) => m.type === "hello"), "the hello");
+      // Each takeover and handback tells every viewer who holds the terminal now: 60,000 pairs
+      // are 4 MB of messages for the viewer that reads nothing.
+      for (let i = 0; i < 60_000; i++) {
+        spammer.send({ type: "takeover" });
+        spammer.send({ type: "handback" });
+      }
+      // The bound holds for it: it is sent nothing more until it catches up (then a resync).
+      ok(
+        await eventually(() => server.stderr().includes("reads too slowly"), 60_000),
+        "the bound was never applied to the viewer that reads nothing",
+      );
+    } finally {
+      spammer.close();
+      stalled.close();
+    }
+  },
+  { env: { WINTERM_STREAM_MAX_BUFFERED_BYTES: "65536" } },
 );
 
 withHttp(

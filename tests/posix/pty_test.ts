@@ -4,6 +4,8 @@
 import { deepStrictEqual as assertEquals, ok, rejects, throws } from "node:assert/strict";
 import { describeExit, spawn, SpawnError } from "../../src/pty/mod.ts";
 import { libc } from "../../src/pty/posix/libc.ts";
+import { openPipe, reactor } from "../../src/pty/posix/reactor.ts";
+import { FdReader, SharedFd } from "../../src/pty/posix/streams.ts";
 import { START_FLAGS } from "../helpers/mcp.ts";
 import {
   childrenOf,
@@ -455,5 +457,26 @@ console.log(JSON.stringify({ procRefused, seen, survivors: count() }));
     } finally {
       Deno.removeSync(dir, { recursive: true });
     }
+  },
+});
+
+Deno.test({
+  name: "when the drain limit passes, what the stream holds is read before reading stops",
+  ignore: !posix,
+  fn() {
+    // A child wrote and exited while the event loop was held up past the limit: its output is
+    // still in the pipe, unread by the reactor, when the limit's timer fires.
+    const [readEnd, writeEnd] = openPipe({ read: true, write: false });
+    const text = new TextEncoder().encode("written before the exit\n");
+    assertEquals(Number(libc().write(writeEnd, text, BigInt(text.length))), text.length);
+    libc().close(writeEnd);
+    const got: Uint8Array[] = [];
+    let ended = false;
+    const reader = new FdReader(reactor(), new SharedFd(readEnd, 1), (data) => {
+      got.push(data.slice());
+    }, () => ended = true);
+    reader.finish();
+    ok(ended, "reading stopped");
+    assertEquals(new TextDecoder().decode(concat(got)), "written before the exit\n");
   },
 });

@@ -29,7 +29,7 @@
  *
  * Bounds: no more than `maxBufferedBytes` ever wait for one client. A terminal stream's client
  * that falls further behind misses output until it has caught up (a quarter of the bound),
- * then gets `{"type":"resync","cols","rows"}` and a frame that redraws the screen as it is
+ * then gets `{"type":"resync","cols","rows","holder"}` and a frame that redraws the screen as it is
  * then: its view is right again, and server memory never grows with a slow reader. (A
  * command's stream has no screen to redraw: its client is disconnected instead.) Messages a
  * client sends while more than the bound waits for it get no answer (a resync: the catching up
@@ -256,7 +256,7 @@ export class StreamHub {
     /** Set while the client is too far behind: output is not sent until it catches up. */
     let catchingUp: ReturnType<typeof setInterval> | undefined;
     const stopControl = terminal.takeover.changes.add(() =>
-      json({ type: "control", holder: holderName() })
+      sendOrCatchUp(JSON.stringify({ type: "control", holder: holderName() }))
     );
     const input = new InputQueue(ws, terminal, via, (message) => reply({ type: "error", message }));
     ws.once("close", () => {
@@ -291,21 +291,29 @@ export class StreamHub {
         ws.close(1011, "the terminal cannot be watched");
       });
     };
+    /**
+     * Sends what happened, or, while more than the bound waits for the client, nothing until it
+     * has caught up: then a resync brings the screen, its size and who holds it. (Another
+     * viewer's takeovers and resizes, sent to one that read nothing, grew the server to 1 GB.)
+     */
+    const sendOrCatchUp = (data: string | Uint8Array) => {
+      if (catchingUp !== undefined) return;
+      if (!this.#behind(ws)) return send(data);
+      catchingUp = setInterval(() => {
+        if (closed || ws.bufferedAmount > this.options.maxBufferedBytes / 4) return;
+        clearInterval(catchingUp);
+        catchingUp = undefined;
+        watch?.stop();
+        begin({ type: "resync", holder: holderName() });
+      }, CATCH_UP_CHECK_MS);
+    };
     const onEvent = (event: TerminalEvent) => {
-      if (event.type === "resize") json({ type: "resize", cols: event.cols, rows: event.rows });
-      // A client still catching up gets the final screen first: its resync says exit after it.
+      if (event.type === "resize") {
+        sendOrCatchUp(JSON.stringify({ type: "resize", cols: event.cols, rows: event.rows }));
+      } // A client still catching up gets the final screen first: its resync says exit after it.
       else if (event.type === "exit") catchingUp === undefined && exit();
       // A state change carries no bytes; the page's list shows the state.
-      else if (event.type === "output" && catchingUp === undefined) {
-        if (!this.#behind(ws)) return send(event.data);
-        catchingUp = setInterval(() => {
-          if (closed || ws.bufferedAmount > this.options.maxBufferedBytes / 4) return;
-          clearInterval(catchingUp);
-          catchingUp = undefined;
-          watch?.stop();
-          begin({ type: "resync" });
-        }, CATCH_UP_CHECK_MS);
-      }
+      else if (event.type === "output") sendOrCatchUp(event.data);
     };
     ws.on("message", (data: RawData, binary: boolean) => {
       if (this.#deaf(ws)) return;
@@ -328,7 +336,7 @@ export class StreamHub {
           if (beginning || catchingUp !== undefined) return;
           if (ws.bufferedAmount > this.options.maxBufferedBytes) return;
           watch?.stop();
-          return void begin({ type: "resync" });
+          return void begin({ type: "resync", holder: holderName() });
         case "resize": {
           const { cols, rows } = message;
           if (!isSize(cols) || !isSize(rows)) {

@@ -43,6 +43,12 @@ const UNCONFIRMED_FAILURES = 16;
 /** At most this many reads per readiness, so one flooding child cannot starve the others. */
 const READS_PER_TURN = 32;
 /**
+ * When the drain limit passes, what a stream holds then is read, up to this much (its kernel
+ * buffer holds far less: a writer still at it is cut off after this).
+ */
+const FINAL_READ_BYTES = 1024 * 1024;
+const FINAL_READ_BLOCK = 64 * 1024;
+/**
  * Chunks are handed on as views of the reader's block, lent (see DataListener): reads that
  * follow one another go into it in turn, and once everything in it has been handed on it is
  * read into again from its start. A reader's first block is small; when less than
@@ -271,6 +277,20 @@ export class FdReader implements FdWatcher, OutputReader {
   }
 
   /** Stops reading (end of data, or the owner gave up waiting for it). */
+  finish(): void {
+    // Read on the pool, a flood is in flow: what is in flight is its own.
+    if (this.#ended || this.#pooled) return this.stop();
+    const lib = libc();
+    const block = new Uint8Array(FINAL_READ_BLOCK);
+    for (let read = 0; read < FINAL_READ_BYTES && !this.#ended;) {
+      const n = Number(lib.read(this.fd, block, BigInt(block.length)));
+      if (n <= 0) break; // nothing more now, the end, or an error: stopped all the same
+      read += n;
+      this.onData(block.subarray(0, n));
+    }
+    this.stop();
+  }
+
   stop(): void {
     if (this.#ended) return;
     this.#ended = true;

@@ -54,6 +54,11 @@ export class OverlappedReader implements OutputReader {
   }
 
   /** Stops reading now: closes the handle, which ends the pending read. */
+  /** Not read once more here (overlapped reads are always pending): reading stops. */
+  finish(): void {
+    this.stop();
+  }
+
   stop(): void {
     if (this.#ended) return;
     this.#stopping = true;

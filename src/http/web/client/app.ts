@@ -336,6 +336,11 @@ function connect(kind: Kind, id: string): void {
           term.reset();
           term.resize(message.cols, message.rows);
         });
+        // Who holds the terminal, as it may have changed while the view was behind.
+        if (message.holder !== undefined && message.holder !== holder) {
+          holder = message.holder;
+          updateControls();
+        }
         break;
       case "control":
         holder = message.holder;

@@ -39,6 +39,14 @@ async function readToEnd(conn: Deno.Conn): Promise<string> {
   return text;
 }
 
+/** An authorized `GET /api/terminals` on a connection of its own (fetch would reuse one). */
+function probe(server: HttpServer): Promise<{ status: number; body: string }> {
+  return rawRequest(
+    server,
+    `GET /api/terminals HTTP/1.1\nhost: localhost\nauthorization: Bearer ${server.token}\n`,
+  );
+}
+
 /** Reads what the server has sent so far (one read). */
 async function readSome(conn: Deno.Conn): Promise<string> {
   const buffer = new Uint8Array(4096);
@@ -276,14 +284,11 @@ Deno.test({
     const bearer = `authorization: Bearer ${server.token}\n`;
     const busy: Deno.Conn[] = [];
     try {
-      // Each probe comes on a connection of its own (fetch would reuse a pooled one).
-      const probe = () =>
-        rawRequest(server, `GET /api/terminals HTTP/1.1\nhost: localhost\n${bearer}`);
       // Four idle connections: a newcomer still gets in at once (the oldest idle one is closed),
       // however new they are: whoever opens connections faster than the cap a second locks
       // nobody out.
       const idle = await Promise.all(Array.from({ length: 4 }, () => connectTo(server)));
-      const answer = await probe();
+      const answer = await probe(server);
       assertEquals(answer.status, 200, answer.body);
       idle.forEach((conn) => conn.close());
       // Four connections each in the middle of an authorized upload are busy. Each waits for
@@ -302,7 +307,7 @@ Deno.test({
       let refused: { status: number; body: string } | undefined;
       ok(
         await eventually(() => refused?.status === 503, 10_000, async () => {
-          refused = await probe();
+          refused = await probe(server);
         }),
         `got ${refused?.status}`,
       );
@@ -312,7 +317,7 @@ Deno.test({
       busy.splice(0).forEach((conn) => conn.close());
       ok(
         await eventually(() => refused?.status === 200, 10_000, async () => {
-          refused = await probe();
+          refused = await probe(server);
         }),
       );
     } finally {
@@ -339,10 +344,7 @@ Deno.test({
         logins.push(conn);
       }
       for (let i = 0; i < 3; i++) {
-        const answer = await rawRequest(
-          server,
-          `GET /api/terminals HTTP/1.1\nhost: localhost\nauthorization: Bearer ${server.token}\n`,
-        );
+        const answer = await probe(server);
         assertEquals(answer.status, 200, answer.body);
       }
     } finally {
@@ -372,10 +374,7 @@ Deno.test({
       match(await readSome(arriving), /^HTTP\/1.1 100 Continue/);
       const silent = await connectTo(server);
       open.push(silent);
-      const answer = await rawRequest(
-        server,
-        `GET /api/terminals HTTP/1.1\nhost: localhost\nauthorization: Bearer ${server.token}\n`,
-      );
+      const answer = await probe(server);
       assertEquals(answer.status, 200, answer.body);
       assertEquals(await readToEnd(silent), "");
       await arriving.write(encoder.encode(body));
@@ -410,10 +409,7 @@ Deno.test({
           "expect: 100-continue\r\ncontent-length: 100\r\n\r\n",
       ));
       match(await readSome(stranger), /^HTTP\/1.1 100 Continue/);
-      const answer = await rawRequest(
-        server,
-        `GET /api/terminals HTTP/1.1\nhost: localhost\nauthorization: Bearer ${server.token}\n`,
-      );
+      const answer = await probe(server);
       assertEquals(answer.status, 200, answer.body);
       // The stranger made room; the client's connection still serves it.
       assertEquals(await readToEnd(stranger), "");
@@ -444,10 +440,7 @@ Deno.test({
         // Answered (401), and still open on this side.
         match(await readSome(conn), /^HTTP\/1.1 401/);
       }
-      const answer = await rawRequest(
-        server,
-        `GET /api/terminals HTTP/1.1\nhost: localhost\nauthorization: Bearer ${server.token}\n`,
-      );
+      const answer = await probe(server);
       assertEquals(answer.status, 200, answer.body);
     } finally {
       refused.forEach((conn) => conn.close());
@@ -484,11 +477,8 @@ Deno.test({
       await busy.write(encoder.encode(
         `POST /api/terminals HTTP/1.1\r\nhost: localhost\r\n${bearer}content-length: 100\r\n\r\n{`,
       ));
-      // A newcomer within the second: the answered connection goes, not the newcomer.
-      const answer = await rawRequest(
-        server,
-        `GET /api/terminals HTTP/1.1\nhost: localhost\n${bearer.replace("\r\n", "\n")}`,
-      );
+      // A newcomer: the answered connection goes, not the newcomer.
+      const answer = await probe(server);
       assertEquals(answer.status, 200, answer.body);
       assertEquals(await readToEnd(kept), "");
     } finally {

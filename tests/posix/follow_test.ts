@@ -3,7 +3,7 @@
  * (after the command printed, or after it ended) still gets every line from the first, once.
  * Real PTYs, the engine's CommandService.
  */
-import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, match } from "node:assert/strict";
 import { type Command, CommandService } from "../../src/engine/services/commands.ts";
 
 /** Follows `command` until its exit; resolves with what stdout delivered. */
@@ -52,6 +52,31 @@ Deno.test({
       assertEquals(await followed(ended), "a\nb\n");
     } finally {
       await service.shutdown();
+    }
+  },
+});
+
+Deno.test({
+  name: "starts at once beyond the limit: exactly the limit runs, the rest are told which setting",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    const service = new CommandService({ maxRunning: 2 });
+    try {
+      // Started together, each waiting for its spawn: the limit counts those starting too.
+      const starts = await Promise.allSettled(
+        Array.from({ length: 6 }, () => service.run({ command: "sleep 30", shellType: "sh" })),
+      );
+      assertEquals(starts.filter((start) => start.status === "fulfilled").length, 2);
+      for (const start of starts) {
+        if (start.status === "rejected") {
+          match(
+            String(start.reason),
+            /2 commands are running, the most allowed \(WINTERM_MAX_COMMANDS\)/,
+          );
+        }
+      }
+    } finally {
+      await service.shutdown(100);
     }
   },
 });

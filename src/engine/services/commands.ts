@@ -559,7 +559,8 @@ export class CommandService {
     if (running >= this.maxRunning) {
       throw new EngineError(
         "limit",
-        `${running} commands are running, the most allowed; wait for some or terminate them`,
+        `${running} commands are running, the most allowed (WINTERM_MAX_COMMANDS); wait for ` +
+          "some or terminate them",
       );
     }
     this.#starting++;

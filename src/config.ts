@@ -100,6 +100,8 @@ export interface HttpConfig {
   maxStreams: number;
   /** Bytes a stream may have queued for a client that reads too slowly before it is cut off. */
   streamMaxBufferedBytes: number;
+  /** A stream client that neither answers a ping nor reads anything for this long is let go. */
+  streamPingSeconds: number;
   /** How long the one-time login link of the web view stays valid, in seconds. */
   webLoginSeconds: number;
   /** How long a browser stays logged in without using the web view, in hours. */
@@ -181,6 +183,8 @@ Environment:
   WINTERM_STREAM_MAX_BUFFERED_BYTES  output queued for a slow stream client at most (default
                                   4194304): beyond, a terminal's client misses output, then
                                   gets the screen afresh; a command's client is disconnected
+  WINTERM_STREAM_PING_SECONDS     streams are pinged this often (default 30): a client that
+                                  neither answered the last ping nor read anything is let go
   WINTERM_WEB_LOGIN_SECONDS       the web view's one-time login link is valid this long (default 600)
   WINTERM_WEB_SESSION_HOURS       a browser stays logged in this long without use (default 12)
 
@@ -349,6 +353,7 @@ export function parseConfig(
         64 * 1024,
         1024 * 1024 * 1024,
       ),
+      streamPingSeconds: integer(env, "WINTERM_STREAM_PING_SECONDS", 30, 1, 3600),
       webLoginSeconds: integer(env, "WINTERM_WEB_LOGIN_SECONDS", 600, 10, 7 * 24 * 3600),
       webSessionHours: integer(env, "WINTERM_WEB_SESSION_HOURS", 12, 1, 24 * 365),
     };

@@ -100,6 +100,7 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
   const streams = new StreamHub({
     maxStreams: config.maxStreams,
     maxBufferedBytes: config.streamMaxBufferedBytes,
+    pingIntervalMs: config.streamPingSeconds * 1000,
   });
   const app = createApp({
     guard: new Guard({

@@ -372,6 +372,46 @@ withHttp(
 );
 
 withHttp(
+  "stream: a client that never answers pings stays while it reads, and is let go once it stops",
+  async (server) => {
+    // A terminal that prints without pause, more than the client reads: the client is behind
+    // the whole time, as one on a slow link watching a build is, and its pongs (raw client: it
+    // sends none) would wait behind all it has yet to read.
+    const id = await shell(server);
+    await type(server, id, "while :; do echo line-$RANDOM-$RANDOM-$RANDOM; done");
+    const slow = await stalledClient(server, `/api/terminals/${id}/stream`);
+    const sink = new Uint8Array(65536);
+    try {
+      // Five ping intervals of reading at most 64 KiB every 20 ms: the kernel's buffers between
+      // client and server take megabytes, so slower reads could leave the server nothing to
+      // send for a whole interval of one second.
+      const until = Date.now() + 5000;
+      while (Date.now() < until) {
+        const got = await slow.read(sink);
+        ok(got !== null, `a reader was let go: ${server.stderr().slice(-2000)}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      ok(!server.stderr().includes("dropping a stream"), server.stderr().slice(-2000));
+      // It stops reading: nothing leaves the server for it any more, and it is let go.
+      ok(
+        await eventually(() => server.stderr().includes("dropping a stream"), 30_000),
+        "a client that neither reads nor answers pings was kept",
+      );
+    } finally {
+      slow.close();
+      await type(server, id, "\x03");
+    }
+  },
+  {
+    env: {
+      WINTERM_STREAM_PING_SECONDS: "1",
+      WINTERM_STREAM_MAX_BUFFERED_BYTES: "131072",
+      WINTERM_LOG_LEVEL: "debug",
+    },
+  },
+);
+
+withHttp(
   "stream: another viewer's takeovers queue no more than the bound for one that reads nothing",
   async (server) => {
     // A program that prints nothing: all a viewer is sent is who holds the terminal.

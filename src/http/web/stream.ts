@@ -35,7 +35,9 @@
  * client sends while more than the bound waits for it get no answer (a resync: the catching up
  * brings one); one that sends on while far more waits is disconnected. Frames from
  * clients are at most 64 KiB; typing waits for the terminal to take the previous input. A
- * client that answers no ping within {@link PING_INTERVAL_MS} is dropped.
+ * client is pinged every `pingIntervalMs`; one that neither answered the previous ping nor read
+ * anything since is dropped (a slow reader's pong waits behind what it has yet to read: at
+ * 140 KB/s, 4 MiB is 30 s).
  *
  * @module
  */
@@ -47,14 +49,13 @@ import { concatBytes } from "../../bytes.ts";
 import type { FrontEnd } from "../../engine/launching/audit.ts";
 import type { Command } from "../../engine/services/commands.ts";
 import type { Terminal, TerminalEvent, Watch } from "../../engine/services/terminals.ts";
+import { utf8Length } from "../../engine/output/utf8.ts";
 import { log } from "../../log.ts";
 import { rawErrorResponse } from "../listener.ts";
 import { STREAM_PROTOCOL } from "./sessions.ts";
 
 /** Largest frame a client may send. */
 export const MAX_CLIENT_FRAME = 64 * 1024;
-/** Pings go out this often; a client that has not answered the previous one is dropped. */
-export const PING_INTERVAL_MS = 30_000;
 /** Input waiting for the terminal beyond this pauses reading from the client. */
 const INPUT_HIGH_WATER = 64 * 1024;
 /** The paths that upgrade to a stream. */
@@ -71,6 +72,18 @@ const CATCH_UP_CHECK_MS = 50;
 export interface StreamOptions {
   maxStreams: number;
   maxBufferedBytes: number;
+  /** How often clients are pinged, and how long one may show no sign of life. */
+  pingIntervalMs: number;
+}
+
+/** What tells a live client from a gone one, for one stream. */
+interface Liveness {
+  /** Bytes of messages handed to the socket, frame headers left out. */
+  sent: number;
+  /** How many of them had left the server at the last ping. */
+  flushedAtPing: number;
+  /** Whether the client answered the last ping. */
+  answered: boolean;
 }
 
 /** What the application's stream route decided for an upgrade request. */
@@ -90,11 +103,11 @@ const OPEN = 1;
 export class StreamHub {
   #server: Promise<WebSocketServer> | undefined;
   #open = new Set<WebSocket>();
-  #alive = new WeakSet<WebSocket>();
+  #liveness = new WeakMap<WebSocket, Liveness>();
   #pinger: ReturnType<typeof setInterval>;
 
   constructor(private readonly options: StreamOptions) {
-    this.#pinger = setInterval(() => this.#ping(), PING_INTERVAL_MS);
+    this.#pinger = setInterval(() => this.#ping(), options.pingIntervalMs);
     Deno.unrefTimer(this.#pinger);
   }
 
@@ -182,8 +195,9 @@ export class StreamHub {
     if (socket.destroyed) return;
     server.handleUpgrade(req, socket, asBuffer(head), (ws) => {
       this.#open.add(ws);
-      this.#alive.add(ws);
-      ws.on("pong", () => this.#alive.add(ws));
+      const liveness = { sent: 0, flushedAtPing: 0, answered: true };
+      this.#liveness.set(ws, liveness);
+      ws.on("pong", () => liveness.answered = true);
       ws.on("error", (error) => log.debug("stream error", { error }));
       ws.once("close", () => this.#open.delete(ws));
       if ("terminal" in target) this.#serveTerminal(ws, target.terminal, via);
@@ -198,16 +212,31 @@ export class StreamHub {
     this.#open.clear();
   }
 
+  /**
+   * Drops the clients that showed no sign of life since the last ping, and pings the others.
+   * Reading counts as one: what left the server is what was sent less what still waits. (Frame
+   * headers, left out of `sent`, only make a client that reads nothing look further behind.)
+   */
   #ping(): void {
     for (const ws of this.#open) {
-      if (!this.#alive.has(ws)) {
-        log.debug("dropping a stream that answered no ping");
+      const liveness = this.#liveness.get(ws)!;
+      const flushed = liveness.sent - ws.bufferedAmount;
+      if (!liveness.answered && flushed <= liveness.flushedAtPing) {
+        log.debug("dropping a stream that answered no ping and read nothing");
         ws.terminate();
         continue;
       }
-      this.#alive.delete(ws);
+      liveness.answered = false;
+      liveness.flushedAtPing = flushed;
       ws.ping();
     }
+  }
+
+  /** Sends a message to an open client, counted for {@link StreamHub.#ping}. */
+  #send(ws: WebSocket, data: string | Uint8Array): void {
+    if (ws.readyState !== OPEN) return;
+    this.#liveness.get(ws)!.sent += typeof data === "string" ? utf8Length(data) : data.byteLength;
+    ws.send(data);
   }
 
   /** Whether more than the bound waits for `ws` (then it is told so in the log). */
@@ -238,9 +267,7 @@ export class StreamHub {
 
   #serveTerminal(ws: WebSocket, terminal: Terminal, via: FrontEnd): void {
     const key = {};
-    const send = (data: string | Uint8Array) => {
-      if (ws.readyState === OPEN) ws.send(data);
-    };
+    const send = (data: string | Uint8Array) => this.#send(ws, data);
     const json = (message: Record<string, unknown>) => send(JSON.stringify(message));
     /** Answers a message: not while more than the bound waits (it is read when caught up). */
     const reply = (message: Record<string, unknown>) => {
@@ -380,7 +407,7 @@ export class StreamHub {
       if (ws.readyState !== OPEN) return;
       // No screen to redraw after a gap: a client that falls behind is let go.
       if (this.#behind(ws)) return ws.terminate();
-      ws.send(data);
+      this.#send(ws, data);
     };
     const exit = () => {
       send(JSON.stringify({

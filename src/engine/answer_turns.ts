@@ -19,9 +19,9 @@
  * @module
  */
 
-let busy = false;
-/** Who waits for a turn, in order. */
-const waiting: (() => void)[] = [];
+import { Turns } from "./turns.ts";
+
+const turns = new Turns(1);
 let room: () => Promise<void> = () => Promise.resolve();
 
 /** Sets what a turn waits for before it begins: room for one more answer where they go. */
@@ -38,7 +38,7 @@ export async function inAnswerTurn<T>(
   build: () => T | Promise<T>,
   signal?: AbortSignal,
 ): Promise<T> {
-  const done = await takeTurn(signal);
+  const done = await turns.take(signal);
   try {
     signal?.throwIfAborted();
     await room();
@@ -47,41 +47,4 @@ export async function inAnswerTurn<T>(
   } finally {
     done();
   }
-}
-
-/** Gives the turn to the first one waiting, if any. */
-function next(): void {
-  const first = waiting.shift();
-  if (first) first();
-  else busy = false;
-}
-
-/** Waits for a turn (or the signal's abort); the function returned ends it. */
-async function takeTurn(signal?: AbortSignal): Promise<() => void> {
-  signal?.throwIfAborted();
-  if (busy) {
-    await new Promise<void>((resolve, reject) => {
-      const turn = () => {
-        signal?.removeEventListener("abort", leave);
-        resolve();
-      };
-      const leave = () => {
-        const index = waiting.indexOf(turn);
-        if (index >= 0) waiting.splice(index, 1);
-        reject(signal!.reason);
-      };
-      waiting.push(turn);
-      signal?.addEventListener("abort", leave, { once: true });
-    });
-  }
-  busy = true;
-  let ended = false;
-  return () => {
-    if (ended) return;
-    ended = true;
-    if (waiting.length === 0) busy = false;
-    // The next one starts in a task of its own, after this answer has gone on its way (and is
-    // looked for then: the one waiting now may have been cancelled meanwhile).
-    else setTimeout(next, 0);
-  };
 }

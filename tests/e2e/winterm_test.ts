@@ -3,7 +3,7 @@
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { type Connection, serverTest, text } from "../helpers/mcp.ts";
-import { eventually, processesWith, uniqueMarker } from "../helpers/process.ts";
+import { eventually, processesWith, tempDir, uniqueMarker } from "../helpers/process.ts";
 
 const posix = Deno.build.os !== "windows";
 const linux = Deno.build.os === "linux";
@@ -496,3 +496,33 @@ withServer("every bad input is refused clearly and the server keeps serving", as
   const late = await mcp.call("send_command_input", { token, input: "x" });
   match(text(late), /no longer running \(completed\)/);
 });
+
+serverTest(
+  "a burst of starts takes turns: a get_version sent after 100 of them is answered before most start",
+  async (mcp) => {
+    const directory = tempDir("winterm-burst-");
+    const started = `${directory}/started`;
+    try {
+      await mcp.callOk("get_version"); // the tools load with the first call
+      // Each child adds a line once it runs. Started all at once, their starts (PTY, lookups,
+      // spawn) held the event loop until the last was under way: get_version came after all.
+      const BURST = 100;
+      const burst = Array.from({ length: BURST }, () =>
+        mcp.call("run_command", {
+          command: `echo x >> '${started}'`,
+          shell_type: "sh",
+          wait_ms: 60_000,
+        }, 120_000));
+      await mcp.callOk("get_version");
+      const lines = () => Deno.readTextFileSync(started).split("\n").length - 1;
+      const soFar = await Deno.stat(started).then(lines, () => 0);
+      ok(soFar < BURST / 2, `${soFar} of ${BURST} had started before get_version was answered`);
+      const results = await Promise.all(burst);
+      assertEquals(results.filter((result) => result.isError).length, 0);
+      assertEquals(lines(), BURST);
+    } finally {
+      Deno.removeSync(directory, { recursive: true });
+    }
+  },
+  { ignore: !posix },
+);

@@ -27,6 +27,7 @@ import {
 import type { AuditLog, FrontEnd } from "./audit.ts";
 import { EngineError, shuttingDown } from "../errors.ts";
 import type { Policy } from "./policy.ts";
+import { Turns } from "../turns.ts";
 import type { Invocation } from "./shells.ts";
 
 /** Which process an audit record is about, and who asked. */
@@ -94,10 +95,18 @@ export async function inputFailure(write: Promise<void>): Promise<void> {
 }
 
 const encoder = new TextEncoder();
+/** Starts under way at once: one a core (at least two) waiting on the blocking pool. */
+const START_WIDTH = Math.max(2, navigator.hardwareConcurrency ?? 2);
 
 /** See the module documentation. */
 export class Launcher {
   #closed = false;
+  /**
+   * Starts take turns, {@link START_WIDTH} at a time: each works on the event loop from the
+   * directory's opening to the spawn (the PTY, lookups, `posix_spawn` handed to the blocking
+   * pool). 250 at once held every other request for 1.5 s, the pool growing a thread for each.
+   */
+  #starts = new Turns(START_WIDTH);
 
   constructor(readonly policy?: Policy, readonly audit?: AuditLog) {}
 
@@ -121,11 +130,17 @@ export class Launcher {
     context: LaunchContext,
   ): Promise<ChildProcess> {
     if (this.#closed) throw shuttingDown();
-    const directory = open(options.cwd, fields.cwd);
+    const done = await this.#starts.take();
     try {
-      return await this.#launch(invocation, options, fields, context, directory);
+      if (this.#closed) throw shuttingDown();
+      const directory = open(options.cwd, fields.cwd);
+      try {
+        return await this.#launch(invocation, options, fields, context, directory);
+      } finally {
+        directory.close();
+      }
     } finally {
-      directory.close();
+      done();
     }
   }
 

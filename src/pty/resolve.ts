@@ -70,7 +70,11 @@ export function resolveProgram(file: string, options: ResolveOptions): string {
     findWindows(`.\\${file}`, options).path;
   const hint = local ? ` (the working directory is not searched: use .\\${file})` : "";
   if (hasDirectory) {
-    throw new SpawnError("ENOENT", `program '${file}' not found`, path.resolve(options.cwd, file));
+    const resolved = path.resolve(options.cwd, file);
+    if (flavor === HOST_FLAVOR && isDirectory(resolved)) {
+      throw new SpawnError("EISDIR", `program '${file}' is a directory`, resolved);
+    }
+    throw new SpawnError("ENOENT", `program '${file}' not found`, resolved);
   }
   const searched = envValue(options.env, "PATH", flavor);
   throw new SpawnError(

@@ -453,6 +453,11 @@ withServer("every bad input is refused clearly and the server keeps serving", as
     ],
     [
       "run_command",
+      { command: "ls", shell_type: "executable", executable: Deno.cwd() },
+      /'executable': program '.*' is a directory/,
+    ],
+    [
+      "run_command",
       { command: 'echo "unclosed', shell_type: "executable" },
       /'command': unterminated " quote/,
     ],
@@ -520,6 +525,30 @@ serverTest(
       const results = await Promise.all(burst);
       assertEquals(results.filter((result) => result.isError).length, 0);
       assertEquals(lines(), BURST);
+    } finally {
+      Deno.removeSync(directory, { recursive: true });
+    }
+  },
+  { ignore: !posix },
+);
+
+serverTest(
+  "a file that is neither a program nor a script is refused once, saying so",
+  async (mcp) => {
+    const directory = tempDir("winterm-garbage-");
+    const garbage = `${directory}/garbage`;
+    Deno.writeFileSync(garbage, new Uint8Array([0, 1, 2, 3, 4, 5, 6, 7]), { mode: 0o755 });
+    try {
+      const result = await mcp.call("run_command", {
+        command: "garbage",
+        shell_type: "executable",
+        executable: garbage,
+      });
+      ok(result.isError);
+      match(
+        text(result),
+        /^'executable': cannot start \/.*\/garbage: it is neither a program this system runs nor a script with a #! line \(ENOEXEC: \/.*\/garbage\)$/,
+      );
     } finally {
       Deno.removeSync(directory, { recursive: true });
     }

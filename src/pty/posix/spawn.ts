@@ -94,7 +94,9 @@ export async function posixSpawn(
     // Every buffer the call read on another thread is held until it has returned.
     keepAlive(file, args, envp);
     if (rc !== 0) {
-      throw new SpawnError(errnoName(rc), `cannot start '${options.file}': ${errnoName(rc)}`);
+      const name = errnoName(rc);
+      const why = SPAWN_ERRORS[name] ?? "the system refused to start it";
+      throw new SpawnError(name, why, `${name}: ${path}`);
     }
     return pid[0];
   } finally {
@@ -102,6 +104,24 @@ export async function posixSpawn(
     lib.posix_spawnattr_destroy(attr);
   }
 }
+
+/**
+ * What a failed `posix_spawn` means, by errno, for the message (the caller says "cannot start
+ * X: " before it); the errno and the file are its detail.
+ */
+const SPAWN_ERRORS: Record<string, string> = {
+  ENOEXEC: "it is neither a program this system runs nor a script with a #! line",
+  ENOENT: "it, or the interpreter its #! line names, does not exist",
+  EACCES: "permission denied (to the file, a directory on its path, or its interpreter)",
+  ETXTBSY: "the file is open for writing",
+  E2BIG: "its arguments and environment are too large",
+  ENOMEM: "the system is out of memory",
+  EAGAIN: "the system is out of processes or memory",
+  EMFILE: "the server has too many files open",
+  ENFILE: "the system has too many files open",
+  ENOTDIR: "a directory on its path is not a directory",
+  EISDIR: "its interpreter is a directory",
+};
 
 /** Uses its arguments, so that nothing they hold can be collected before this point. */
 function keepAlive(..._held: unknown[]): void {}

@@ -206,9 +206,11 @@ function createProcess(
     );
     if (!ok) {
       const code = k.GetLastError();
+      // The caller says "cannot start X: " before the message; the file is its detail.
       throw new SpawnError(
         errnoFor(code),
-        `cannot start '${options.file}': ${new Win32Error("CreateProcessW", code).message}`,
+        new Win32Error("CreateProcessW", code).message,
+        options.file,
       );
     }
     const result = new DataView(info.buffer);

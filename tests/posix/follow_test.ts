@@ -3,8 +3,10 @@
  * (after the command printed, or after it ended) still gets every line from the first, once.
  * Real PTYs, the engine's CommandService.
  */
-import { deepStrictEqual as assertEquals, match } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, match, rejects } from "node:assert/strict";
 import { type Command, CommandService } from "../../src/engine/services/commands.ts";
+import { TerminalService } from "../../src/engine/services/terminals.ts";
+import { Launcher } from "../../src/engine/launching/launcher.ts";
 
 /** Follows `command` until its exit; resolves with what stdout delivered. */
 function followed(command: Command): Promise<string> {
@@ -77,6 +79,25 @@ Deno.test({
       }
     } finally {
       await service.shutdown(100);
+    }
+  },
+});
+
+Deno.test({
+  name: "at the limit during a shutdown, a start is refused for the shutdown, not the limit",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    const launcher = new Launcher();
+    const commands = new CommandService({ maxRunning: 1, launcher });
+    const terminals = new TerminalService({ maxTerminals: 1, launcher });
+    try {
+      await commands.run({ command: "sleep 30", shellType: "sh" });
+      await terminals.create({ command: "sleep", args: ["30"] });
+      launcher.close();
+      await rejects(commands.run({ command: "true", shellType: "sh" }), /shutting down/);
+      await rejects(terminals.create({ command: "true" }), /shutting down/);
+    } finally {
+      await Promise.all([commands.shutdown(100), terminals.shutdown(100)]);
     }
   },
 });

@@ -118,6 +118,11 @@ export class Launcher {
     this.#closed = true;
   }
 
+  /** Throws the shutdown's refusal once {@link close} was called: it comes before any limit's. */
+  checkOpen(): void {
+    if (this.#closed) throw shuttingDown();
+  }
+
   /**
    * Decides what will run, checks every image that runs against the policy (the program, and
    * the interpreter that runs it: cmd.exe for a batch file) and the real working directory,
@@ -129,10 +134,10 @@ export class Launcher {
     fields: LaunchFields,
     context: LaunchContext,
   ): Promise<ChildProcess> {
-    if (this.#closed) throw shuttingDown();
+    this.checkOpen();
     const done = await this.#starts.take();
     try {
-      if (this.#closed) throw shuttingDown();
+      this.checkOpen();
       const directory = open(options.cwd, fields.cwd);
       try {
         return await this.#launch(invocation, options, fields, context, directory);

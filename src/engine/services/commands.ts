@@ -554,6 +554,7 @@ export class CommandService {
     // other start can come between a limit checked and the command counted.
     await prepareEncodings(request.encoding);
     this.#prune();
+    this.launcher.checkOpen();
     const running = [...this.#commands.values()].filter((command) => command.running).length +
       this.#starting;
     if (running >= this.maxRunning) {

@@ -1183,6 +1183,7 @@ export class TerminalService {
   async create(request: CreateTerminalRequest): Promise<Terminal> {
     // Before any check: from here on to the launch nothing waits (see CommandService.run).
     await prepareEncodings(request.encoding);
+    this.launcher.checkOpen();
     const open = this.#terminals.size + this.#starting;
     if (open >= this.maxTerminals) {
       throw new EngineError(

@@ -138,11 +138,25 @@ function errorMessage(id: string | number | null, code: number, message: string)
   return { jsonrpc: "2.0", id, error } as unknown as JSONRPCMessage;
 }
 
-/** Why a request whose id is in use is refused (with id null: its own would answer the other). */
-function taken(id: string | number): string {
-  const shown = JSON.stringify(id);
-  return `id ${shown.length > 40 ? `${shown.slice(0, 40)}…` : shown} is taken by a request not ` +
-    "answered yet";
+/**
+ * Why a request whose id is in use is refused: by a request under way (with id null: its own
+ * would answer the other), or by one the client cancelled, which it no longer waits for (with
+ * its id: that answer is never sent).
+ */
+function taken(id: string | number, cancelled: boolean): JSONRPCMessage {
+  const json = JSON.stringify(id);
+  const shown = `id ${json.length > 40 ? `${json.slice(0, 40)}…` : json}`;
+  return cancelled
+    ? errorMessage(
+      id,
+      -32600,
+      `Invalid Request: ${shown} is still taken by the request you cancelled (use a new id)`,
+    )
+    : errorMessage(
+      null,
+      -32600,
+      `Invalid Request: ${shown} is taken by a request not answered yet`,
+    );
 }
 
 /** See the module documentation. */
@@ -396,7 +410,12 @@ export class StdioTransport implements Transport {
   #hand(message: JSONRPCMessage, inBatch = false): void {
     if ("method" in message && "id" in message) {
       if (!inBatch && this.#isTaken(message.id)) {
-        return this.#sendError(null, -32600, `Invalid Request: ${taken(message.id)}`);
+        // Queued as it is: `send` would take an answer with a cancelled id for the late one.
+        const refusal = taken(message.id, this.#onlyCancelled(message.id));
+        return void this.#queueLine({
+          bytes: encoder.encode(serializeMessage(refusal)),
+          answer: true,
+        });
       }
       this.#unanswered.add(message.id);
     } else if ("method" in message && message.method === "notifications/cancelled") {
@@ -409,6 +428,11 @@ export class StdioTransport implements Transport {
   /** Whether a request with this id is under way (its id may not be used again meanwhile). */
   #isTaken(id: string | number): boolean {
     return this.#unanswered.has(id) || this.#batches.has(id) || this.#cancelled.has(id);
+  }
+
+  /** Whether the only request with this id under way is one the client cancelled. */
+  #onlyCancelled(id: string | number): boolean {
+    return this.#cancelled.has(id) && !this.#unanswered.has(id) && !this.#batches.has(id);
   }
 
   /**
@@ -459,7 +483,7 @@ export class StdioTransport implements Transport {
         const message = deserializeMessage(JSON.stringify(item));
         if ("method" in message && "id" in message) {
           if (this.#isTaken(message.id)) {
-            batch.add(errorMessage(null, -32600, `Invalid Request: ${taken(message.id)}`));
+            batch.add(taken(message.id, this.#onlyCancelled(message.id)));
             continue;
           }
           batch.waiting.add(message.id);

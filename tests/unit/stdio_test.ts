@@ -467,7 +467,8 @@ Deno.test("stdio: a cancelled request's id stays taken and its late answer is no
   const lines = [
     request(0),
     cancel(0),
-    request(0), // taken: the SDK may still answer the first (it does for an id of 0)
+    request(0), // taken: the SDK may still answer the first (it does for an id of 0); the
+    // client waits for no answer with that id but this refusal, which has the id therefore
     [request(7), cancel(7)], // all cancelled: no answer, and no `[]`
     { jsonrpc: "2.0", id: 8, method: "notifications/cancelled", params: { requestId: 8 } },
   ].map((line) => JSON.stringify(line));
@@ -487,10 +488,10 @@ Deno.test("stdio: a cancelled request's id stays taken and its late answer is no
   assertEquals(answers, [
     {
       jsonrpc: "2.0",
-      id: null,
+      id: 0,
       error: {
         code: -32600,
-        message: "Invalid Request: id 0 is taken by a request not answered yet",
+        message: "Invalid Request: id 0 is still taken by the request you cancelled (use a new id)",
       },
     },
     { jsonrpc: "2.0", id: 8, result: { id: 8 } }, // a request of that name cancels nothing
@@ -524,9 +525,10 @@ Deno.test("stdio: cancelled ids are kept taken up to 1 MiB of them, the oldest f
   assertEquals(requests[20].id, ids[0]);
   const answers = output.text().trim().split("\n").map((line) => JSON.parse(line));
   assertEquals(answers.length, 1);
+  assertEquals(answers[0].id, ids[19]);
   match(
     answers[0].error.message,
-    /^Invalid Request: id "19-x+… is taken by a request not answered yet$/,
+    /^Invalid Request: id "19-x+… is still taken by the request you cancelled \(use a new id\)$/,
   );
 });
 

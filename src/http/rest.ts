@@ -284,12 +284,14 @@ export class RestApi {
     );
     api.post(
       "/terminals/:id/run",
-      async (c) => await this.#run(c.req.param("id"), validate(RunBody, c.get("body"))),
+      async (c) =>
+        await this.#run(c.req.param("id"), validate(RunBody, c.get("body")), c.req.raw.signal),
     );
     api.get("/terminals/:id/output", (c) =>
       this.#output(
         c.req.param("id"),
         validate(OutputQuery, queryObject(new URL(c.req.url))),
+        c.req.raw.signal,
       ));
     api.get("/terminals/:id/stats", (c) => this.#stats(c.req.param("id")));
     api.get("/terminals/:id/recording", (c) => this.#recording(c.req.param("id")));
@@ -357,22 +359,38 @@ export class RestApi {
     return done("Input sent successfully");
   }
 
-  async #run(id: string, body: Static<typeof RunBody>): Promise<Response> {
+  /**
+   * Runs a command; a client that goes away (`signal`, aborted when its connection closes) stops
+   * the wait, which may otherwise last 10 minutes: nobody would read the answer.
+   */
+  async #run(id: string, body: Static<typeof RunBody>, signal: AbortSignal): Promise<Response> {
     const terminal = this.engine.terminals.get(id);
-    return ok(
-      await terminal.run(body.command, body.timeoutMs ?? 30_000, {
-        via: this.via,
-        maxBytes: body.maxBytes,
-      }),
-    );
+    const outcome = await terminal.run(body.command, body.timeoutMs ?? 30_000, {
+      via: this.via,
+      maxBytes: body.maxBytes,
+      signal,
+    });
+    if (signal.aborted) log.debug("a REST run's client went away: its wait stopped", { id });
+    return ok(outcome);
   }
 
-  async #output(id: string, query: Static<typeof OutputQuery>): Promise<Response> {
+  /** Reads output in its answer turn; a client gone while it waits for one leaves the line. */
+  async #output(
+    id: string,
+    query: Static<typeof OutputQuery>,
+    signal: AbortSignal,
+  ): Promise<Response> {
     const terminal = this.engine.terminals.get(id);
     const { mode } = query;
-    if (mode !== "screen") return inAnswerTurn(() => ok(terminal.read({ ...query, mode })));
+    const inTurn = (build: () => Response) =>
+      inAnswerTurn(build, signal).catch((error) => {
+        if (!signal.aborted) throw error;
+        log.debug("a REST read's client went away: it left the line", { id });
+        return restError(499, "INTERNAL_ERROR", "the client went away");
+      });
+    if (mode !== "screen") return inTurn(() => ok(terminal.read({ ...query, mode })));
     const view = await terminal.renderScreen();
-    return inAnswerTurn(() => ok(terminal.screenRead(view, query)));
+    return inTurn(() => ok(terminal.screenRead(view, query)));
   }
 
   #stats(id: string): Response {

@@ -822,3 +822,55 @@ Deno.test({
     match(server.stderr(), /the HTTP listener failed/);
   },
 });
+
+Deno.test({
+  name: "REST: a run whose client went away stops waiting, and the terminal serves the next",
+  ignore: !linux,
+  async fn() {
+    const server = await startHttpServer([], { WINTERM_LOG_LEVEL: "debug" });
+    try {
+      const marker = uniqueMarker();
+      const created = await request(server, "POST", "/api/terminals", {
+        body: { shell: "bash" },
+      });
+      const id = created.json.data.terminalId;
+      // A wait of up to 10 minutes, abandoned once its command runs.
+      const gone = new AbortController();
+      const run = fetch(`${server.url}/api/terminals/${id}/run`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ command: `sleep ${marker}`, timeoutMs: 600_000 }),
+        signal: gone.signal,
+      }).catch(() => "aborted");
+      ok(
+        await eventually(() => processesWith(`sleep ${marker}`).length > 0, 30_000),
+        "sleep did not start",
+      );
+      gone.abort();
+      assertEquals(await run, "aborted");
+      ok(
+        await eventually(() => server.stderr().includes("a REST run's client went away"), 30_000),
+        "the run went on waiting for a client that was gone",
+      );
+      // The shell is at the command still: Ctrl+C, and once at its prompt, the next run is served.
+      await request(server, "POST", `/api/terminals/${id}/input`, {
+        body: { input: "\x03", appendNewline: false },
+      });
+      let state = "";
+      ok(
+        await eventually(() => state === "prompt", 30_000, async () => {
+          const listed = await request(server, "GET", "/api/terminals");
+          state = listed.json.data.terminals.find((t: { id: string }) => t.id === id)?.state;
+        }),
+        `the shell did not come back to its prompt (${state})`,
+      );
+      const next = await request(server, "POST", `/api/terminals/${id}/run`, {
+        body: { command: "echo next-$((6*7))", timeoutMs: 30_000 },
+      });
+      assertEquals(next.status, 200, JSON.stringify(next.json));
+      match(next.json.data.output, /next-42/, JSON.stringify(next.json));
+    } finally {
+      await server.stop();
+    }
+  },
+});

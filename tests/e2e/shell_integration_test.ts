@@ -427,6 +427,66 @@ shellTest(
 );
 
 shellTest(
+  "a command ended, its prompt not shown yet: a run or a line typed then is answered after it",
+  async (mcp, home) => {
+    // The user's PROMPT_COMMAND runs after the command's end is reported and before the prompt
+    // shows (a `git status` in a large repository): the shell reads a line typed meanwhile at
+    // that prompt, which is no answer to it. The hook says when it runs, and waits for a file.
+    const terminalId = await open(mcp, "bash");
+    const hookRuns = async () => {
+      await mcp.callOk("terminal_wait", { terminalId, pattern: "hook-runs", timeoutMs: 15_000 });
+    };
+    const release = () => Deno.writeTextFileSync(`${home}/go`, "");
+    await hookRuns(); // the first prompt's
+    release();
+    assertEquals((await run(mcp, terminalId, "(exit 3)")).exitCode, 3);
+    Deno.removeSync(`${home}/go`);
+    await mcp.callOk("terminal_write", { terminalId, input: "true" });
+    await hookRuns();
+    // Between the end of `true` and its prompt: a run is typed ahead, and answered after it.
+    const ran = run(mcp, terminalId, "echo ran-$((6 * 7))");
+    const echoed = async (line: string) => {
+      let output = "";
+      ok(
+        await eventually(
+          () => output.split("hook-runs").at(-1)!.includes(line),
+          10_000,
+          async () => {
+            output = (await mcp.callOk<{ output: string }>("terminal_read", { terminalId })).output;
+          },
+        ),
+        `the terminal did not echo the line: ${JSON.stringify(output)}`,
+      );
+    };
+    await echoed("echo ran-$((6 * 7))"); // typed, by the terminal's echo, before the release
+    release();
+    const outcome = await ran;
+    assertEquals([outcome.condition, outcome.exitCode, outcome.output], ["done", 0, "ran-42\n"]);
+    // The same with a line written, then a wait for the prompt.
+    Deno.removeSync(`${home}/go`);
+    await mcp.callOk("terminal_write", { terminalId, input: "(exit 5)" });
+    await hookRuns();
+    await mcp.callOk("terminal_write", { terminalId, input: "echo typed-$((6 * 7))" });
+    await echoed("echo typed-$((6 * 7))");
+    const waiting = mcp.callOk<Waited>("terminal_wait", {
+      terminalId,
+      prompt: true,
+      timeoutMs: 15_000,
+    });
+    release();
+    const waited = await waiting;
+    assertEquals([waited.condition, waited.lastExitCode], ["prompt", 0]);
+    match(waited.output, /^typed-42\n/);
+  },
+  {
+    files: {
+      ".bashrc":
+        "PROMPT_COMMAND='echo hook-runs; while [ ! -e \"$HOME/go\" ]; do sleep 0.05; done'\n",
+    },
+  },
+);
+
+shellTest(
   "a line typed early to a shell whose integration never starts is still matched",
   async (mcp) => {
     // Its startup file replaces bash with sh: no prompt mark will ever come. The first prompt

@@ -82,9 +82,22 @@ export class ShellTracker {
     this.#lineEnd = lineEnd;
   }
 
-  /** Whether the shell is at its prompt (it showed one and runs nothing). */
+  /**
+   * Whether the shell is at its prompt: it showed one since its last command ended, and runs
+   * nothing.
+   */
   get atPrompt(): boolean {
-    return this.active && this.command === undefined && this.promptEnd >= 0;
+    return this.active && this.command === undefined && this.promptEnd >= 0 &&
+      !this.promptPending;
+  }
+
+  /**
+   * Whether a command ended and the prompt after it is not shown yet (the shell runs its prompt
+   * hooks): a line typed now is read at that prompt, and that prompt is not its answer.
+   */
+  get promptPending(): boolean {
+    const last = this.finished.at(-1);
+    return this.command === undefined && last !== undefined && last.end > this.promptEnd;
   }
 
   /** A mark arrived, at output offset `offset`; returns whether the state changed. */

@@ -218,29 +218,32 @@ export interface WaitOutcome {
 }
 
 /**
- * How long after a shell starts its first prompt is waited for, at most, by a wait after a line
- * typed before it (see `Terminal.#waitOrigin`): startup files that run pyenv, nvm or conda take
- * a second or a few.
+ * How long the prompt a line typed before it is read at is waited for, at most, by a wait after
+ * that line (see `Terminal.#waitOrigin`): from the shell's start for its first prompt (startup
+ * files that run pyenv, nvm or conda take a second or a few), from the line for the prompt after
+ * a command (its prompt hooks: a `git status` in a large repository).
  */
-const FIRST_PROMPT_WAIT_MS = 10_000;
+const PROMPT_WAIT_MS = 10_000;
 
 /** Input written to a terminal, as a wait after it needs it. */
 interface TypedInput {
   /** Where the output stood when it was written. */
   offset: number;
   text: string;
-  /** Written before the shell's first prompt: the shell reads it at that prompt. */
-  beforeFirstPrompt: boolean;
-  /** Where that prompt ended, once it has. */
-  readAt?: number;
+  /**
+   * Written while the shell showed no prompt to read it at (before its first, or after a
+   * command ended and before the next): the shell reads it at the next prompt, waited for until
+   * then (ms since the epoch).
+   */
+  beforePrompt?: { until: number; readAt?: number };
 }
 
 /** Where a wait looks (see `Terminal.#waitOrigin`). */
 interface WaitOrigin {
   from: number;
   echo?: EchoSkip;
-  /** The input waits for the shell's first prompt: `from` and `echo` are not final yet. */
-  awaitingPrompt?: boolean;
+  /** The input waits for the prompt it is read at until then: `from` and `echo` are not final. */
+  awaitingPromptUntil?: number;
 }
 
 /** The output since a wait's start, as a wait answers it. */
@@ -382,10 +385,11 @@ export class Terminal {
         filter: new MarkFilter(integration!.nonce),
         onMark: (mark, offset) => {
           const input = this.#lastInput;
+          const before = input?.beforePrompt;
           if (
-            mark.kind === "prompt-end" && input?.beforeFirstPrompt && input.readAt === undefined &&
-            offset >= input.offset
-          ) input.readAt = offset;
+            mark.kind === "prompt-end" && before && before.readAt === undefined &&
+            offset >= input!.offset
+          ) before.readAt = offset;
           if (shell.onMark(mark, offset)) this.events.emit({ type: "state" });
         },
       },
@@ -446,12 +450,15 @@ export class Terminal {
     const bytes = this.#codec.encode(text, "input");
     this.launcher.input({ ...this.context, via }, text);
     const shell = this.#shell;
-    this.#lastInput = {
-      offset: this.#output.end,
-      text,
-      beforeFirstPrompt: shell !== undefined && shell.promptEnd < 0 &&
-        shell.command === undefined && Date.now() < this.#firstPromptDeadline(),
-    };
+    const firstUntil = this.created + PROMPT_WAIT_MS;
+    const beforePrompt = shell === undefined || shell.command !== undefined
+      ? undefined
+      : shell.promptEnd < 0
+      ? Date.now() < firstUntil ? { until: firstUntil } : undefined
+      : shell.promptPending
+      ? { until: Date.now() + PROMPT_WAIT_MS }
+      : undefined;
+    this.#lastInput = { offset: this.#output.end, text, beforePrompt };
     this.#lastWrite = { time: Date.now(), reader: this.#child.terminalReader() };
     if (this.#shell?.noteInput(text, this.#output.end)) this.events.emit({ type: "state" });
     this.touch();
@@ -755,33 +762,29 @@ export class Terminal {
    * Where a wait looks: from line `since`, or the answer to the last write (after its echo),
    * or the start. The one place this rule lives.
    *
-   * A line typed before the shell's first prompt is read at that prompt: the terminal echoed it
-   * as it was typed, and the line editor shows it again after the prompt. Its answer starts
-   * after that prompt and that second echo; until the prompt has come, the origin is
-   * `awaitingPrompt` (nothing matches, and that prompt is not the one a wait for a prompt
-   * wants). Before, a wait right after `terminal_create` matched the line as typed, and a wait
-   * for the prompt answered at the prompt the command was about to run at.
+   * A line typed while the shell shows no prompt (before its first; after a command ended and
+   * before the next, while its prompt hooks run) is read at the next prompt: the terminal echoed
+   * it as it was typed, and the line editor shows it again after the prompt. Its answer starts
+   * after that prompt and that second echo; until the prompt has come, the origin is awaiting it
+   * (nothing matches, and that prompt is not the one a wait for a prompt wants), for
+   * {@link PROMPT_WAIT_MS} at most: a shell whose integration never starts (its startup file
+   * ends in `exec sh`, or Ctrl+C cut it short) shows none, and its waits fall back to the echo
+   * alone after that. Before, a wait right after `terminal_create` matched the line as typed,
+   * and a wait for the prompt answered at the prompt the command was about to run at.
    */
   #waitOrigin(since: number | undefined): WaitOrigin {
     if (since !== undefined) return { from: this.#output.lineStart(since) };
     const input = this.#lastInput;
     if (!input) return { from: 0 };
-    const from = input.beforeFirstPrompt ? input.readAt ?? input.offset : input.offset;
+    const before = input.beforePrompt;
+    const from = before?.readAt ?? input.offset;
+    const awaiting = before !== undefined && before.readAt === undefined &&
+      Date.now() < before.until;
     return {
       from,
       echo: this.#output.echo(from, input.text),
-      awaitingPrompt: input.beforeFirstPrompt && input.readAt === undefined &&
-        Date.now() < this.#firstPromptDeadline(),
+      ...(awaiting ? { awaitingPromptUntil: before.until } : {}),
     };
-  }
-
-  /**
-   * Until when a shell's first prompt is waited for (see `#waitOrigin`): a shell whose
-   * integration never starts (its startup file ends in `exec sh`, or Ctrl+C cut it short) shows
-   * none, and its waits fall back to the echo alone after that.
-   */
-  #firstPromptDeadline(): number {
-    return this.created + FIRST_PROMPT_WAIT_MS;
   }
 
   /**
@@ -839,9 +842,9 @@ export class Terminal {
     let scanner = pattern ? this.#output.scan(pattern, from) : undefined;
     /** The origin once the prompt it waited for has come (see `#waitOrigin`). */
     const settle = (): WaitOrigin => {
-      if (!origin.awaitingPrompt) return origin;
+      if (origin.awaitingPromptUntil === undefined) return origin;
       const next = this.#waitOrigin(request.since);
-      if (next.awaitingPrompt) return origin;
+      if (next.awaitingPromptUntil !== undefined) return origin;
       origin = next;
       from = next.from;
       scanner?.cancel();
@@ -862,8 +865,11 @@ export class Terminal {
     /** The condition about the shell or the program that holds now, if one asked for does. */
     const stateCondition = (): "prompt" | "input" | undefined => {
       // A prompt shown after the write (or `since`): never the one a command was typed at.
-      const { awaitingPrompt, from: start } = settle();
-      if (request.prompt && !awaitingPrompt && shell?.atPrompt && shell.promptEnd > start) {
+      const { awaitingPromptUntil, from: start } = settle();
+      if (
+        request.prompt && awaitingPromptUntil === undefined && shell?.atPrompt &&
+        shell.promptEnd > start
+      ) {
         return "prompt";
       }
       if (request.input && this.running && !shell?.atPrompt && this.#readingInput()) {
@@ -893,8 +899,8 @@ export class Terminal {
       const check = async (final: boolean): Promise<boolean> => {
         if (!scanner || done) return false;
         const echo = afterEcho();
-        // Typed before the first prompt, not read yet: nothing after it is its answer yet.
-        if (origin.awaitingPrompt && !final) return false;
+        // Typed before the prompt it is read at, not read yet: nothing after it is its answer yet.
+        if (origin.awaitingPromptUntil !== undefined && !final) return false;
         // The echo is arriving: match once it has (the output that completes it will come).
         if (echo?.state === "pending" && !final) return false;
         // Not echoed yet: match what is here, never the echo arriving while matching yields.
@@ -905,7 +911,7 @@ export class Terminal {
       };
       const armIdle = () => {
         // Quiet before the line typed early was even read is no answer to it.
-        if (request.idleMs === undefined || settle().awaitingPrompt) return;
+        if (request.idleMs === undefined || settle().awaitingPromptUntil !== undefined) return;
         clearTimeout(idleTimer);
         idleTimer = setTimeout(() => finish("idle"), request.idleMs);
       };
@@ -918,12 +924,12 @@ export class Terminal {
       if (request.signal?.aborted) return finish("cancelled");
       request.signal?.addEventListener("abort", onAbort, { once: true });
       timers.push(setTimeout(() => finish("timeout"), request.timeoutMs));
-      if (origin.awaitingPrompt) {
+      if (origin.awaitingPromptUntil !== undefined) {
         // No prompt by then: the output so far is looked at by the echo alone.
         timers.push(setTimeout(() => {
           armIdle();
           check(false);
-        }, Math.max(0, this.#firstPromptDeadline() - Date.now())));
+        }, Math.max(0, origin.awaitingPromptUntil - Date.now())));
       }
       // A program blocks to read without a word: it is looked at every so often, and soon after
       // each output (a prompt is printed, then read).
@@ -1012,7 +1018,9 @@ export class Terminal {
         );
       }
     }
-    if (!shell.atPrompt) {
+    // A command that just ended, its prompt on its way: the line is read at that prompt, and the
+    // wait after it looks past it (see #waitOrigin).
+    if (!shell.atPrompt && !shell.promptPending) {
       const running = shell.command;
       throw new EngineError(
         "busy",

@@ -23,7 +23,11 @@ const SHUTDOWN_GRACE_MS = 500;
 const SHUTDOWN_DEADLINE_MS = 1800;
 /** How long requests already read may take to be answered when the server stops. */
 const ANSWER_WAIT_MS = 1000;
-/** Then how long the calls that waited on the processes it ended may take to answer. */
+/**
+ * Then how long the calls that waited on the processes it ended may take to answer, at least:
+ * they get what is left before the deadline (less the log's flush). Answers that read output
+ * take turns (src/engine/answer_turns.ts): 170 of them took more than 200 ms here.
+ */
 const KILLED_ANSWER_MS = 200;
 /** How long the last log lines may take to reach stderr at exit. */
 const LOG_FLUSH_MS = 200;
@@ -79,7 +83,8 @@ interface Serving {
  * it). In order: the requests read so far get ANSWER_WAIT_MS to be answered (a client may send
  * its last ones and close stdin at once: a short command finishes); then the engine, if it was
  * loaded, ends every process it started and starts nothing more, which ends the calls still
- * waiting on them, whose answers get KILLED_ANSWER_MS; then the front end closes. The
+ * waiting on them, whose answers get the time left (KILLED_ANSWER_MS at least); then the front
+ * end closes. The
  * groundwork is laid meanwhile if it was not yet (it ends what killed predecessors left).
  */
 function shutdownOnce(
@@ -98,6 +103,7 @@ function shutdownOnce(
       Deno.exit(code);
     };
     setTimeout(exit, SHUTDOWN_DEADLINE_MS);
+    const deadline = performance.now() + SHUTDOWN_DEADLINE_MS - LOG_FLUSH_MS;
     const stopEngine = async () => {
       // Loaded after this, it would start what nothing ends: a request for it is refused.
       engine.refuse(shuttingDown());
@@ -106,7 +112,8 @@ function shutdownOnce(
     };
     Promise.all([
       serving.answered(ANSWER_WAIT_MS).then(stopEngine)
-        .then(() => serving.answered(KILLED_ANSWER_MS)).finally(() => serving.close()),
+        .then(() => serving.answered(Math.max(KILLED_ANSWER_MS, deadline - performance.now())))
+        .finally(() => serving.close()),
       groundwork().then((ready) => void (laid = ready)),
     ])
       .catch((error) => log.error("shutdown failed", { error }))

@@ -100,7 +100,8 @@ const START_WIDTH = Math.max(2, navigator.hardwareConcurrency ?? 2);
 
 /** See the module documentation. */
 export class Launcher {
-  #closed = false;
+  /** Aborted by {@link close}: starts waiting in line leave it, refused. */
+  #closing = new AbortController();
   /**
    * Starts take turns, {@link START_WIDTH} at a time: each works on the event loop from the
    * directory's opening to the spawn (the PTY, lookups, `posix_spawn` handed to the blocking
@@ -115,12 +116,12 @@ export class Launcher {
    * shutdown looked at what runs would be ended only by the last sweep, its request unanswered.
    */
   close(): void {
-    this.#closed = true;
+    this.#closing.abort(shuttingDown());
   }
 
   /** Throws the shutdown's refusal once {@link close} was called: it comes before any limit's. */
   checkOpen(): void {
-    if (this.#closed) throw shuttingDown();
+    this.#closing.signal.throwIfAborted();
   }
 
   /**
@@ -135,7 +136,7 @@ export class Launcher {
     context: LaunchContext,
   ): Promise<ChildProcess> {
     this.checkOpen();
-    const done = await this.#starts.take();
+    const done = await this.#starts.take(this.#closing.signal);
     try {
       this.checkOpen();
       const directory = open(options.cwd, fields.cwd);
@@ -237,7 +238,7 @@ export class Launcher {
     child.exited.then((status) =>
       this.audit?.record({ event: "exit", kind: context.kind, id: context.id, ...status })
     );
-    if (this.#closed) {
+    if (this.#closing.signal.aborted) {
       // The shutdown began while it started, and looked for what runs before it was there.
       child.kill("SIGKILL");
       throw shuttingDown();

@@ -487,6 +487,30 @@ shellTest(
 );
 
 shellTest(
+  "Ctrl+C during bash's startup files: the rest of them is skipped, as bash does, and the marks still come",
+  async (mcp) => {
+    // Interrupted, bash skipped the rest of its init file too: the marks were never put in
+    // place, and every run waited for a prompt that never came (found by an attack helper).
+    const terminalId = await open(mcp, "bash");
+    await mcp.callOk("terminal_wait", { terminalId, pattern: "rc-starts", timeoutMs: 15_000 });
+    await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
+    const ran = await run(mcp, terminalId, "echo hi-$((6 * 7))");
+    assertEquals([ran.condition, ran.exitCode, ran.output], ["done", 0, "hi-42\n"]);
+    assertEquals((await run(mcp, terminalId, "(exit 4)")).exitCode, 4);
+    // What the file set before the interruption stays: its PROMPT_COMMAND runs at each prompt.
+    const { output } = await mcp.callOk<{ output: string }>("terminal_read", { terminalId });
+    match(output, /pc-ran/);
+    ok(!output.includes("rc-rest"), output);
+    assertEquals((await listed(mcp, terminalId)).shellIntegration, "active");
+  },
+  {
+    files: {
+      ".bashrc": "PROMPT_COMMAND='echo pc-ran'\necho rc-starts\nsleep 30\necho rc-rest\n",
+    },
+  },
+);
+
+shellTest(
   "a line typed early to a shell whose integration never starts is still matched",
   async (mcp) => {
     // Its startup file replaces bash with sh: no prompt mark will ever come. The first prompt

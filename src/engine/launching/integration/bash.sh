@@ -2,7 +2,7 @@
 #
 # It reads the nonce (and unsets it, so no child inherits it), runs what an interactive bash
 # runs by itself (/etc/bash.bashrc where it exists, ~/.bashrc), then adds the marks (see
-# src/engine/output/marks.ts):
+# src/engine/output/marks.ts; at the first prompt if Ctrl+C cut the startup files short):
 # - D (with $?) and P (the cwd) first thing in PROMPT_COMMAND, whose earlier entries (a string
 #   or, in bash 5.1+, an array) then run as before, with $? as they expect it; with
 #   bash-preexec, which owns PROMPT_COMMAND and the DEBUG trap, through its precmd_functions;
@@ -12,8 +12,6 @@
 #   was, and loops pay nothing per command. Older bash (macOS's 3.2) has no PS0: no C there.
 __winterm_nonce=${WINTERM_SHELL_NONCE-}
 builtin unset WINTERM_SHELL_NONCE
-if [ -r /etc/bash.bashrc ]; then builtin . /etc/bash.bashrc; fi
-if [ -r ~/.bashrc ]; then builtin . ~/.bashrc; fi
 if [ -n "$__winterm_nonce" ] && [ -z "${__winterm_ps0-}" ]; then
   __winterm_ps0="\e]133;C;$__winterm_nonce\a"
   __winterm_set_status() { builtin return "$1"; }
@@ -34,21 +32,50 @@ if [ -n "$__winterm_nonce" ] && [ -z "${__winterm_ps0-}" ]; then
       *) PS0=${PS0-}$__winterm_ps0 ;;
     esac
   }
-  if [ -n "${bash_preexec_imported-}${__bp_imported-}" ]; then
-    __winterm_precmd() { __winterm_report "$?"; }
-    precmd_functions=(__winterm_precmd ${precmd_functions[@]+"${precmd_functions[@]}"} __winterm_wrap)
-  else
-    __winterm_prompt_commands=(${PROMPT_COMMAND[@]+"${PROMPT_COMMAND[@]}"})
-    __winterm_prompt_command() {
-      builtin local __winterm_status=$? __winterm_entry
-      __winterm_report "$__winterm_status"
-      for __winterm_entry in ${__winterm_prompt_commands[@]+"${__winterm_prompt_commands[@]}"}; do
-        __winterm_set_status "$__winterm_status"
-        builtin eval "$__winterm_entry"
+  # Puts the marks in place over what the startup files set up.
+  __winterm_install() {
+    if [ -n "${bash_preexec_imported-}${__bp_imported-}" ]; then
+      __winterm_precmd() { __winterm_report "$?"; }
+      precmd_functions=(__winterm_precmd ${precmd_functions[@]+"${precmd_functions[@]}"} __winterm_wrap)
+    else
+      builtin local entry
+      __winterm_prompt_commands=()
+      for entry in ${PROMPT_COMMAND[@]+"${PROMPT_COMMAND[@]}"}; do
+        entry=${entry//__winterm_first_prompt;/} entry=${entry//__winterm_first_prompt/}
+        [ -n "${entry//[[:space:];]/}" ] && __winterm_prompt_commands+=("$entry")
       done
-      __winterm_wrap
-    }
-    builtin unset PROMPT_COMMAND
-    PROMPT_COMMAND=__winterm_prompt_command
-  fi
+      __winterm_prompt_command() {
+        builtin local __winterm_status=$? __winterm_entry
+        __winterm_report "$__winterm_status"
+        for __winterm_entry in ${__winterm_prompt_commands[@]+"${__winterm_prompt_commands[@]}"}; do
+          __winterm_set_status "$__winterm_status"
+          builtin eval "$__winterm_entry"
+        done
+        __winterm_wrap
+      }
+      builtin unset PROMPT_COMMAND
+      PROMPT_COMMAND=__winterm_prompt_command
+    fi
+  }
+  # Ctrl+C in a startup file makes bash skip the rest of it, and of this file: the first prompt
+  # puts the marks in place then (else the shell had none, for good). The first entry of the
+  # array, which bash before 5.1 runs alone (a file's string prepended or appended keeps it),
+  # and its last, which a file's string assigned leaves in place (bash 5.1+ runs every entry).
+  __winterm_first_prompt() {
+    builtin local status=$?
+    [ -n "${__winterm_pending-}" ] || builtin return 0
+    builtin unset __winterm_pending
+    __winterm_install
+    __winterm_report "$status"
+    __winterm_wrap
+  }
+  PROMPT_COMMAND=(__winterm_first_prompt ${PROMPT_COMMAND[@]+"${PROMPT_COMMAND[@]}"}
+    __winterm_first_prompt)
+  __winterm_pending=1
+fi
+if [ -r /etc/bash.bashrc ]; then builtin . /etc/bash.bashrc; fi
+if [ -r ~/.bashrc ]; then builtin . ~/.bashrc; fi
+if [ -n "${__winterm_pending-}" ]; then
+  builtin unset __winterm_pending
+  __winterm_install
 fi

@@ -450,13 +450,18 @@ export function terminalTools(
         idempotentHint: false,
         openWorldHint: true,
       },
-      handler: async (given) => {
+      handler: async (given, context) => {
         const terminals = await service();
         const { sessionId: _session, _meta, ...args } = withoutNulls(given);
         const env = Array.isArray(args.env)
           ? Object.fromEntries(args.env.map(({ name, value }) => [name, value]))
           : args.env;
-        const terminal = await terminals.create({ ...args, env, via });
+        const terminal = await terminals.create({ ...args, env, via, signal: context.signal });
+        if (context.signal.aborted) {
+          // Cancelled while it started: its caller never learns its id.
+          await terminals.release(terminal.id, via).catch(() => {});
+          throw context.signal.reason;
+        }
         const clamped = terminal.outputByteLimitClamped;
         return {
           ...terminal.info(),

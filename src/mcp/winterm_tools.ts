@@ -410,35 +410,47 @@ export function wintermTools(
           env: args.env,
           encoding: args.encoding,
           via,
+          signal: context.signal,
         });
-        if (args.enable_streaming) streamOutput(command, context);
-        const started = {
-          token: command.token,
-          message: bufferClamped
-            ? `submitted; max_buffer_size ${bufferClamped.requested} lowered to the server's ` +
-              `${bufferClamped.limit} (WINTERM_COMMAND_MAX_BYTES)`
-            : "submitted",
-          pid: command.pid,
-          command: command.display,
-          max_buffer_size: command.bufferSize,
-        };
-        if (!args.wait_ms) return { ...started, status: "pending" as const };
-        if (command.running) {
-          await withProgress(
-            waitFor(command.done, args.wait_ms, context.signal),
-            context,
-            "the command to finish",
-          );
+        // Cancelled before its answer: nobody holds its token to stop it, so it is stopped.
+        const abandon = () => void command.terminate(via).catch(() => {});
+        if (context.signal.aborted) {
+          abandon();
+          throw context.signal.reason;
         }
-        const answer = await inAnswerTurn(() => report(command, shapeOf(args)), context.signal);
-        return {
-          ...answer,
-          ...started,
-          status: answer.status as "running" | "completed" | "terminated",
-          message: started.message === "submitted"
-            ? answer.message
-            : `${answer.message}; ${started.message}`,
-        };
+        context.signal.addEventListener("abort", abandon, { once: true });
+        try {
+          if (args.enable_streaming) streamOutput(command, context);
+          const started = {
+            token: command.token,
+            message: bufferClamped
+              ? `submitted; max_buffer_size ${bufferClamped.requested} lowered to the server's ` +
+                `${bufferClamped.limit} (WINTERM_COMMAND_MAX_BYTES)`
+              : "submitted",
+            pid: command.pid,
+            command: command.display,
+            max_buffer_size: command.bufferSize,
+          };
+          if (!args.wait_ms) return { ...started, status: "pending" as const };
+          if (command.running) {
+            await withProgress(
+              waitFor(command.done, args.wait_ms, context.signal),
+              context,
+              "the command to finish",
+            );
+          }
+          const answer = await inAnswerTurn(() => report(command, shapeOf(args)), context.signal);
+          return {
+            ...answer,
+            ...started,
+            status: answer.status as "running" | "completed" | "terminated",
+            message: started.message === "submitted"
+              ? answer.message
+              : `${answer.message}; ${started.message}`,
+          };
+        } finally {
+          context.signal.removeEventListener("abort", abandon);
+        }
       },
     }),
     defineTool({

@@ -47,6 +47,15 @@ interface Waited {
   cwd?: string;
 }
 
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The HOME the tests' shells get: an empty directory, or one a test filled. */
 let home = "";
 
@@ -431,42 +440,54 @@ shellTest(
   async (mcp, home) => {
     // The user's PROMPT_COMMAND runs after the command's end is reported and before the prompt
     // shows (a `git status` in a large repository): the shell reads a line typed meanwhile at
-    // that prompt, which is no answer to it. The hook says when it runs, and waits for a file.
+    // that prompt, which is no answer to it. The hook prints nothing (the end mark is then the
+    // last thing in the output when the line is typed); it says it runs by a file, and waits
+    // for another.
     const terminalId = await open(mcp, "bash");
     const hookRuns = async () => {
-      await mcp.callOk("terminal_wait", { terminalId, pattern: "hook-runs", timeoutMs: 15_000 });
+      ok(
+        await eventually(() => exists(`${home}/in-hook`), 15_000),
+        "the prompt hook did not run",
+      );
     };
     const release = () => Deno.writeTextFileSync(`${home}/go`, "");
-    await hookRuns(); // the first prompt's
-    release();
-    assertEquals((await run(mcp, terminalId, "(exit 3)")).exitCode, 3);
-    Deno.removeSync(`${home}/go`);
-    await mcp.callOk("terminal_write", { terminalId, input: "true" });
-    await hookRuns();
-    // Between the end of `true` and its prompt: a run is typed ahead, and answered after it.
-    const ran = run(mcp, terminalId, "echo ran-$((6 * 7))");
+    // The hook removes its file when let go; Ctrl+C cuts it short before that.
+    const next = () => {
+      for (const file of ["go", "in-hook"]) {
+        if (exists(`${home}/${file}`)) Deno.removeSync(`${home}/${file}`);
+      }
+    };
     const echoed = async (line: string) => {
       let output = "";
       ok(
-        await eventually(
-          () => output.split("hook-runs").at(-1)!.includes(line),
-          10_000,
-          async () => {
-            output = (await mcp.callOk<{ output: string }>("terminal_read", { terminalId })).output;
-          },
-        ),
+        await eventually(() => output.includes(line), 10_000, async () => {
+          output = (await mcp.callOk<{ output: string }>("terminal_read", { terminalId })).output;
+        }),
         `the terminal did not echo the line: ${JSON.stringify(output)}`,
       );
     };
-    await echoed("echo ran-$((6 * 7))"); // typed, by the terminal's echo, before the release
+    await hookRuns(); // the first prompt's
+    release();
+    assertEquals((await run(mcp, terminalId, "(exit 3)")).exitCode, 3);
+    next();
+    await mcp.callOk("terminal_write", { terminalId, input: "echo before-$((6 * 7)); (exit 4)" });
+    await hookRuns();
+    // Between the end of that line and its prompt: a run is typed ahead, and answered after
+    // it (it was answered with the line before's output and exit code).
+    const ran = run(mcp, terminalId, "echo ran-$((6 * 7))");
+    await echoed("echo ran-$((6 * 7))"); // typed (the terminal echoes it) before the release
     release();
     const outcome = await ran;
     assertEquals([outcome.condition, outcome.exitCode, outcome.output], ["done", 0, "ran-42\n"]);
-    // The same with a line written, then a wait for the prompt.
-    Deno.removeSync(`${home}/go`);
+    // A line written then, and a wait for the prompt; a run meanwhile is refused (that line
+    // was to be answered, not the run's).
+    next();
     await mcp.callOk("terminal_write", { terminalId, input: "(exit 5)" });
     await hookRuns();
     await mcp.callOk("terminal_write", { terminalId, input: "echo typed-$((6 * 7))" });
+    const busy = await mcp.call("terminal_run", { terminalId, command: "echo other" });
+    ok(busy.isError);
+    match(JSON.stringify(busy.content), /a line typed ahead of its prompt, not read yet/);
     await echoed("echo typed-$((6 * 7))");
     const waiting = mcp.callOk<Waited>("terminal_wait", {
       terminalId,
@@ -477,11 +498,24 @@ shellTest(
     const waited = await waiting;
     assertEquals([waited.condition, waited.lastExitCode], ["prompt", 0]);
     match(waited.output, /^typed-42\n/);
+    // Ctrl+C while the hook runs is no line read at the prompt: a wait after it answers at that
+    // prompt (it waited for one more, which never came).
+    next();
+    await mcp.callOk("terminal_write", { terminalId, input: "true" });
+    await hookRuns();
+    await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
+    const interrupted = mcp.callOk<Waited>("terminal_wait", {
+      terminalId,
+      prompt: true,
+      timeoutMs: 15_000,
+    });
+    release();
+    assertEquals((await interrupted).condition, "prompt");
   },
   {
     files: {
-      ".bashrc":
-        "PROMPT_COMMAND='echo hook-runs; while [ ! -e \"$HOME/go\" ]; do sleep 0.05; done'\n",
+      ".bashrc": 'PROMPT_COMMAND=\'touch "$HOME/in-hook"; ' +
+        'while [ ! -e "$HOME/go" ]; do sleep 0.05; done; rm -f "$HOME/in-hook"\'\n',
     },
   },
 );

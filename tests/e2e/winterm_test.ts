@@ -555,3 +555,39 @@ serverTest(
   },
   { ignore: !posix },
 );
+
+serverTest(
+  "run_command calls cancelled before their answer leave nothing running: nobody holds a token",
+  async (mcp) => {
+    const marker = uniqueMarker();
+    await mcp.callOk("get_version"); // the tools load with the first call
+    // Cancelled while most wait in line to start: those were started all the same, and the
+    // limit stayed taken by commands nobody could name (found by an attack helper).
+    const cancel = new AbortController();
+    const calls = Array.from({ length: 40 }, () =>
+      mcp.client.callTool(
+        { name: "run_command", arguments: { command: `sleep ${marker}`, timeout: 600 } },
+        undefined,
+        { signal: cancel.signal, timeout: 60_000 },
+      ).then(() => "answered", () => "cancelled"));
+    cancel.abort();
+    const outcomes = await Promise.all(calls);
+    ok(outcomes.every((outcome) => outcome === "cancelled"), JSON.stringify(outcomes));
+    ok(
+      await eventually(() => processesWith(`sleep ${marker}`).length === 0, 30_000),
+      `${processesWith(`sleep ${marker}`).length} cancelled commands still run`,
+    );
+    // And the limit is free again (once their ends are seen).
+    let after = "";
+    ok(
+      await eventually(() => after === "completed", 30_000, async () => {
+        const result = await mcp.call("run_command", { command: "echo after", wait_ms: 30_000 });
+        after = result.isError
+          ? text(result)
+          : (result.structuredContent as unknown as Query).status;
+      }),
+      after,
+    );
+  },
+  { ignore: !posix, env: { WINTERM_MAX_COMMANDS: "10" } },
+);

@@ -48,6 +48,8 @@ export interface LaunchOptions {
   mode: StdioMode;
   cols: number;
   rows: number;
+  /** The caller gave up (its request was cancelled): a start still waiting for its turn leaves. */
+  signal?: AbortSignal;
 }
 
 /** The names of the request fields that errors should point at. */
@@ -136,7 +138,11 @@ export class Launcher {
     context: LaunchContext,
   ): Promise<ChildProcess> {
     this.checkOpen();
-    const done = await this.#starts.take(this.#closing.signal);
+    const done = await this.#starts.take(
+      options.signal
+        ? AbortSignal.any([this.#closing.signal, options.signal])
+        : this.#closing.signal,
+    );
     try {
       this.checkOpen();
       const directory = open(options.cwd, fields.cwd);

@@ -62,6 +62,8 @@ export interface RunRequest extends InvocationRequest {
   encoding?: string;
   /** The front end that asked (for the audit log). */
   via?: FrontEnd;
+  /** Aborted when the caller gives up: a start still waiting for its turn is not made. */
+  signal?: AbortSignal;
 }
 
 /** Where a command is in its life. */
@@ -596,6 +598,7 @@ export class CommandService {
         mode: usePty ? "pty" : "pipe",
         cols: COMMAND_COLS,
         rows: COMMAND_ROWS,
+        signal: request.signal,
       },
       {
         program: request.executable ? "executable" : "command",

@@ -121,6 +121,8 @@ export interface CreateTerminalRequest extends Omit<TerminalInvocationRequest, "
   encoding?: string;
   /** The front end that asked (for the audit log). */
   via?: FrontEnd;
+  /** Aborted when the caller gives up: a start still waiting for its turn is not made. */
+  signal?: AbortSignal;
 }
 
 /** Something that happened to a terminal. */
@@ -451,7 +453,10 @@ export class Terminal {
     this.launcher.input({ ...this.context, via }, text);
     const shell = this.#shell;
     const firstUntil = this.created + PROMPT_WAIT_MS;
-    const beforePrompt = shell === undefined || shell.command !== undefined
+    // Only a whole line is read at the prompt; Ctrl+C (D, Z) brings a prompt of its own.
+    // deno-lint-ignore no-control-regex -- those keys are control characters
+    const aLine = /[\r\n]/.test(text) && !/[\x03\x04\x1a]/.test(text);
+    const beforePrompt = shell === undefined || shell.command !== undefined || !aLine
       ? undefined
       : shell.promptEnd < 0
       ? Date.now() < firstUntil ? { until: firstUntil } : undefined
@@ -1018,6 +1023,15 @@ export class Terminal {
         );
       }
     }
+    const ahead = this.#lastInput?.beforePrompt;
+    if (ahead && ahead.readAt === undefined && Date.now() < ahead.until) {
+      throw new EngineError(
+        "busy",
+        `terminal ${this.id} has a line typed ahead of its prompt, not read yet ` +
+          `(${JSON.stringify(this.#lastInput!.text.slice(0, 100))}): wait for it ` +
+          "(terminal_wait with prompt)",
+      );
+    }
     // A command that just ended, its prompt on its way: the line is read at that prompt, and the
     // wait after it looks past it (see #waitOrigin).
     if (!shell.atPrompt && !shell.promptPending) {
@@ -1049,19 +1063,24 @@ export class Terminal {
       : outcome.condition === "exit" || outcome.condition === "cancelled"
       ? outcome.condition
       : "timeout";
-    return this.#runOutcome(condition, from, started, options.maxBytes);
+    return this.#runOutcome(condition, from, started, options.maxBytes, outcome.from);
   }
 
-  /** The answer of a run that typed its command at output offset `from`. */
+  /**
+   * The answer of a run that typed its command at output offset `from`, read by the shell at
+   * `readFrom` or later (typed ahead of a prompt, it is read after that prompt: the command
+   * before it may have ended exactly at `from`).
+   */
   #runOutcome(
     condition: RunOutcome["condition"],
     from: number,
     started: number,
     maxBytes: number | undefined,
+    readFrom = from,
   ): RunOutcome {
     const shell = this.#shell!;
     const finished: FinishedCommand | undefined = condition === "done"
-      ? shell.finishedAfter(from)
+      ? shell.finishedAfter(readFrom)
       : undefined;
     const start = finished?.start ?? shell.outputStart() ?? this.#afterEcho(from);
     const { output, truncated, notice } = this.waitOutput(
@@ -1234,7 +1253,15 @@ export class TerminalService {
     const context: LaunchContext = { via: request.via ?? "internal", kind: "terminal", id };
     const child = await this.launcher.launch(
       invocation,
-      { cwd, env, envOverrides: request.env ?? {}, mode: "pty", cols, rows },
+      {
+        cwd,
+        env,
+        envOverrides: request.env ?? {},
+        mode: "pty",
+        cols,
+        rows,
+        signal: request.signal,
+      },
       { program: request.command === undefined ? "shell" : "command", cwd: "cwd", env: "env" },
       context,
     );

@@ -100,7 +100,7 @@ export interface HttpConfig {
   maxStreams: number;
   /** Bytes a stream may have queued for a client that reads too slowly before it is cut off. */
   streamMaxBufferedBytes: number;
-  /** A stream client that neither answers a ping nor reads anything for this long is let go. */
+  /** How often stream clients are pinged (and how long, at least, a pong may take). */
   streamPingSeconds: number;
   /** How long the one-time login link of the web view stays valid, in seconds. */
   webLoginSeconds: number;
@@ -183,8 +183,9 @@ Environment:
   WINTERM_STREAM_MAX_BUFFERED_BYTES  output queued for a slow stream client at most (default
                                   4194304): beyond, a terminal's client misses output, then
                                   gets the screen afresh; a command's client is disconnected
-  WINTERM_STREAM_PING_SECONDS     streams are pinged this often (default 30): a client that
-                                  neither answered the last ping nor read anything is let go
+  WINTERM_STREAM_PING_SECONDS     streams are pinged this often (default 30): a client is let go
+                                  that does not answer within that, plus the time to read what
+                                  was sent before the ping at 64 KiB/s
   WINTERM_WEB_LOGIN_SECONDS       the web view's one-time login link is valid this long (default 600)
   WINTERM_WEB_SESSION_HOURS       a browser stays logged in this long without use (default 12)
 

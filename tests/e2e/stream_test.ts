@@ -11,7 +11,7 @@ import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client } from "../helpers/mcp.ts";
 import { type HttpServer, request, withHttp } from "../helpers/http.ts";
-import { eventually, tempDir } from "../helpers/process.ts";
+import { concat, eventually, tempDir } from "../helpers/process.ts";
 import { openStream, Refused, type StreamClient } from "../helpers/stream.ts";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
 import { Screen } from "../../src/engine/output/screen.ts";
@@ -371,44 +371,108 @@ withHttp(
   { env: { WINTERM_STREAM_MAX_BUFFERED_BYTES: "131072" } },
 );
 
+/**
+ * Reads a raw stream client's frames `bytes` at a time, answering each ping with a pong as it
+ * comes to it (a browser does the same, in order: behind what it has yet to read).
+ */
+class SlowReader {
+  #pending: Uint8Array = new Uint8Array(0);
+  constructor(readonly conn: Deno.TcpConn) {}
+
+  /** Reads once (at most `bytes`), answers the pings read; false once the server closed. */
+  async read(bytes: number): Promise<boolean> {
+    const sink = new Uint8Array(bytes);
+    const got = await this.conn.read(sink);
+    if (got === null) return false;
+    this.#pending = concat([this.#pending, sink.subarray(0, got)]);
+    for (;;) {
+      const frame = frameAt(this.#pending);
+      if (!frame) return true;
+      if (frame.opcode === 0x9) {
+        // A pong, masked with a zero key, carrying the ping's payload.
+        await this.conn.write(
+          concat([new Uint8Array([0x8a, 0x80 | frame.payload.length, 0, 0, 0, 0]), frame.payload]),
+        );
+      }
+      this.#pending = this.#pending.subarray(frame.end);
+    }
+  }
+}
+
+/** The server's (unmasked) frame at the start of `bytes`, if whole. */
+function frameAt(
+  bytes: Uint8Array,
+): { opcode: number; payload: Uint8Array; end: number } | undefined {
+  if (bytes.length < 2) return undefined;
+  let length = bytes[1] & 0x7f, at = 2;
+  if (length === 126) {
+    if (bytes.length < 4) return undefined;
+    length = (bytes[2] << 8) | bytes[3];
+    at = 4;
+  } else if (length === 127) {
+    if (bytes.length < 10) return undefined;
+    length = Number(new DataView(bytes.buffer, bytes.byteOffset + 2, 8).getBigUint64(0));
+    at = 10;
+  }
+  if (bytes.length < at + length) return undefined;
+  return { opcode: bytes[0] & 0x0f, payload: bytes.slice(at, at + length), end: at + length };
+}
+
 withHttp(
-  "stream: a client that never answers pings stays while it reads, and is let go once it stops",
+  "stream: a slow reader whose pongs wait behind its backlog stays; one that reads nothing goes",
   async (server) => {
-    // A terminal that prints without pause, more than the client reads: the client is behind
-    // the whole time, as one on a slow link watching a build is, and its pongs (raw client: it
-    // sends none) would wait behind all it has yet to read.
+    // Megabytes sent at once: most wait in the kernels' buffers, where the server sees neither
+    // them nor the reading. The reader's pongs come only as it reads its way to each ping.
     const id = await shell(server);
-    await type(server, id, "while :; do echo line-$RANDOM-$RANDOM-$RANDOM; done");
-    const slow = await stalledClient(server, `/api/terminals/${id}/stream`);
-    const sink = new Uint8Array(65536);
+    const slow = new SlowReader(await stalledClient(server, `/api/terminals/${id}/stream`));
+    const dead = await stalledClient(server, `/api/terminals/${id}/stream`);
     try {
-      // Five ping intervals of reading at most 64 KiB every 20 ms: the kernel's buffers between
-      // client and server take megabytes, so slower reads could leave the server nothing to
-      // send for a whole interval of one second.
+      await type(server, id, "head -c 2000000 /dev/zero | tr '\\0' x; echo");
+      // Five ping intervals of reading 8 KiB every 50 ms (160 KB/s): far slower than it was sent.
       const until = Date.now() + 5000;
       while (Date.now() < until) {
-        const got = await slow.read(sink);
-        ok(got !== null, `a reader was let go: ${server.stderr().slice(-2000)}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        ok(await slow.read(8192), `the slow reader was let go: ${server.stderr().slice(-2000)}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      ok(!server.stderr().includes("dropping a stream"), server.stderr().slice(-2000));
-      // It stops reading: nothing leaves the server for it any more, and it is let go.
+      // The one that reads nothing and answers no ping was let go meanwhile, or is soon: its
+      // pong was due by the interval and the time to read, at 64 KiB/s, what it was sent first.
       ok(
-        await eventually(() => server.stderr().includes("dropping a stream"), 30_000),
-        "a client that neither reads nor answers pings was kept",
+        await eventually(() => server.stderr().includes("did not answer its ping in time"), 60_000),
+        "a client that reads nothing and answers no ping was kept",
       );
+      ok(await slow.read(8192), "the slow reader was let go");
     } finally {
-      slow.close();
-      await type(server, id, "\x03");
+      slow.conn.close();
+      dead.close();
     }
   },
   {
     env: {
       WINTERM_STREAM_PING_SECONDS: "1",
-      WINTERM_STREAM_MAX_BUFFERED_BYTES: "131072",
+      WINTERM_STREAM_MAX_BUFFERED_BYTES: "4194304",
       WINTERM_LOG_LEVEL: "debug",
     },
   },
+);
+
+withHttp(
+  "stream: a client that reads nothing is let go while the terminal only trickles",
+  async (server) => {
+    // A few hundred bytes a second: the kernels take them for minutes, as if read.
+    const id = await shell(server);
+    const dead = await stalledClient(server, `/api/terminals/${id}/stream`);
+    try {
+      await type(server, id, "while :; do echo tick-$RANDOM; sleep 0.05; done");
+      ok(
+        await eventually(() => server.stderr().includes("did not answer its ping in time"), 30_000),
+        "a client that reads nothing was kept while output trickled",
+      );
+    } finally {
+      dead.close();
+      await type(server, id, "\x03");
+    }
+  },
+  { env: { WINTERM_STREAM_PING_SECONDS: "1", WINTERM_LOG_LEVEL: "debug" } },
 );
 
 withHttp(

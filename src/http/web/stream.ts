@@ -35,9 +35,11 @@
  * client sends while more than the bound waits for it get no answer (a resync: the catching up
  * brings one); one that sends on while far more waits is disconnected. Frames from
  * clients are at most 64 KiB; typing waits for the terminal to take the previous input. A
- * client is pinged every `pingIntervalMs`; one that neither answered the previous ping nor read
- * anything since is dropped (a slow reader's pong waits behind what it has yet to read: at
- * 140 KB/s, 4 MiB is 30 s).
+ * client is pinged every `pingIntervalMs`, and must answer within that plus the time it takes to
+ * read, at {@link MIN_READ_RATE}, what was sent before the ping (its pong waits behind it: what
+ * the server still holds, and what the kernels hold, megabytes on their own); one that does not
+ * is dropped. Output sent meanwhile does not count: a client that reads nothing is dropped
+ * however slowly the terminal prints.
  *
  * @module
  */
@@ -76,14 +78,21 @@ export interface StreamOptions {
   pingIntervalMs: number;
 }
 
+/**
+ * The slowest reading a client behind is allowed (512 kbit/s): its pong may come this much later
+ * per byte sent before the ping (4 MiB behind: 64 s). A client that reads nothing holds its
+ * stream that long at most after a flood.
+ */
+const MIN_READ_RATE = 64 * 1024 / 1000; // bytes a millisecond
+
 /** What tells a live client from a gone one, for one stream. */
 interface Liveness {
   /** Bytes of messages handed to the socket, frame headers left out. */
   sent: number;
-  /** How many of them had left the server at the last ping. */
-  flushedAtPing: number;
-  /** Whether the client answered the last ping. */
-  answered: boolean;
+  /** What had been sent when the last answered ping went: the client has read that far. */
+  read: number;
+  /** The ping not answered yet: when it went, and what had been sent then. */
+  ping?: { at: number; sent: number };
 }
 
 /** What the application's stream route decided for an upgrade request. */
@@ -195,9 +204,12 @@ export class StreamHub {
     if (socket.destroyed) return;
     server.handleUpgrade(req, socket, asBuffer(head), (ws) => {
       this.#open.add(ws);
-      const liveness = { sent: 0, flushedAtPing: 0, answered: true };
+      const liveness: Liveness = { sent: 0, read: 0 };
       this.#liveness.set(ws, liveness);
-      ws.on("pong", () => liveness.answered = true);
+      ws.on("pong", () => {
+        if (liveness.ping) liveness.read = liveness.ping.sent;
+        liveness.ping = undefined;
+      });
       ws.on("error", (error) => log.debug("stream error", { error }));
       ws.once("close", () => this.#open.delete(ws));
       if ("terminal" in target) this.#serveTerminal(ws, target.terminal, via);
@@ -213,21 +225,26 @@ export class StreamHub {
   }
 
   /**
-   * Drops the clients that showed no sign of life since the last ping, and pings the others.
-   * Reading counts as one: what left the server is what was sent less what still waits. (Frame
-   * headers, left out of `sent`, only make a client that reads nothing look further behind.)
+   * Pings the clients that answered the last ping; drops those whose answer is overdue: due
+   * within the interval, plus the time to read at {@link MIN_READ_RATE} what the client had not
+   * read when the ping went (what it had is known from its last pong).
    */
   #ping(): void {
+    const now = performance.now();
     for (const ws of this.#open) {
       const liveness = this.#liveness.get(ws)!;
-      const flushed = liveness.sent - ws.bufferedAmount;
-      if (!liveness.answered && flushed <= liveness.flushedAtPing) {
-        log.debug("dropping a stream that answered no ping and read nothing");
+      const { ping } = liveness;
+      if (ping) {
+        const due = this.options.pingIntervalMs + (ping.sent - liveness.read) / MIN_READ_RATE;
+        if (now - ping.at < due) continue;
+        log.debug("dropping a stream that did not answer its ping in time", {
+          waitedMs: Math.round(now - ping.at),
+          behindBytes: ping.sent - liveness.read,
+        });
         ws.terminate();
         continue;
       }
-      liveness.answered = false;
-      liveness.flushedAtPing = flushed;
+      liveness.ping = { at: now, sent: liveness.sent };
       ws.ping();
     }
   }

@@ -150,7 +150,8 @@ function taken(id: string | number, cancelled: boolean): JSONRPCMessage {
     ? errorMessage(
       id,
       -32600,
-      `Invalid Request: ${shown} is still taken by the request you cancelled (use a new id)`,
+      `Invalid Request: ${shown} is the id of a request you cancelled; ids are not reused in a ` +
+        "session (use a new id)",
     )
     : errorMessage(
       null,

@@ -74,6 +74,9 @@ export function resolveProgram(file: string, options: ResolveOptions): string {
     if (flavor === HOST_FLAVOR && isDirectory(resolved)) {
       throw new SpawnError("EISDIR", `program '${file}' is a directory`, resolved);
     }
+    if (flavor === HOST_FLAVOR && exists(resolved)) {
+      throw new SpawnError("EACCES", `program '${file}' is not a regular file`, resolved);
+    }
     throw new SpawnError("ENOENT", `program '${file}' not found`, resolved);
   }
   const searched = envValue(options.env, "PATH", flavor);
@@ -182,6 +185,17 @@ export function realPathOf(path: string): string {
 }
 
 /** True if `path` is an existing directory. */
+/** Whether something is at `path` (a link is followed). */
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `path` is a directory (a link is followed). */
 export function isDirectory(path: string): boolean {
   try {
     return Deno.statSync(path).isDirectory;

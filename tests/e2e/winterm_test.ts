@@ -549,6 +549,26 @@ serverTest(
         text(result),
         /^'executable': cannot start \/.*\/garbage: it is neither a program this system runs nor a script with a #! line \(ENOEXEC: \/.*\/garbage\)$/,
       );
+      // A thousand long arguments: the message shows the start of the command line only.
+      const long = await mcp.call("run_command", {
+        command: "garbage",
+        shell_type: "executable",
+        executable: garbage,
+        args: Array.from({ length: 1000 }, () => "a".repeat(200)),
+      });
+      ok(long.isError);
+      ok(text(long).length < 1000, `a message of ${text(long).length} characters`);
+      match(text(long), /a…: it is neither a program/);
+      // A named pipe is no program either: it is not "not found".
+      const fifo = `${directory}/fifo`;
+      await new Deno.Command("mkfifo", { args: [fifo] }).output();
+      Deno.chmodSync(fifo, 0o755);
+      const piped = await mcp.call("run_command", {
+        command: "fifo",
+        shell_type: "executable",
+        executable: fifo,
+      });
+      match(text(piped), /^'executable': program '.*fifo' is not a regular file/);
     } finally {
       Deno.removeSync(directory, { recursive: true });
     }

@@ -491,7 +491,9 @@ Deno.test("stdio: a cancelled request's id stays taken and its late answer is no
       id: 0,
       error: {
         code: -32600,
-        message: "Invalid Request: id 0 is still taken by the request you cancelled (use a new id)",
+        message:
+          "Invalid Request: id 0 is the id of a request you cancelled; ids are not reused in a " +
+          "session (use a new id)",
       },
     },
     { jsonrpc: "2.0", id: 8, result: { id: 8 } }, // a request of that name cancels nothing
@@ -528,7 +530,7 @@ Deno.test("stdio: cancelled ids are kept taken up to 1 MiB of them, the oldest f
   assertEquals(answers[0].id, ids[19]);
   match(
     answers[0].error.message,
-    /^Invalid Request: id "19-x+… is still taken by the request you cancelled \(use a new id\)$/,
+    /^Invalid Request: id "19-x+… is the id of a request you cancelled; ids are not reused in a session \(use a new id\)$/,
   );
 });
 

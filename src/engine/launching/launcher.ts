@@ -97,6 +97,8 @@ export async function inputFailure(write: Promise<void>): Promise<void> {
 }
 
 const encoder = new TextEncoder();
+/** Characters of a command line shown in a message about it. */
+const DISPLAY_MOST = 200;
 /** Starts under way at once: one a core (at least two) waiting on the blocking pool. */
 const START_WIDTH = Math.max(2, navigator.hardwareConcurrency ?? 2);
 
@@ -163,11 +165,14 @@ export class Launcher {
     context: LaunchContext,
     directory: OpenDirectory,
   ): Promise<ChildProcess> {
+    // A command line of 1,000 arguments made a message of 200 KB.
+    const { display } = invocation;
+    const shown = display.length > DISPLAY_MOST ? `${display.slice(0, DISPLAY_MOST)}…` : display;
     const failed = (error: unknown) =>
       error instanceof SpawnError
         ? new EngineError(
           "invalid_input",
-          `cannot start ${invocation.display}: ${error.message}`,
+          `cannot start ${shown}: ${error.message}`,
           fields.program,
           error.detail,
         )

@@ -84,6 +84,12 @@ export interface StreamOptions {
  * stream that long at most after a flood.
  */
 const MIN_READ_RATE = 64 * 1024 / 1000; // bytes a millisecond
+/**
+ * What the kernels' socket buffers may hold for a client, unseen by the server, counted as not
+ * read yet when a ping goes (with what the server itself still holds): what was sent since the
+ * last pong may have been read long ago (a client that read 2 GB, then died, was given 9 hours).
+ */
+const KERNEL_BYTES = 4 * 1024 * 1024;
 
 /** What tells a live client from a gone one, for one stream. */
 interface Liveness {
@@ -91,8 +97,11 @@ interface Liveness {
   sent: number;
   /** What had been sent when the last answered ping went: the client has read that far. */
   read: number;
-  /** The ping not answered yet: when it went, and what had been sent then. */
-  ping?: { at: number; sent: number };
+  /**
+   * The ping not answered yet: when it went, what had been sent then, and how much of that the
+   * client may not have read (at most what the server held then and {@link KERNEL_BYTES}).
+   */
+  ping?: { at: number; sent: number; behind: number };
 }
 
 /** What the application's stream route decided for an upgrade request. */
@@ -226,8 +235,9 @@ export class StreamHub {
 
   /**
    * Pings the clients that answered the last ping; drops those whose answer is overdue: due
-   * within the interval, plus the time to read at {@link MIN_READ_RATE} what the client had not
-   * read when the ping went (what it had is known from its last pong).
+   * within the interval, plus the time to read at {@link MIN_READ_RATE} what the client may not
+   * have read when the ping went (sent since its last pong; at most {@link KERNEL_BYTES} more
+   * than the server still held).
    */
   #ping(): void {
     const now = performance.now();
@@ -235,16 +245,17 @@ export class StreamHub {
       const liveness = this.#liveness.get(ws)!;
       const { ping } = liveness;
       if (ping) {
-        const due = this.options.pingIntervalMs + (ping.sent - liveness.read) / MIN_READ_RATE;
+        const due = this.options.pingIntervalMs + ping.behind / MIN_READ_RATE;
         if (now - ping.at < due) continue;
         log.debug("dropping a stream that did not answer its ping in time", {
           waitedMs: Math.round(now - ping.at),
-          behindBytes: ping.sent - liveness.read,
+          behindBytes: ping.behind,
         });
         ws.terminate();
         continue;
       }
-      liveness.ping = { at: now, sent: liveness.sent };
+      const behind = Math.min(liveness.sent - liveness.read, ws.bufferedAmount + KERNEL_BYTES);
+      liveness.ping = { at: now, sent: liveness.sent, behind };
       ws.ping();
     }
   }

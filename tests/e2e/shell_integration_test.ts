@@ -8,7 +8,7 @@
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { connect, type Connection } from "../helpers/mcp.ts";
 import { request, startHttpServer } from "../helpers/http.ts";
-import { eventually, tempDir } from "../helpers/process.ts";
+import { eventually, exists, tempDir } from "../helpers/process.ts";
 
 const linux = Deno.build.os === "linux";
 const has = (program: string) =>
@@ -45,15 +45,6 @@ interface Waited {
   elapsedMs: number;
   lastExitCode?: number | null;
   cwd?: string;
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The HOME the tests' shells get: an empty directory, or one a test filled. */

@@ -79,6 +79,16 @@ export function tempDir(prefix: string): string {
   }
 }
 
+/** Whether something is at `path` (a link is followed). */
+export function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Concatenates byte chunks. */
 export const concat = concatBytes;
 

@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { shellIntegration, ShellScripts } from "../../src/engine/launching/integration/mod.ts";
 import { cmdPromptCommand } from "../../src/engine/launching/integration/cmd.ts";
-import { tempDir } from "../helpers/process.ts";
+import { exists, tempDir } from "../helpers/process.ts";
 
 const NONCE = "0123456789abcdef0123456789abcdef";
 
@@ -77,12 +77,3 @@ Deno.test("cmd: a prompt cmd would act on is replaced by the default", () => {
     match(cmdPromptCommand(NONCE, prompt), /\$E\\\$P\$G\$E\]133;B;/, prompt);
   }
 });
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}

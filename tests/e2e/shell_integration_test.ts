@@ -478,7 +478,11 @@ shellTest(
     await mcp.callOk("terminal_write", { terminalId, input: "echo typed-$((6 * 7))" });
     const busy = await mcp.call("terminal_run", { terminalId, command: "echo other" });
     ok(busy.isError);
-    match(JSON.stringify(busy.content), /a line typed ahead of its prompt, not read yet/);
+    match(JSON.stringify(busy.content), /a line entered that its shell has not started yet/);
+    // Ctrl+U after it takes no line back (the guard looked at the last write alone).
+    await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_u"] });
+    const still = await mcp.call("terminal_run", { terminalId, command: "echo other" });
+    match(JSON.stringify(still.content), /not started yet \(\\"echo typed-\$\(\(6 \* 7\)\)\\"\)/);
     await echoed("echo typed-$((6 * 7))");
     const waiting = mcp.callOk<Waited>("terminal_wait", {
       terminalId,
@@ -488,7 +492,9 @@ shellTest(
     release();
     const waited = await waiting;
     assertEquals([waited.condition, waited.lastExitCode], ["prompt", 0]);
-    match(waited.output, /^typed-42\n/);
+    // From the Ctrl+U on: the line's echo as typed (if it came late), the prompt it was read
+    // at with its echo there, its output, and the prompt after it.
+    match(waited.output, /^([^\n]*\n)?[^\n]*echo typed-\$\(\(6 \* 7\)\)\ntyped-42\n[^\n]*$/);
     // Ctrl+C while the hook runs is no line read at the prompt: a wait after it answers at that
     // prompt (it waited for one more, which never came).
     next();
@@ -510,6 +516,56 @@ shellTest(
     },
   },
 );
+
+for (const shell of ["bash", "zsh"]) {
+  shellTest(
+    `${shell}: a line written at the prompt comes first: a run right after it is refused, never answered with it`,
+    async (mcp) => {
+      // The written line had not shown its start mark yet: the shell counted as at its prompt,
+      // and the run was answered with the written command's output and exit code (found by an
+      // attack helper: 10 of 10 when both calls are sent at once).
+      const terminalId = await open(mcp, shell);
+      await run(mcp, terminalId, "true");
+      for (let i = 0; i < 6; i++) {
+        const marker = 1000 + i;
+        const written = mcp.callOk("terminal_write", {
+          terminalId,
+          input: `sleep 0.3; echo theirs-$((${i} + 1000)); (exit 7)`,
+        });
+        // Sent at once, or after the write's answer.
+        if (i % 2 === 1) await written;
+        const ran = await mcp.call("terminal_run", {
+          terminalId,
+          command: `echo mine-$((${i} + 2000)); (exit 8)`,
+          timeoutMs: 15_000,
+        });
+        await written;
+        const text = JSON.stringify(ran.content);
+        if (ran.isError) {
+          match(text, /has a line entered that its shell has not started|is running/);
+        } else {
+          // It went first (the write's line then waited for it): its own answer.
+          const own = ran.structuredContent as unknown as Run;
+          assertEquals([own.output, own.exitCode], [`mine-${2000 + i}\n`, 8]);
+        }
+        if (i % 2 === 1) ok(ran.isError, "a run after the write's answer went through");
+        let settled = false;
+        ok(
+          await eventually(() => settled, 15_000, async () => {
+            const { output } = await mcp.callOk<{ output: string }>("terminal_read", {
+              terminalId,
+              tailLines: 5,
+            });
+            settled = output.includes(`theirs-${marker}`) &&
+              (await listed(mcp, terminalId)).state === "prompt";
+          }),
+          "the written line did not finish",
+        );
+      }
+    },
+    { ignore: !linux || !has(shell) },
+  );
+}
 
 shellTest(
   "Ctrl+C during bash's startup files: the rest of them is skipped, as bash does, and the marks still come",

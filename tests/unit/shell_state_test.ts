@@ -1,4 +1,5 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
+import fc from "fast-check";
 import { ShellTracker } from "../../src/engine/services/shell_state.ts";
 
 /** A tracker over a fake output whose line feeds are at `feeds` (offsets of "\n"). */
@@ -31,9 +32,11 @@ Deno.test("with C marks: output from C to D, the exit code and the cwd after it"
   shell.noteInput("\r", 45);
   shell.onMark({ kind: "command-end", exitCode: 0 }, 47);
   assertEquals([shell.finished.length, shell.lastExitCode], [1, 0]);
-  // Once it has sent C, a line entered waits for its C.
+  // Once it has sent C, a line entered waits for its C: the shell is not at its prompt meanwhile.
   shell.noteInput("true\r", 50);
-  ok(shell.atPrompt);
+  assertEquals([shell.atPrompt, shell.command, shell.entered], [false, undefined, "true"]);
+  shell.onMark({ kind: "output-start" }, 56);
+  assertEquals([shell.command?.text, shell.entered], ["true", undefined]);
 });
 
 Deno.test("without C: a line entered starts a command, whose output follows the echo", () => {
@@ -67,8 +70,131 @@ Deno.test("cmd: C followed by its line break, and a prompt that ends a command w
   shell.onMark({ kind: "command-end", exitCode: 2 }, 50);
   assertEquals(shell.finished.at(-1)!.start, 41);
   assertEquals(shell.lastExitCode, 2);
+  shell.onMark({ kind: "prompt-end" }, 55);
   // A command typed by hand ends at the next prompt: no exit code.
   shell.noteInput("ver\r", 60);
   shell.onMark({ kind: "prompt-end" }, 90);
   assertEquals([shell.lastExitCode, shell.atPrompt], [null, true]);
+});
+
+/** A shell that sends C, at its prompt (output offset 10) after its first command. */
+function atItsPrompt(): ShellTracker {
+  const shell = tracker([]);
+  shell.onMark({ kind: "prompt-end" }, 0);
+  shell.noteInput("true\r", 0);
+  shell.onMark({ kind: "output-start" }, 6);
+  shell.onMark({ kind: "command-end", exitCode: 0 }, 6);
+  shell.onMark({ kind: "prompt-end" }, 10);
+  return shell;
+}
+
+Deno.test("a line entered is the shell's until its C, or the prompt after it if it starts nothing", () => {
+  const shell = atItsPrompt();
+  ok(shell.atPrompt);
+  // A comment starts nothing: no C, and the next prompt settles it.
+  shell.noteInput("# just a note\r", 10);
+  assertEquals([shell.atPrompt, shell.entered], [false, "# just a note"]);
+  shell.onMark({ kind: "prompt-end" }, 30);
+  assertEquals([shell.atPrompt, shell.entered], [true, undefined]);
+  // A loop over three lines is one command: its one C settles all of it.
+  shell.noteInput("for i in 1 2; do\recho $i\rdone\r", 30);
+  assertEquals(shell.entered, "done");
+  shell.onMark({ kind: "output-start" }, 60);
+  assertEquals([shell.entered, shell.command?.text], [undefined, "done"]);
+  shell.onMark({ kind: "command-end", exitCode: 0 }, 64);
+  shell.onMark({ kind: "prompt-end" }, 70);
+  // An open quote: the shell reads on (no prompt), and Ctrl+C drops the line.
+  shell.noteInput("echo 'oops\r", 70);
+  assertEquals(shell.entered, "echo 'oops");
+  shell.noteInput("\x03", 82);
+  assertEquals([shell.entered, shell.typed], [undefined, ""]);
+});
+
+Deno.test("a line typed while the prompt hooks run counts until the prompt after the one it is read at", () => {
+  const shell = atItsPrompt();
+  shell.noteInput("sleep 1\r", 10);
+  shell.onMark({ kind: "output-start" }, 19);
+  shell.onMark({ kind: "command-end", exitCode: 0 }, 19);
+  ok(shell.promptPending);
+  shell.noteInput("echo ahead\r", 19);
+  // Ctrl+U, or nothing at all, typed after it do not take it back.
+  shell.noteInput("\x15", 30);
+  shell.noteInput("", 30);
+  assertEquals([shell.atPrompt, shell.entered], [false, "echo ahead"]);
+  // The prompt it is read at is not the end of it.
+  shell.onMark({ kind: "prompt-end" }, 40);
+  assertEquals([shell.atPrompt, shell.entered], [false, "echo ahead"]);
+  shell.onMark({ kind: "output-start" }, 52);
+  assertEquals([shell.entered, shell.command?.text], [undefined, "echo ahead"]);
+});
+
+Deno.test("before the first prompt: a line is the shell's, unless a program reads the terminal", () => {
+  const shell = tracker([]);
+  shell.noteInput("answer\r", 0, true);
+  assertEquals(shell.entered, undefined);
+  shell.noteInput("cd /tmp\r", 7);
+  assertEquals(shell.entered, "cd /tmp");
+  shell.onMark({ kind: "prompt-end" }, 20);
+  assertEquals([shell.atPrompt, shell.entered], [false, "cd /tmp"]);
+  shell.onMark({ kind: "prompt-end" }, 40);
+  assertEquals([shell.atPrompt, shell.entered], [true, undefined]);
+});
+
+Deno.test("property: at the prompt means no line waits; entered lines are short and plain", () => {
+  const marks = fc.oneof(
+    fc.constant({ kind: "prompt-start" as const }),
+    fc.constant({ kind: "prompt-end" as const }),
+    fc.record({ kind: fc.constant("output-start" as const), lineBreak: fc.boolean() }),
+    fc.record({
+      kind: fc.constant("command-end" as const),
+      exitCode: fc.option(fc.integer(), { nil: null }),
+    }),
+    fc.record({ kind: fc.constant("command" as const), text: fc.string({ maxLength: 3000 }) }),
+  );
+  const keys = fc.constantFrom("\r", "\n", "\r\n", "\x03", "\x15", "\x1a", "\x1c", "\x04", " ");
+  const input = fc.array(
+    fc.oneof(keys, fc.string({ maxLength: 1500 }), fc.string({ unit: "binary", maxLength: 40 })),
+    {
+      maxLength: 6,
+    },
+  ).map((parts) => parts.join(""));
+  const event = fc.oneof(
+    fc.record({ mark: marks }),
+    fc.record({ input, readElsewhere: fc.boolean() }),
+  );
+  fc.assert(
+    fc.property(fc.array(event, { maxLength: 60 }), (events) => {
+      const shell = tracker([5, 50, 500]);
+      let offset = 0;
+      for (const step of events) {
+        offset += 7;
+        if ("mark" in step) shell.onMark(step.mark, offset);
+        else {
+          const idle = shell.command === undefined && (shell.active || !step.readElsewhere);
+          shell.noteInput(step.input, offset, step.readElsewhere);
+          // A line that is not blank, after the last key that drops lines, is the shell's to run.
+          // deno-lint-ignore no-control-regex -- the keys that drop lines
+          const lines = step.input.split(/[\x03\x1a\x1c]/).at(-1)!.split(/\r\n|\r|\n/);
+          const aLine = lines.slice(0, -1).some((line) =>
+            // deno-lint-ignore no-control-regex -- the line as the shell reads it
+            line.split("\x15").at(-1)!.replace(/[\x00-\x1f\x7f]/g, "").trim() !== ""
+          );
+          if (idle && aLine) ok(shell.entered !== undefined);
+          // deno-lint-ignore no-control-regex -- the keys that drop what the terminal holds
+          const dropped = /[\x03\x1a\x1c]/.test(step.input) &&
+            // deno-lint-ignore no-control-regex -- and no line entered after the last of them
+            !/[\r\n]/.test(step.input.split(/[\x03\x1a\x1c]/).at(-1)!);
+          if (dropped) assertEquals(shell.entered, undefined);
+        }
+        if (shell.atPrompt) assertEquals(shell.entered, undefined);
+        const entered = shell.entered;
+        if (entered !== undefined) {
+          ok(entered.length <= 1001 && entered.trim() === entered && entered !== "");
+          // deno-lint-ignore no-control-regex -- a line as entered holds no keys
+          ok(!/[\x00-\x1f\x7f]/.test(entered));
+        }
+      }
+    }),
+    { numRuns: 500 },
+  );
 });

@@ -75,6 +75,8 @@ export class ShellTracker {
   #sendsOutputStart = false;
   /** The command line the shell announced (`E`) or the line entered, for the next `C`. */
   #nextText: string | undefined;
+  /** See {@link entered}; `ahead`: typed before the prompt it is read at, which is still to come. */
+  #entered: { text: string; ahead: boolean } | undefined;
   readonly #lineEnd: (offset: number) => number | undefined;
 
   /** `lineEnd(offset)`: the offset after the first line feed at or after `offset`, if one came. */
@@ -88,7 +90,18 @@ export class ShellTracker {
    */
   get atPrompt(): boolean {
     return this.active && this.command === undefined && this.promptEnd >= 0 &&
-      !this.promptPending;
+      !this.promptPending && this.#entered === undefined;
+  }
+
+  /**
+   * The newest line entered that the shell has neither started a command for (`C`) nor shown
+   * the prompt after: it is about to start it, or it reads more (a continuation line). A line
+   * typed ahead of a prompt counts until the prompt after the one it is read at. Output-start
+   * marks (or a prompt) settle it; Ctrl+C, Ctrl+Z and Ctrl+\ drop it, as the terminal drops
+   * what it holds unread then.
+   */
+  get entered(): string | undefined {
+    return this.#entered?.text;
   }
 
   /**
@@ -122,6 +135,7 @@ export class ShellTracker {
         ...(mark.lineBreak ? { typedAt: offset } : { start: offset }),
       };
       this.#nextText = undefined;
+      this.#entered = undefined;
       this.typed = "";
       return true;
     }
@@ -141,24 +155,55 @@ export class ShellTracker {
     if (mark.kind === "prompt-end") {
       this.promptEnd = offset;
       this.typed = "";
+      // The prompt a line typed ahead is read at; or the one after a line that started nothing.
+      if (this.#entered?.ahead) this.#entered.ahead = false;
+      else this.#entered = undefined;
     }
     return true;
   }
 
-  /** Input is about to be written at output offset `offset`; returns whether the state changed. */
-  noteInput(text: string, offset: number): boolean {
-    if (this.command || !this.active) return false;
-    // Ctrl+U and Ctrl+C discard the line typed so far.
+  /**
+   * Input is about to be written at output offset `offset`; returns whether the state changed.
+   * `readElsewhere`: before the shell's first prompt, a program (its startup files) reads the
+   * terminal now, so a line in it is that program's, not the shell's.
+   */
+  noteInput(text: string, offset: number, readElsewhere = false): boolean {
+    const hadEntered = this.#entered !== undefined;
+    // Ctrl+U discards the line typed so far; Ctrl+C that line and, as Ctrl+Z and Ctrl+\ do, the
+    // lines the terminal holds unread (its line discipline flushes them with the signal).
+    let line = this.typed;
+    let entered: string | undefined;
+    let flushed = false;
     // deno-lint-ignore no-control-regex -- those keys are control characters
-    const kept = (this.typed + text).split(/[\x03\x15]/).at(-1)!;
-    const lines = kept.split(/\r\n|\r|\n/);
-    this.typed = lines.pop()!;
-    // deno-lint-ignore no-control-regex -- what was typed, without its keys
-    const entered = lines.map((line) => line.replace(/[\x00-\x1f\x7f]/g, "").trim())
-      .filter(Boolean).at(-1);
-    if (entered === undefined) return false;
+    const pieces = text.split(/(\r\n|\r|\n|[\x03\x15\x1a\x1c])/);
+    pieces.forEach((piece, index) => {
+      if (index % 2 === 0) line += piece;
+      else if (piece === "\x15") line = "";
+      else if (piece === "\x03" || piece === "\x1a" || piece === "\x1c") {
+        if (piece === "\x03") line = "";
+        entered = undefined;
+        flushed = true;
+      } else {
+        // deno-lint-ignore no-control-regex -- what was typed, without its keys
+        const plain = line.replace(/[\x00-\x1f\x7f]/g, "").trim();
+        if (plain !== "") entered = plain;
+        line = "";
+      }
+    });
+    if (flushed) this.#entered = undefined;
+    const dropped = hadEntered && this.#entered === undefined;
+    if (this.command) return dropped;
+    if (!this.active) {
+      if (entered !== undefined && !readElsewhere) {
+        this.#entered = { text: clip(entered), ahead: true };
+      }
+      return dropped;
+    }
+    this.typed = line;
+    if (entered === undefined) return dropped;
+    this.#entered = { text: clip(entered), ahead: this.promptEnd < 0 || this.promptPending };
     this.#nextText = clip(entered);
-    if (this.#sendsOutputStart) return false;
+    if (this.#sendsOutputStart) return true;
     this.command = { text: this.#nextText, since: Date.now(), typedAt: offset };
     this.#nextText = undefined;
     return true;

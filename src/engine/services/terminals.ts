@@ -456,16 +456,22 @@ export class Terminal {
     // Only a whole line is read at the prompt; Ctrl+C (D, Z) brings a prompt of its own.
     // deno-lint-ignore no-control-regex -- those keys are control characters
     const aLine = /[\r\n]/.test(text) && !/[\x03\x04\x1a]/.test(text);
+    const reader = this.#child.terminalReader();
+    // Before the first prompt, a line goes to whatever reads the terminal then (a question the
+    // startup files ask), if anything does.
+    const readElsewhere = shell !== undefined && shell.promptEnd < 0 && !!reader;
     const beforePrompt = shell === undefined || shell.command !== undefined || !aLine
       ? undefined
       : shell.promptEnd < 0
-      ? Date.now() < firstUntil ? { until: firstUntil } : undefined
+      ? Date.now() < firstUntil && !readElsewhere ? { until: firstUntil } : undefined
       : shell.promptPending
       ? { until: Date.now() + PROMPT_WAIT_MS }
       : undefined;
     this.#lastInput = { offset: this.#output.end, text, beforePrompt };
-    this.#lastWrite = { time: Date.now(), reader: this.#child.terminalReader() };
-    if (this.#shell?.noteInput(text, this.#output.end)) this.events.emit({ type: "state" });
+    this.#lastWrite = { time: Date.now(), reader };
+    if (shell?.noteInput(text, this.#output.end, readElsewhere)) {
+      this.events.emit({ type: "state" });
+    }
     this.touch();
     this.inputs.push({ time: this.lastActivity, bytes: bytes.length });
     if (this.inputs.length > INPUT_HISTORY) this.inputs.shift();
@@ -1023,13 +1029,14 @@ export class Terminal {
         );
       }
     }
-    const ahead = this.#lastInput?.beforePrompt;
-    if (ahead && ahead.readAt === undefined && Date.now() < ahead.until) {
+    // A line written before (by terminal_write, or typed ahead of a prompt) comes first.
+    const entered = shell.entered;
+    if (entered !== undefined) {
       throw new EngineError(
         "busy",
-        `terminal ${this.id} has a line typed ahead of its prompt, not read yet ` +
-          `(${JSON.stringify(this.#lastInput!.text.slice(0, 100))}): wait for it ` +
-          "(terminal_wait with prompt)",
+        `terminal ${this.id} has a line entered that its shell has not started yet ` +
+          `(${JSON.stringify(entered.slice(0, 100))}): wait for it (terminal_wait with ` +
+          "prompt), or drop it (ctrl_c)",
       );
     }
     // A command that just ended, its prompt on its way: the line is read at that prompt, and the

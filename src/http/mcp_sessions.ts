@@ -40,6 +40,22 @@ interface Session {
   lastSeen: number;
   /** Requests whose answers are still being sent (an SSE stream counts until it ends). */
   inFlight: number;
+  /** The answer stream of each request not answered yet, by the request's id. */
+  posts: Map<RequestId, Post>;
+}
+
+type RequestId = string | number;
+
+/** A POST's answer stream: the requests it carried, as far as they are answered or cancelled. */
+interface Post {
+  unanswered: Set<RequestId>;
+  cancelled: RequestId[];
+}
+
+/** What the SDK's transport keeps of each request's answer stream (private in its types, SDK 1.x). */
+interface AnswerBookkeeping {
+  _requestToStreamMapping: Map<RequestId, string>;
+  _requestResponseMap: Map<RequestId, unknown>;
 }
 
 /** A JSON-RPC error response (for failures before a transport is involved). */
@@ -158,10 +174,12 @@ export class McpSessions {
       server,
       lastSeen: Date.now(),
       inFlight: 0,
+      posts: new Map(),
     };
     const { transport } = session;
     transport.onclose = () => transport.sessionId && this.#forget(transport.sessionId);
     await server.connect(transport);
+    watchAnswers(session);
     return await this.#track(
       session,
       () => transport.handleRequest(request, { parsedBody: body }),
@@ -190,6 +208,9 @@ export class McpSessions {
   ): Promise<Response> {
     session.inFlight++;
     session.lastSeen = Date.now();
+    // Before the transport hands the requests on: a quick answer may be sent before it returns.
+    const post: Post = { unanswered: new Set(ids), cancelled: [] };
+    for (const id of ids) session.posts.set(id, post);
     let finished = false;
     const finish = () => {
       if (finished) return;
@@ -197,12 +218,22 @@ export class McpSessions {
       session.inFlight--;
       session.lastSeen = Date.now();
     };
+    const forgetPost = () => {
+      for (const id of post.unanswered) {
+        if (session.posts.get(id) === post) session.posts.delete(id);
+      }
+    };
     let response: Response;
     try {
       response = await answer();
     } catch (error) {
+      forgetPost();
       finish();
       throw error;
+    }
+    // Refused before any request ran (or no request in it): nothing will be answered on a stream.
+    if (!response.body || !response.headers.get("content-type")?.startsWith("text/event-stream")) {
+      forgetPost();
     }
     if (!response.body) {
       finish();
@@ -267,6 +298,52 @@ export class McpSessions {
       if (session.inFlight === 0 && session.lastSeen < oldest) this.#close(sessionId, session);
     }
   }
+}
+
+/**
+ * Watches a session's answers and cancellations, so that the answer stream of a POST whose
+ * requests are all answered or cancelled ends. The SDK sends no answer for a cancelled request,
+ * and ends a stream only once each of its requests has one: a cancelled call's stream stayed
+ * open with keep-alives for good, and so did its connection (about 260 cancelled calls held
+ * the 256 connections the server allows). The SDK's record of those requests goes too.
+ */
+function watchAnswers(session: Session): void {
+  const { transport } = session;
+  const settle = (id: RequestId, cancelled: boolean) => {
+    const post = session.posts.get(id);
+    if (!post) return;
+    session.posts.delete(id);
+    post.unanswered.delete(id);
+    if (cancelled) post.cancelled.push(id);
+    if (post.unanswered.size > 0 || post.cancelled.length === 0) return;
+    const kept = transport as unknown as AnswerBookkeeping;
+    const stream = kept._requestToStreamMapping.get(id);
+    if (stream === undefined) return;
+    transport.closeSSEStream(id);
+    for (const [requestId, of] of kept._requestToStreamMapping) {
+      if (of !== stream) continue;
+      kept._requestToStreamMapping.delete(requestId);
+      kept._requestResponseMap.delete(requestId);
+    }
+  };
+  const send = transport.send.bind(transport);
+  transport.send = async (message, options) => {
+    try {
+      await send(message, options);
+    } finally {
+      if ("id" in message && ("result" in message || "error" in message)) {
+        settle(message.id as RequestId, false);
+      }
+    }
+  };
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    deliver?.(message, extra);
+    if ("method" in message && message.method === "notifications/cancelled" && !("id" in message)) {
+      const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      if (typeof requestId === "string" || typeof requestId === "number") settle(requestId, true);
+    }
+  };
 }
 
 /** The ids of the requests in a POST's body (a message, or a batch of them). */

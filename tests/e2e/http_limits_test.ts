@@ -580,6 +580,102 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "MCP over HTTP: a cancelled call's answer stream ends, without an answer (a batch's once its other request is answered)",
+  ignore: !posix,
+  async fn() {
+    const server = await startHttpServer();
+    try {
+      const init = await postMcp(server, initializeBody(1));
+      const sessionId = init.sessionId!;
+      await postMcp(server, { jsonrpc: "2.0", method: "notifications/initialized" }, sessionId);
+      const created = await postMcp(server, {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "terminal_create", arguments: { command: "cat" } },
+      }, sessionId);
+      const { terminalId } = created.json.result.structuredContent;
+      const post = (body: unknown) =>
+        fetch(`${server.url}/mcp`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${server.token}`,
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-06-18",
+            "mcp-session-id": sessionId,
+          },
+          body: JSON.stringify(body),
+        });
+      const wait = (id: number, pattern: string) => ({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: "terminal_wait", arguments: { terminalId, pattern, timeoutMs: 600_000 } },
+      });
+      const cancel = async (requestId: number) => {
+        const sent = await post({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId },
+        });
+        await sent.body?.cancel();
+        assertEquals(sent.status, 202);
+      };
+      /** The stream's text once it has ended; "open" if it did not end within 20 s. */
+      const ended = async (response: Response) => {
+        const text = response.text();
+        const timer = new Promise<string>((resolve) => setTimeout(resolve, 20_000, "open"));
+        const first = await Promise.race([text, timer]);
+        if (first === "open") await response.body?.cancel().catch(() => {});
+        return first;
+      };
+      const answers = (text: string) =>
+        [...text.matchAll(/^data: (.+)$/gm)].map((line) => JSON.parse(line[1]).id);
+
+      // One call, id 0 (the SDK skips a cancellation of a falsy id): the stream held on with
+      // keep-alives for good, and its connection with it.
+      const lone = await post(wait(0, "never-printed"));
+      assertEquals(lone.status, 200);
+      await cancel(0);
+      const loneText = await ended(lone);
+      ok(loneText !== "open", "the cancelled call's stream stayed open");
+      assertEquals(answers(loneText), []);
+
+      // A batch: the cancelled request's stream ends once the other one is answered, with that
+      // answer.
+      const batch = await post([wait(4, "never-printed"), wait(5, "go-5")]);
+      assertEquals(batch.status, 200);
+      await cancel(4);
+      const typed = await postMcp(server, {
+        jsonrpc: "2.0",
+        id: 6,
+        method: "tools/call",
+        params: { name: "terminal_write", arguments: { terminalId, input: "go-5" } },
+      }, sessionId);
+      ok(!typed.json.result.isError, JSON.stringify(typed.json));
+      const batchText = await ended(batch);
+      ok(batchText !== "open", "the batch's stream stayed open");
+      assertEquals(answers(batchText), [5]);
+
+      // Many at once: each ends, and the server still answers.
+      const many = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => post(wait(100 + i, "never-printed"))),
+      );
+      await Promise.all(many.map((_, i) => cancel(100 + i)));
+      const texts = await Promise.all(many.map(ended));
+      assertEquals(texts.filter((text) => text === "open").length, 0);
+      assertEquals(texts.flatMap(answers), []);
+      const ping = await postMcp(server, { jsonrpc: "2.0", id: 7, method: "ping" }, sessionId);
+      assertEquals(ping.status, 200);
+    } finally {
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
   name: "MCP sessions expire when unused for WINTERM_MCP_SESSION_IDLE_SECONDS",
   ignore: !posix,
   async fn() {

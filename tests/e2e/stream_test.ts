@@ -476,6 +476,44 @@ withHttp(
 );
 
 withHttp(
+  "stream: a client whose paste waits for a program that reads nothing is kept, and its paste arrives whole",
+  async (server) => {
+    // Over 64 KiB of typing waiting: the server stops reading the client, so the client's pongs
+    // wait behind its paste. It was dropped after two ping intervals, a live browser tab.
+    const go = `${tempDir("winterm-paste-")}/go`;
+    const script = 'stty raw -echo; echo ready; while [ ! -e "$1" ]; do sleep 0.1; done; ' +
+      "head -c 200000 | tr -d a | wc -c; head -c 1 | wc -c; echo got-all";
+    const id = await shell(server, { command: "sh", args: ["-c", script, "sh", go] });
+    const client = await openStream(server, `/api/terminals/${id}/stream`);
+    try {
+      await client.until(() => client.output().includes("ready"), "the program's start");
+      client.send({ type: "takeover" });
+      await client.until(
+        () => client.messages.some((m) => m.type === "takeover" || m.holder !== undefined),
+        "the takeover",
+      );
+      const chunk = new Uint8Array(1024).fill(0x61);
+      for (let sent = 0; sent < 200_000; sent += 1024) client.ws.send(chunk, { binary: true });
+      client.ws.send(new TextEncoder().encode("b"), { binary: true });
+      // A window for the drop (the ping interval is 1 s): nothing announces that none came.
+      let closed = false;
+      client.closed.then(() => closed = true);
+      ok(!(await eventually(() => closed, 6_000)), "the client was dropped while its paste waited");
+      Deno.writeTextFileSync(go, "");
+      await client.until(
+        () => /0\r?\n\s*1\r?\n[^]*got-all/.test(client.output()),
+        "the paste",
+        30_000,
+      );
+      ok(!closed);
+    } finally {
+      client.close();
+    }
+  },
+  { env: { WINTERM_STREAM_PING_SECONDS: "1", WINTERM_LOG_LEVEL: "debug" } },
+);
+
+withHttp(
   "stream: another viewer's takeovers queue no more than the bound for one that reads nothing",
   async (server) => {
     // A program that prints nothing: all a viewer is sent is who holds the terminal.

@@ -39,7 +39,9 @@
  * read, at {@link MIN_READ_RATE}, what was sent before the ping (its pong waits behind it: what
  * the server still holds, and what the kernels hold, megabytes on their own); one that does not
  * is dropped. Output sent meanwhile does not count: a client that reads nothing is dropped
- * however slowly the terminal prints.
+ * however slowly the terminal prints. A client the server does not read (more than 64 KiB of its
+ * typing waits for a program that does not read it) is not timed until it is read again: its
+ * pong is behind its typing.
  *
  * @module
  */
@@ -244,6 +246,13 @@ export class StreamHub {
     for (const ws of this.#open) {
       const liveness = this.#liveness.get(ws)!;
       const { ping } = liveness;
+      // Not read (its input waits for the terminal): its pong waits behind that input, and its
+      // wait starts over once it is read again. A live client that pasted 64 KiB into a program
+      // that reads nothing was dropped.
+      if (ws.isPaused) {
+        if (ping) ping.at = now;
+        continue;
+      }
       if (ping) {
         const due = this.options.pingIntervalMs + ping.behind / MIN_READ_RATE;
         if (now - ping.at < due) continue;

@@ -568,6 +568,30 @@ for (const shell of ["bash", "zsh"]) {
 }
 
 shellTest(
+  "an exported PS1 is not passed on with the nonce: a nested shell sends no marks",
+  async (mcp) => {
+    // PS1 carries the nonce once wrapped: exported (here from the environment, as an rc's
+    // `export PS1` does), every child had it, and a nested `bash --norc` sent marks as the
+    // terminal's shell: a run then answered inside it (found by an attack helper).
+    for (const shell of ["bash", "zsh", "sh"].filter(has)) {
+      const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+        shell,
+        env: { HOME: home, PS1: "EX$ " },
+      });
+      const seen = await run(mcp, terminalId, "printenv PS1; echo end");
+      assertEquals([shell, seen.output], [shell, "end\n"]);
+      if (has("bash")) {
+        const nested = await run(mcp, terminalId, "bash --norc", 1_500);
+        assertEquals([shell, nested.condition], [shell, "timeout"]);
+        const busy = await mcp.call("terminal_run", { terminalId, command: "echo x" });
+        match(JSON.stringify(busy.content), /is running bash --norc/);
+      }
+      await mcp.callOk("terminal_release", { terminalId });
+    }
+  },
+);
+
+shellTest(
   "Ctrl+C during bash's startup files: the rest of them is skipped, as bash does, and the marks still come",
   async (mcp) => {
     // Interrupted, bash skipped the rest of its init file too: the marks were never put in

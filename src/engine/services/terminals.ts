@@ -1031,7 +1031,7 @@ export class Terminal {
     }
     // A line written before (by terminal_write, or typed ahead of a prompt) comes first.
     const entered = shell.entered;
-    if (entered !== undefined) {
+    if (entered !== undefined && shell.command === undefined) {
       throw new EngineError(
         "busy",
         `terminal ${this.id} has a line entered that its shell has not started yet ` +
@@ -1253,6 +1253,7 @@ export class TerminalService {
       },
     }, { cwd, env });
     Object.assign(env, invocation.env);
+    for (const name of invocation.integration?.unset ?? []) delete env[name];
     checkTerminalEncoding(encoding, true, invocation.codePage);
     const cols = request.cols ?? 80, rows = request.rows ?? 24;
     let id: string;

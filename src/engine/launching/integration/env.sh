@@ -10,6 +10,11 @@
 # '$?' and '$(__winterm_pwd)' as they are, which count as no exit code and no directory.
 __winterm_nonce=${WINTERM_SHELL_NONCE-}
 unset WINTERM_SHELL_NONCE
+# The prompt of the environment, not exported (see shellIntegration).
+if [ -n "${WINTERM_USER_PS1+set}" ]; then
+  PS1=$WINTERM_USER_PS1
+  unset WINTERM_USER_PS1
+fi
 if [ -n "${WINTERM_USER_ENV-}" ]; then
   ENV=$WINTERM_USER_ENV
   export ENV
@@ -48,6 +53,10 @@ if [ -n "$__winterm_nonce" ]; then
   }
   __winterm_e="$__winterm_esc]133;"
   __winterm_a=$__winterm_bel
-  PS1="$__winterm_e"'D;$?;'"$__winterm_nonce$__winterm_a$__winterm_e"'P;enc:$(__winterm_pwd);'"$__winterm_nonce$__winterm_a$__winterm_e"'A;'"$__winterm_nonce$__winterm_a${PS1-}$__winterm_e"'B;'"$__winterm_nonce$__winterm_a"
-  unset __winterm_e __winterm_a
+  # It holds the nonce: unset first, so that it is not exported if the user's ENV exported it
+  # (every child would have it; dash keeps exporting it all the same).
+  __winterm_ps1=${PS1-}
+  unset PS1
+  PS1="$__winterm_e"'D;$?;'"$__winterm_nonce$__winterm_a$__winterm_e"'P;enc:$(__winterm_pwd);'"$__winterm_nonce$__winterm_a$__winterm_e"'A;'"$__winterm_nonce$__winterm_a$__winterm_ps1$__winterm_e"'B;'"$__winterm_nonce$__winterm_a"
+  unset __winterm_e __winterm_a __winterm_ps1
 fi

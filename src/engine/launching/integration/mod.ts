@@ -51,6 +51,8 @@ export interface ShellIntegration {
   startup?: string;
   /** Variables the shell needs. */
   env?: Record<string, string>;
+  /** Variables taken out of the shell's environment (`env` hands them over another way). */
+  unset?: string[];
   /** cmd: what `terminal_run` types around a command to learn where its output starts and its exit code. */
   runWrapping?: { prefix: string; suffix: string };
 }
@@ -158,12 +160,16 @@ export function shellIntegration(
         },
       };
     case "sh":
+      // PS1 holds the nonce once wrapped, and dash cannot stop exporting a variable it got
+      // exported: the prompt comes in another variable, so that no child inherits the nonce.
       return {
         env: {
           ...signed,
           ENV: scripts.file("sh", SH_ENV, ".sh"),
           ...(env.ENV === undefined ? {} : { WINTERM_USER_ENV: env.ENV }),
+          ...(env.PS1 === undefined ? {} : { WINTERM_USER_PS1: env.PS1 }),
         },
+        unset: ["PS1"],
       };
     case "fish": {
       const file = scripts.file("fish", FISH_INIT, ".fish").replaceAll("\\", "\\\\")

@@ -35,6 +35,8 @@ if [[ -n $__winterm_nonce ]]; then
       __winterm_ps1="%{"$'\e'"]133;A;$__winterm_nonce"$'\a'"%}$PS1%{"$'\e'"]133;B;$__winterm_nonce"$'\a'"%}"
       PS1=$__winterm_ps1
     fi
+    # It holds the nonce: exported, every child would have it (a nested shell sends marks).
+    typeset -g +x PS1
     precmd_functions=(${precmd_functions:#__winterm_wrap} __winterm_wrap)
   }
   __winterm_preexec() {

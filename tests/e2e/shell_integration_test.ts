@@ -659,6 +659,11 @@ shellTest(
         .condition,
       "prompt",
     );
+    // A run right after Ctrl+C waits (2 s at most) for the shell to report the interruption.
+    assertEquals((await run(mcp, terminalId, "sleep 30", 200)).condition, "timeout");
+    await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
+    const after = await run(mcp, terminalId, "echo after-$((6 * 7))");
+    assertEquals([after.condition, after.output, after.exitCode], ["done", "after-42\n", 0]);
     await mcp.callOk("terminal_write", { terminalId, input: "echo half", appendNewline: false });
     const typed = await mcp.call("terminal_run", { terminalId, command: "echo x" });
     match(JSON.stringify(typed.content), /typed at its prompt/);

@@ -227,6 +227,12 @@ export interface WaitOutcome {
  */
 const PROMPT_WAIT_MS = 10_000;
 
+/**
+ * How long a run sent right after Ctrl+C waits for the shell to report the end of what it
+ * interrupted, rather than being refused as busy.
+ */
+const INTERRUPT_GRACE_MS = 2_000;
+
 /** Input written to a terminal, as a wait after it needs it. */
 interface TypedInput {
   /** Where the output stood when it was written. */
@@ -344,6 +350,8 @@ export class Terminal {
   readonly #runWrapping: { prefix: string; suffix: string } | undefined;
   /** The last write: when, and who was reading the terminal just before it. */
   #lastWrite: { time: number; reader: TerminalReader | null | undefined } | undefined;
+  /** When Ctrl+C was last typed (ms since the epoch). */
+  #interruptedAt = 0;
 
   constructor(
     private readonly context: LaunchContext,
@@ -469,6 +477,7 @@ export class Terminal {
       : undefined;
     this.#lastInput = { offset: this.#output.end, text, beforePrompt };
     this.#lastWrite = { time: Date.now(), reader };
+    if (text.includes("\x03")) this.#interruptedAt = Date.now();
     if (shell?.noteInput(text, this.#output.end, readElsewhere)) {
       this.events.emit({ type: "state" });
     }
@@ -1027,6 +1036,18 @@ export class Terminal {
           `the shell of terminal ${this.id} showed no prompt within ${timeoutMs} ms (its ` +
             "integration did not start, or its startup files are still running): see terminal_read",
         );
+      }
+    }
+    // Ctrl+C just typed: the end of what it interrupted is on its way.
+    const graceLeft = this.#interruptedAt + INTERRUPT_GRACE_MS - Date.now();
+    if (!shell.atPrompt && !shell.promptPending && graceLeft > 0) {
+      const back = await this.wait({
+        prompt: true,
+        timeoutMs: Math.max(1, Math.min(graceLeft, timeoutMs - (Date.now() - started))),
+        signal: options.signal,
+      });
+      if (back.condition === "exit" || back.condition === "cancelled") {
+        return this.#runOutcome(back.condition, this.#output.end, started, options.maxBytes);
       }
     }
     // A line written before (by terminal_write, or typed ahead of a prompt) comes first.

@@ -50,6 +50,9 @@ export interface FinishedCommand {
   durationMs: number;
 }
 
+/** What a terminal sends before a paste, to a program that asked for bracketed pastes. */
+const PASTE_START = "\x1b[200~";
+
 /** Commands remembered after they finished. */
 const FINISHED_KEPT = 16;
 /** Characters of a typed command line kept for display. */
@@ -77,6 +80,8 @@ export class ShellTracker {
   #nextText: string | undefined;
   /** See {@link entered}; `ahead`: typed before the prompt it is read at, which is still to come. */
   #entered: { text: string; ahead: boolean } | undefined;
+  /** Inside a bracketed paste (see {@link noteInput}). */
+  #pasting = false;
   readonly #lineEnd: (offset: number) => number | undefined;
 
   /** `lineEnd(offset)`: the offset after the first line feed at or after `offset`, if one came. */
@@ -175,17 +180,21 @@ export class ShellTracker {
     let entered: string | undefined;
     let flushed = false;
     // deno-lint-ignore no-control-regex -- those keys are control characters
-    const pieces = text.split(/(\r\n|\r|\n|[\x03\x15\x1a\x1c])/);
+    const pieces = text.split(/(\x1b\[20[01]~|\r\n|\r|\n|[\x03\x15\x1a\x1c])/);
     pieces.forEach((piece, index) => {
       if (index % 2 === 0) line += piece;
-      else if (piece === "\x15") line = "";
+      else if (piece.startsWith("\x1b")) this.#pasting = piece === PASTE_START;
+      // A line editor takes what is pasted (bracketed) as text: its line breaks enter nothing.
+      else if (this.#pasting && piece !== "\x03" && piece !== "\x1a" && piece !== "\x1c") {
+        line += piece;
+      } else if (piece === "\x15") line = "";
       else if (piece === "\x03" || piece === "\x1a" || piece === "\x1c") {
         if (piece === "\x03") line = "";
         entered = undefined;
         flushed = true;
       } else {
         // deno-lint-ignore no-control-regex -- what was typed, without its keys
-        const plain = line.replace(/[\x00-\x1f\x7f]/g, "").trim();
+        const plain = line.replace(/[\r\n]+/g, " ").replace(/[\x00-\x1f\x7f]/g, "").trim();
         if (plain !== "") entered = plain;
         line = "";
       }

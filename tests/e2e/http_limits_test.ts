@@ -103,6 +103,43 @@ function initializeBody(id: number) {
   };
 }
 
+/** An initialized MCP session over HTTP, and a terminal in it running `cat`. */
+async function sessionWithCat(
+  server: HttpServer,
+): Promise<{ sessionId: string; terminalId: string }> {
+  const init = await postMcp(server, initializeBody(1));
+  const sessionId = init.sessionId!;
+  await postMcp(server, { jsonrpc: "2.0", method: "notifications/initialized" }, sessionId);
+  const created = await postMcp(server, {
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "terminal_create", arguments: { command: "cat" } },
+  }, sessionId);
+  return { sessionId, terminalId: created.json.result.structuredContent.terminalId };
+}
+
+/** Posts a JSON-RPC message to /mcp; the answer is the caller's to read. */
+function postMcpRaw(
+  server: HttpServer,
+  body: unknown,
+  sessionId?: string,
+  signal?: AbortSignal,
+): Promise<Response> {
+  return fetch(`${server.url}/mcp`, {
+    method: "POST",
+    signal,
+    headers: {
+      authorization: `Bearer ${server.token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-06-18",
+      ...(sessionId ? { "mcp-session-id": sessionId } : {}),
+    },
+    body: JSON.stringify(body),
+  });
+}
+
 /** Posts a JSON-RPC message to /mcp and returns the status, session id and the JSON answer. */
 async function postMcp(
   server: HttpServer,
@@ -114,17 +151,7 @@ async function postMcp(
   // deno-lint-ignore no-explicit-any
   json: any;
 }> {
-  const response = await fetch(`${server.url}/mcp`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${server.token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2025-06-18",
-      ...(sessionId ? { "mcp-session-id": sessionId } : {}),
-    },
-    body: JSON.stringify(body),
-  });
+  const response = await postMcpRaw(server, body, sessionId);
   const text = await response.text();
   // Answers come as JSON or as one SSE event.
   const data = text.startsWith("{")
@@ -531,29 +558,12 @@ Deno.test({
   async fn() {
     const server = await startHttpServer([], { WINTERM_LOG_LEVEL: "debug" });
     try {
-      const init = await postMcp(server, initializeBody(1));
-      const sessionId = init.sessionId!;
-      await postMcp(server, { jsonrpc: "2.0", method: "notifications/initialized" }, sessionId);
-      const created = await postMcp(server, {
-        jsonrpc: "2.0",
-        id: 2,
-        method: "tools/call",
-        params: { name: "terminal_create", arguments: { command: "cat" } },
-      }, sessionId);
-      const { terminalId } = created.json.result.structuredContent;
+      const { sessionId, terminalId } = await sessionWithCat(server);
       // A wait for what never comes, for 10 minutes; the client leaves once it is under way.
       const leaving = new AbortController();
-      const response = await fetch(`${server.url}/mcp`, {
-        method: "POST",
-        signal: leaving.signal,
-        headers: {
-          authorization: `Bearer ${server.token}`,
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2025-06-18",
-          "mcp-session-id": sessionId,
-        },
-        body: JSON.stringify({
+      const response = await postMcpRaw(
+        server,
+        {
           jsonrpc: "2.0",
           id: 3,
           method: "tools/call",
@@ -561,8 +571,10 @@ Deno.test({
             name: "terminal_wait",
             arguments: { terminalId, pattern: "never-printed", timeoutMs: 600_000 },
           },
-        }),
-      });
+        },
+        sessionId,
+        leaving.signal,
+      );
       assertEquals(response.status, 200);
       leaving.abort();
       await response.body?.cancel().catch(() => {});
@@ -586,28 +598,8 @@ Deno.test({
   async fn() {
     const server = await startHttpServer();
     try {
-      const init = await postMcp(server, initializeBody(1));
-      const sessionId = init.sessionId!;
-      await postMcp(server, { jsonrpc: "2.0", method: "notifications/initialized" }, sessionId);
-      const created = await postMcp(server, {
-        jsonrpc: "2.0",
-        id: 2,
-        method: "tools/call",
-        params: { name: "terminal_create", arguments: { command: "cat" } },
-      }, sessionId);
-      const { terminalId } = created.json.result.structuredContent;
-      const post = (body: unknown) =>
-        fetch(`${server.url}/mcp`, {
-          method: "POST",
-          headers: {
-            authorization: `Bearer ${server.token}`,
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-            "mcp-protocol-version": "2025-06-18",
-            "mcp-session-id": sessionId,
-          },
-          body: JSON.stringify(body),
-        });
+      const { sessionId, terminalId } = await sessionWithCat(server);
+      const post = (body: unknown) => postMcpRaw(server, body, sessionId);
       const wait = (id: number, pattern: string) => ({
         jsonrpc: "2.0",
         id,

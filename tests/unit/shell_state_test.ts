@@ -110,6 +110,19 @@ Deno.test("a line entered is the shell's until its C, or the prompt after it if 
   assertEquals([shell.entered, shell.typed], [undefined, ""]);
 });
 
+Deno.test("text typed after a line entered stays typed through its command and the prompt after", () => {
+  // The shell reads it after the line's command: a run typed then would be appended to it.
+  const shell = atItsPrompt();
+  shell.noteInput("echo one\recho tw", 10);
+  assertEquals([shell.entered, shell.typed], ["echo one", "echo tw"]);
+  shell.onMark({ kind: "output-start" }, 20);
+  shell.onMark({ kind: "command-end", exitCode: 0 }, 28);
+  shell.onMark({ kind: "prompt-end" }, 35);
+  assertEquals([shell.atPrompt, shell.typed], [true, "echo tw"]);
+  shell.noteInput("\x15", 35);
+  assertEquals(shell.typed, "");
+});
+
 Deno.test("a bracketed paste enters no line: its line breaks are text, until Enter after it", () => {
   const shell = atItsPrompt();
   shell.noteInput("\x1b[200~echo a\recho", 10);

@@ -72,7 +72,10 @@ export class ShellTracker {
   promptEnd = -1;
   /** The newest finished commands, oldest first. */
   readonly finished: FinishedCommand[] = [];
-  /** Text typed at the prompt and not entered yet. */
+  /**
+   * Text typed at the prompt and not entered yet (also what was typed after a line entered: the
+   * shell reads it after that line's command). Only Ctrl+U and Ctrl+C take it back.
+   */
   typed = "";
   /** The shell sends `C` (learnt from the first one). */
   #sendsOutputStart = false;
@@ -141,7 +144,6 @@ export class ShellTracker {
       };
       this.#nextText = undefined;
       this.#entered = undefined;
-      this.typed = "";
       return true;
     }
     const command = this.command;
@@ -159,7 +161,7 @@ export class ShellTracker {
     if (command) this.#finish(null, offset);
     if (mark.kind === "prompt-end") {
       this.promptEnd = offset;
-      this.typed = "";
+      // What was typed after the line entered is still there: the line editor reads it next.
       // The prompt a line typed ahead is read at; or the one after a line that started nothing.
       if (this.#entered?.ahead) this.#entered.ahead = false;
       else this.#entered = undefined;

@@ -151,6 +151,43 @@ Deno.test("a line typed while the prompt hooks run counts until the prompt after
   assertEquals([shell.entered, shell.command?.text], [undefined, "echo ahead"]);
 });
 
+Deno.test("a shell that says a line waits before its prompt: counted, whoever typed it", () => {
+  // bash: `W;1` when a whole line typed ahead waits in the terminal, `W;0` when none does.
+  const shell = atItsPrompt();
+  shell.noteInput("sleep 1\r", 10);
+  shell.onMark({ kind: "output-start" }, 19);
+  // Typed while the command runs (not seen here): the shell says so before its prompt.
+  shell.onMark({ kind: "command-end", exitCode: 0 }, 19);
+  shell.onMark({ kind: "line-waiting", waiting: true }, 19);
+  shell.onMark({ kind: "prompt-end" }, 25);
+  assertEquals([shell.atPrompt, shell.entered], [false, null]);
+  shell.onMark({ kind: "output-start" }, 40);
+  shell.onMark({ kind: "command-end", exitCode: 0 }, 45);
+  shell.onMark({ kind: "line-waiting", waiting: false }, 45);
+  shell.onMark({ kind: "prompt-end" }, 50);
+  assertEquals([shell.atPrompt, shell.entered], [true, undefined]);
+  // Typed once the command ended: after the shell looked, so its `W;0` does not take it back.
+  shell.noteInput("sleep 1\r", 50);
+  shell.onMark({ kind: "output-start" }, 59);
+  shell.onMark({ kind: "command-end", exitCode: 0 }, 59);
+  shell.noteInput("echo late\r", 59);
+  shell.onMark({ kind: "line-waiting", waiting: false }, 63);
+  shell.onMark({ kind: "prompt-end" }, 70);
+  assertEquals([shell.atPrompt, shell.entered], [false, "echo late"]);
+});
+
+Deno.test("before the first prompt, a line that the startup files read is not the shell's", () => {
+  // Written before the question was asked (no program read the terminal yet): the shell's
+  // `W;0` at its first prompt says no line waits.
+  const shell = tracker([]);
+  shell.noteInput("yes\r", 0);
+  assertEquals(shell.entered, "yes");
+  shell.onMark({ kind: "command-end", exitCode: null }, 10);
+  shell.onMark({ kind: "line-waiting", waiting: false }, 10);
+  shell.onMark({ kind: "prompt-end" }, 20);
+  assertEquals([shell.atPrompt, shell.entered], [true, undefined]);
+});
+
 Deno.test("before the first prompt: a line is the shell's, unless a program reads the terminal", () => {
   const shell = tracker([]);
   shell.noteInput("answer\r", 0, true);
@@ -173,6 +210,7 @@ Deno.test("property: at the prompt means no line waits; entered lines are short 
       exitCode: fc.option(fc.integer(), { nil: null }),
     }),
     fc.record({ kind: fc.constant("command" as const), text: fc.string({ maxLength: 3000 }) }),
+    fc.record({ kind: fc.constant("line-waiting" as const), waiting: fc.boolean() }),
   );
   const keys = fc.constantFrom(
     "\r",
@@ -227,7 +265,7 @@ Deno.test("property: at the prompt means no line waits; entered lines are short 
         }
         if (shell.atPrompt) assertEquals(shell.entered, undefined);
         const entered = shell.entered;
-        if (entered !== undefined) {
+        if (entered !== undefined && entered !== null) {
           ok(entered.length <= 1001 && entered.trim() === entered && entered !== "");
           // deno-lint-ignore no-control-regex -- a line as entered holds no keys
           ok(!/[\x00-\x1f\x7f]/.test(entered));

@@ -14,6 +14,7 @@
  * | `ESC ] 133 ; P ; enc:<path> ; <nonce> BEL` | the shell's working directory, percent-encoded (at least `%`, BEL, ESC and LF; every byte allowed) |
  * | `ESC ] 133 ; P ; <path> ; <nonce> BEL` | the same as it is (cmd, whose paths hold no control character and which cannot encode) |
  * | `ESC ] 133 ; E ; <command line> ; <nonce> BEL` | the command line about to run |
+ * | `ESC ] 133 ; W ; 1 ; <nonce> BEL` | before a prompt: a line typed ahead waits, which the shell reads at it (`W ; 0`: none does) |
  *
  * The nonce is random per terminal and never printed by anything but the shell's own hooks,
  * so a program that prints marks (a log, `cat` of a recording, a nested shell with its own
@@ -48,7 +49,8 @@ export type ShellMark =
   | { kind: "output-start"; lineBreak?: boolean }
   | { kind: "command-end"; exitCode: number | null }
   | { kind: "cwd"; path: string }
-  | { kind: "command"; text: string };
+  | { kind: "command"; text: string }
+  | { kind: "line-waiting"; waiting: boolean };
 
 /** A mark and where it was: the number of bytes of `data` before it. */
 export interface PlacedMark {
@@ -104,6 +106,9 @@ export function parseMark(body: string): ShellMark | undefined {
     return /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(path) ? { kind: "cwd", path } : undefined;
   }
   if (kind === "E") return { kind: "command", text: value };
+  if (kind === "W" && (value === "0" || value === "1")) {
+    return { kind: "line-waiting", waiting: value === "1" };
+  }
   return undefined;
 }
 

@@ -82,9 +82,13 @@ export class ShellTracker {
   /** The command line the shell announced (`E`) or the line entered, for the next `C`. */
   #nextText: string | undefined;
   /** See {@link entered}; `ahead`: typed before the prompt it is read at, which is still to come. */
-  #entered: { text: string; ahead: boolean } | undefined;
+  #entered: { text: string | null; ahead: boolean } | undefined;
   /** Inside a bracketed paste (see {@link noteInput}). */
   #pasting = false;
+  /** The shell says before each prompt whether a line waits (`W`; learnt from the first). */
+  #reportsWaiting = false;
+  /** It has said so since its last command ended. */
+  #waitingReported = false;
   readonly #lineEnd: (offset: number) => number | undefined;
 
   /** `lineEnd(offset)`: the offset after the first line feed at or after `offset`, if one came. */
@@ -106,9 +110,11 @@ export class ShellTracker {
    * the prompt after: it is about to start it, or it reads more (a continuation line). A line
    * typed ahead of a prompt counts until the prompt after the one it is read at. Output-start
    * marks (or a prompt) settle it; Ctrl+C, Ctrl+Z and Ctrl+\ drop it, as the terminal drops
-   * what it holds unread then.
+   * what it holds unread then. A shell that says before its prompt whether a line waits to be
+   * read at it (bash: `W`) is taken at its word: a line typed while a command ran, or the second
+   * of two lines, counts too (its text unknown: null), and one a program read does not.
    */
-  get entered(): string | undefined {
+  get entered(): string | null | undefined {
     return this.#entered?.text;
   }
 
@@ -119,6 +125,14 @@ export class ShellTracker {
   get promptPending(): boolean {
     const last = this.finished.at(-1);
     return this.command === undefined && last !== undefined && last.end > this.promptEnd;
+  }
+
+  /**
+   * A command ended, and the shell has yet to say whether a line waits to be read at the prompt
+   * it is about to show: a line typed now would be read after that one, if there is one.
+   */
+  get waitingReportDue(): boolean {
+    return this.#reportsWaiting && this.promptPending && !this.#waitingReported;
   }
 
   /** A mark arrived, at output offset `offset`; returns whether the state changed. */
@@ -133,6 +147,15 @@ export class ShellTracker {
     if (mark.kind === "command") {
       this.#nextText = clip(mark.text);
       return false;
+    }
+    if (mark.kind === "line-waiting") {
+      this.#reportsWaiting = this.#waitingReported = true;
+      const before = this.#entered;
+      if (mark.waiting) this.#entered = { text: before?.ahead ? before.text : null, ahead: true };
+      // A line written before the first prompt that a program of the startup files read. (Once
+      // a command has ended, what is written next is after the shell looked.)
+      else if (before?.ahead && this.promptEnd < 0) this.#entered = undefined;
+      return true;
     }
     if (mark.kind === "output-start") {
       this.#sendsOutputStart = !mark.lineBreak;
@@ -155,6 +178,7 @@ export class ShellTracker {
     }
     if (mark.kind === "command-end") {
       if (command) this.#finish(mark.exitCode, offset);
+      this.#waitingReported = false;
       return command !== undefined;
     }
     // A prompt: whatever ran has ended (cmd says no more than that).
@@ -189,8 +213,12 @@ export class ShellTracker {
       // A line editor takes what is pasted (bracketed) as text: its line breaks enter nothing.
       else if (this.#pasting && piece !== "\x03" && piece !== "\x1a" && piece !== "\x1c") {
         line += piece;
-      } else if (piece === "\x15") line = "";
-      else if (piece === "\x03" || piece === "\x1a" || piece === "\x1c") {
+      } else if (piece === "\x15") {
+        line = "";
+        // Typed ahead, its whole being unknown, and at the line editor now: taken back with the
+        // line (no more than part of a line, else it would have started a command).
+        if (this.#entered?.text === null && !this.#entered.ahead) flushed = true;
+      } else if (piece === "\x03" || piece === "\x1a" || piece === "\x1c") {
         if (piece === "\x03") line = "";
         entered = undefined;
         flushed = true;

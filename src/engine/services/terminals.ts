@@ -1050,14 +1050,28 @@ export class Terminal {
         return this.#runOutcome(back.condition, this.#output.end, started, options.maxBytes);
       }
     }
+    // Its prompt on its way: whether a line typed ahead waits to be read first is said before it.
+    if (shell.waitingReportDue) {
+      const left = timeoutMs - (Date.now() - started);
+      await this.#until(
+        () => !shell.waitingReportDue,
+        Math.min(left, PROMPT_WAIT_MS),
+        options.signal,
+      );
+      if (options.signal?.aborted) {
+        return this.#runOutcome("cancelled", this.#output.end, started, options.maxBytes);
+      }
+    }
     // A line written before (by terminal_write, or typed ahead of a prompt) comes first.
     const entered = shell.entered;
     if (entered !== undefined && shell.command === undefined) {
       throw new EngineError(
         "busy",
         `terminal ${this.id} has a line entered that its shell has not started yet ` +
-          `(${JSON.stringify(entered.slice(0, 100))}): wait for it (terminal_wait with ` +
-          "prompt), or drop it (ctrl_c)",
+          (entered === null
+            ? "(typed ahead while a command ran, and read at its prompt now)"
+            : `(${JSON.stringify(entered.slice(0, 100))})`) +
+          ": wait for it (terminal_wait with prompt), or drop it (ctrl_c)",
       );
     }
     // A command that just ended, its prompt on its way: the line is read at that prompt, and the
@@ -1092,6 +1106,24 @@ export class Terminal {
       ? outcome.condition
       : "timeout";
     return this.#runOutcome(condition, from, started, options.maxBytes, outcome.from);
+  }
+
+  /** Resolves once `done` holds (looked at on each change of state or exit), or after `ms`. */
+  #until(done: () => boolean, ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        stop();
+        signal?.removeEventListener("abort", finish);
+        resolve();
+      };
+      const timer = setTimeout(finish, Math.max(0, ms));
+      const stop = this.events.add((event) => {
+        if (event.type === "exit" || (event.type === "state" && done())) finish();
+      });
+      signal?.addEventListener("abort", finish, { once: true });
+      if (done() || signal?.aborted || !this.running) finish();
+    });
   }
 
   /**

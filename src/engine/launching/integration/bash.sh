@@ -6,6 +6,7 @@
 # - D (with $?) and P (the cwd) first thing in PROMPT_COMMAND, whose earlier entries (a string
 #   or, in bash 5.1+, an array) then run as before, with $? as they expect it; with
 #   bash-preexec, which owns PROMPT_COMMAND and the DEBUG trap, through its precmd_functions;
+# - W after them: whether input typed while the command ran waits, to be read at the prompt;
 # - A and B around PS1, wrapped again whenever something (a prompt framework) rewrites it;
 # - C at the end of PS0, which bash 4.4+ prints after reading a command and before running it,
 #   never for an empty line or a comment. No DEBUG trap is set: the user's keeps working as it
@@ -21,6 +22,13 @@ if [ -n "$__winterm_nonce" ] && [ -z "${__winterm_ps0-}" ]; then
     builtin local path="${PWD//\%/%25}"
     path=${path//$'\a'/%07} path=${path//$'\e'/%1B} path=${path//$'\n'/%0A}
     builtin printf '\e]133;P;enc:%s;%s\a' "$path" "$__winterm_nonce"
+    # W: whether input typed while the command ran waits in the terminal, to be read at this
+    # prompt (what is typed from now on, the engine sees itself). `read -t 0` only looks.
+    if builtin read -t 0 2>/dev/null; then
+      builtin printf '\e]133;W;1;%s\a' "$__winterm_nonce"
+    else
+      builtin printf '\e]133;W;0;%s\a' "$__winterm_nonce"
+    fi
   }
   __winterm_wrap() {
     if [ "$PS1" != "${__winterm_ps1-}" ]; then

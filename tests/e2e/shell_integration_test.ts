@@ -567,53 +567,56 @@ for (const shell of ["bash", "zsh"]) {
   );
 }
 
-shellTest(
-  "bash: lines typed while a command runs, or a second line, come before a run: it waits its turn",
-  async (mcp) => {
-    // bash says before each prompt whether a line waits to be read at it. Without that, a run
-    // retried until accepted was answered with the typed-ahead line's output and exit code
-    // (20 of 20), and a wait for the prompt after two lines answered after the first.
-    const terminalId = await open(mcp, "bash");
-    await run(mcp, terminalId, "true");
-    /** A run retried while refused as busy, as an agent would. */
-    const runWhenFree = async (command: string) => {
-      for (let tries = 0; tries < 5000; tries++) {
-        const ran = await mcp.call("terminal_run", { terminalId, command, timeoutMs: 15_000 });
-        if (!ran.isError) return ran.structuredContent as unknown as Run;
-        match(JSON.stringify(ran.content), /is running|not started yet/);
+for (const shell of ["bash", "zsh"]) {
+  shellTest(
+    `${shell}: lines typed while a command runs, or a second line, come before a run: it waits its turn`,
+    async (mcp) => {
+      // The shell says before each prompt whether a line waits to be read at it. Without that, a run
+      // retried until accepted was answered with the typed-ahead line's output and exit code
+      // (20 of 20), and a wait for the prompt after two lines answered after the first.
+      const terminalId = await open(mcp, shell);
+      await run(mcp, terminalId, "true");
+      /** A run retried while refused as busy, as an agent would. */
+      const runWhenFree = async (command: string) => {
+        for (let tries = 0; tries < 5000; tries++) {
+          const ran = await mcp.call("terminal_run", { terminalId, command, timeoutMs: 15_000 });
+          if (!ran.isError) return ran.structuredContent as unknown as Run;
+          match(JSON.stringify(ran.content), /is running|not started yet/);
+        }
+        throw new Error("the run was never accepted");
+      };
+      for (let i = 0; i < 6; i++) {
+        if (i % 2 === 0) {
+          await mcp.callOk("terminal_write", { terminalId, input: "sleep 0.3; echo first" });
+          await mcp.callOk("terminal_write", {
+            terminalId,
+            input: `echo theirs-$((${i} + 10)); (exit 7)`,
+          });
+        } else {
+          await mcp.callOk("terminal_write", {
+            terminalId,
+            input: `sleep 0.3; echo first\necho theirs-$((${i} + 10)); (exit 7)`,
+          });
+        }
+        const mine = await runWhenFree(`echo mine-$((${i} + 20)); (exit 8)`);
+        assertEquals([i, mine.output, mine.exitCode], [i, `mine-${i + 20}\n`, 8]);
+        const { output } = await mcp.callOk<{ output: string }>("terminal_read", { terminalId });
+        match(output, new RegExp(`theirs-${i + 10}\\n`));
       }
-      throw new Error("the run was never accepted");
-    };
-    for (let i = 0; i < 6; i++) {
-      if (i % 2 === 0) {
-        await mcp.callOk("terminal_write", { terminalId, input: "sleep 0.3; echo first" });
-        await mcp.callOk("terminal_write", {
-          terminalId,
-          input: `echo theirs-$((${i} + 10)); (exit 7)`,
-        });
-      } else {
-        await mcp.callOk("terminal_write", {
-          terminalId,
-          input: `sleep 0.3; echo first\necho theirs-$((${i} + 10)); (exit 7)`,
-        });
-      }
-      const mine = await runWhenFree(`echo mine-$((${i} + 20)); (exit 8)`);
-      assertEquals([i, mine.output, mine.exitCode], [i, `mine-${i + 20}\n`, 8]);
-      const { output } = await mcp.callOk<{ output: string }>("terminal_read", { terminalId });
-      match(output, new RegExp(`theirs-${i + 10}\\n`));
-    }
-    // Two lines, and a wait for the prompt: it answers after both.
-    const waited = await mcp.callOk<Waited>("terminal_write", {
-      terminalId,
-      input: "sleep 0.2; echo one\necho two-$((6 * 7)); (exit 3)",
-      prompt: true,
-      timeoutMs: 15_000,
-    });
-    assertEquals(waited.condition, "prompt");
-    match(waited.output, /two-42\n/);
-    assertEquals(waited.lastExitCode, 3);
-  },
-);
+      // Two lines, and a wait for the prompt: it answers after both.
+      const waited = await mcp.callOk<Waited>("terminal_write", {
+        terminalId,
+        input: "sleep 0.2; echo one\necho two-$((6 * 7)); (exit 3)",
+        prompt: true,
+        timeoutMs: 15_000,
+      });
+      assertEquals(waited.condition, "prompt");
+      match(waited.output, /two-42\n/);
+      assertEquals(waited.lastExitCode, 3);
+    },
+    { ignore: !linux || !has(shell) },
+  );
+}
 
 shellTest(
   "a line written before ~/.bashrc asks its question is the question's: runs go on after it",

@@ -1,6 +1,6 @@
 # winterm-mcp shell integration for zsh (see .zshenv beside it). Gives ZDOTDIR back to the
 # user (shells started from this one read their files alone), reads their .zshrc, then adds the
-# marks (see src/engine/output/marks.ts): D (with $?) and P from the first precmd hook, A and B
+# marks (see src/engine/output/marks.ts): D (with $?), P and W from the first precmd hook, A and B
 # around PS1 from the last one (wrapped again whenever a theme rewrote it), E (the command
 # line) and C from the last preexec hook.
 #
@@ -10,6 +10,8 @@
 if (( __winterm_user_zdotdir_set )); then ZDOTDIR=$__winterm_user_zdotdir; else unset ZDOTDIR; fi
 if [[ -f ${ZDOTDIR:-$HOME}/.zshrc ]]; then builtin source ${ZDOTDIR:-$HOME}/.zshrc; fi
 if [[ -n $__winterm_nonce ]]; then
+  __winterm_zselect=0
+  zmodload zsh/zselect 2>/dev/null && __winterm_zselect=1
   __winterm_prompt_sp=0
   if [[ -o prompt_sp && -o prompt_cr ]]; then
     __winterm_prompt_sp=1
@@ -29,6 +31,15 @@ if [[ -n $__winterm_nonce ]]; then
     __winterm_path=${__winterm_path//$'\e'/%1B}
     __winterm_path=${__winterm_path//$'\n'/%0A}
     builtin printf '\e]133;P;enc:%s;%s\a' "$__winterm_path" $__winterm_nonce
+    # W: whether input typed while the command ran waits, to be read at this prompt. zselect only
+    # looks (zsh's `read -t` would take it).
+    if (( __winterm_zselect )); then
+      if zselect -t 0 -r 0 2>/dev/null; then
+        builtin printf '\e]133;W;1;%s\a' $__winterm_nonce
+      else
+        builtin printf '\e]133;W;0;%s\a' $__winterm_nonce
+      fi
+    fi
   }
   __winterm_wrap() {
     if [[ $PS1 != ${__winterm_ps1-} ]]; then

@@ -39,9 +39,9 @@ if [ -n "$__winterm_nonce" ] && [ -z "${__winterm_ps0-}" ]; then
       *"$__winterm_ps0"*) ;;
       *) PS0=${PS0-}$__winterm_ps0 ;;
     esac
-    # They hold the nonce: exported (an rc's `export PS1`), every child would have it, and a
-    # nested `bash --norc` would send marks as this shell.
-    builtin export -n PS1 PS0
+    # They hold the nonce: exported (an rc's `export PS1`, or `set -a`), every child would have
+    # it, and a nested `bash --norc` would send marks as this shell.
+    builtin export -n PS1 PS0 __winterm_ps1 __winterm_ps0 __winterm_nonce
   }
   # Puts the marks in place over what the startup files set up.
   __winterm_install() {

@@ -46,8 +46,9 @@ if [[ -n $__winterm_nonce ]]; then
       __winterm_ps1="%{"$'\e'"]133;A;$__winterm_nonce"$'\a'"%}$PS1%{"$'\e'"]133;B;$__winterm_nonce"$'\a'"%}"
       PS1=$__winterm_ps1
     fi
-    # It holds the nonce: exported, every child would have it (a nested shell sends marks).
-    typeset -g +x PS1
+    # They hold the nonce: exported (an rc's `export PS1`, or `setopt allexport`), every child
+    # would have it, and `env` would print marks.
+    typeset -g +x PS1 __winterm_ps1 __winterm_nonce
     precmd_functions=(${precmd_functions:#__winterm_wrap} __winterm_wrap)
   }
   __winterm_preexec() {

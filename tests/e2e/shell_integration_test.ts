@@ -619,6 +619,20 @@ for (const shell of ["bash", "zsh"]) {
 }
 
 shellTest(
+  "rc files that export every variable export nothing of the marks",
+  async (mcp) => {
+    // `set -a` and `setopt allexport` exported the wrapped prompt: `env` printed marks (zsh).
+    for (const shell of ["bash", "zsh"].filter(has)) {
+      const terminalId = await open(mcp, shell);
+      const seen = await run(mcp, terminalId, "env | grep -ac '133;'; echo end");
+      assertEquals([shell, seen.output, seen.exitCode], [shell, "0\nend\n", 0]);
+      await mcp.callOk("terminal_release", { terminalId });
+    }
+  },
+  { files: { ".bashrc": "set -a\n", ".zshrc": "setopt allexport\n" } },
+);
+
+shellTest(
   "a line written before ~/.bashrc asks its question is the question's: runs go on after it",
   async (mcp) => {
     // Written before the question (nothing read the terminal yet), it was counted as a line

@@ -76,26 +76,37 @@ export function jsonRpcError(
  * request gets its answer: the refused ones why, the others that they were not run, so that no
  * client waits for an id that will never be answered.
  */
-function refusal(body: unknown, rounded: Map<number, string>): Response | undefined {
+function refusal(
+  body: unknown,
+  rounded: Map<number, string>,
+  inFlight: (id: RequestId) => boolean,
+): Response | undefined {
   // As over stdio, and as JSON-RPC answers it (the SDK's transport said 202, and nothing).
   if (Array.isArray(body) && body.length === 0) {
     return jsonRpcError(400, -32600, "Invalid Request: an empty batch");
   }
   const messages = Array.isArray(body) ? body : [body];
+  /** Messages whose id another request holds: answered with id null, not to answer that one. */
+  const taken = new Set<number>();
   const reasons = messages.map((message, index) => {
     if (rounded.has(index)) return `Invalid Request: ${rounded.get(index)}; it was not read`;
     try {
       deserializeMessage(JSON.stringify(message));
-      return undefined;
     } catch (error) {
       return `Invalid Request: ${whatIsWrong(error as Error, message)}`;
     }
+    const [id] = requestIds(message);
+    if (id === undefined || !inFlight(id)) return undefined;
+    const json = JSON.stringify(id);
+    taken.add(index);
+    return `Invalid Request: id ${json.length > 40 ? `${json.slice(0, 40)}…` : json} is taken ` +
+      "by a request of this session not answered yet";
   });
   const refused = reasons.findIndex((reason) => reason !== undefined);
   if (refused < 0) return undefined;
   // An id read as another number is not given back: null, as JSON-RPC answers an unknown id.
   const idOf = (message: unknown, index: number) =>
-    rounded.has(index) ? null : answerableId(message);
+    rounded.has(index) || taken.has(index) ? null : answerableId(message);
   if (!Array.isArray(body)) return jsonRpcError(400, -32600, reasons[0]!, {}, idOf(body, 0));
   const answers = messages.flatMap((message, index) => {
     const id = idOf(message, index);
@@ -131,11 +142,14 @@ export class McpSessions {
     body: unknown,
     rounded: Map<number, string> = new Map(),
   ): Promise<Response> {
-    const refused = request.method === "POST" ? refusal(body, rounded) : undefined;
-    if (refused) return refused;
     const id = request.headers.get("mcp-session-id");
+    const known = id === null ? undefined : this.#sessions.get(id);
+    const refused = request.method === "POST"
+      ? refusal(body, rounded, (requestId) => known?.posts.has(requestId) ?? false)
+      : undefined;
+    if (refused) return refused;
     if (id !== null) {
-      const session = this.#sessions.get(id);
+      const session = known;
       if (!session) return jsonRpcError(404, -32001, "Session not found: initialize a new one");
       this.#sessions.delete(id);
       this.#sessions.set(id, session);

@@ -145,13 +145,14 @@ async function postMcp(
   server: HttpServer,
   body: unknown,
   sessionId?: string,
+  signal?: AbortSignal,
 ): Promise<{
   status: number;
   sessionId: string | null;
   // deno-lint-ignore no-explicit-any
   json: any;
 }> {
-  const response = await postMcpRaw(server, body, sessionId);
+  const response = await postMcpRaw(server, body, sessionId, signal);
   const text = await response.text();
   // Answers come as JSON or as one SSE event.
   const data = text.startsWith("{")
@@ -650,6 +651,20 @@ Deno.test({
       const batchText = await ended(batch);
       ok(batchText !== "open", "the batch's stream stayed open");
       assertEquals(answers(batchText), [5]);
+
+      // An id in flight is not taken by another request: that one's stream would stay open.
+      const first = await post(wait(8, "never-printed"));
+      // (Bounded: before, its answer stream never ended.)
+      const again = await postMcp(
+        server,
+        wait(8, "never-printed"),
+        sessionId,
+        AbortSignal.timeout(20_000),
+      );
+      assertEquals([again.status, again.json.id], [400, null]);
+      match(again.json.error.message, /id 8 is taken by a request of this session not answered/);
+      await cancel(8);
+      assertEquals(answers(await ended(first)), []);
 
       // Many at once: each ends, and the server still answers.
       const many = await Promise.all(

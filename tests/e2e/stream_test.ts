@@ -495,10 +495,11 @@ withHttp(
       const chunk = new Uint8Array(1024).fill(0x61);
       for (let sent = 0; sent < 200_000; sent += 1024) client.ws.send(chunk, { binary: true });
       client.ws.send(new TextEncoder().encode("b"), { binary: true });
-      // A window for the drop (the ping interval is 1 s): nothing announces that none came.
+      // A window for the drop (pings every 2 s: it came after 6 s; the bound for a program
+      // that takes nothing is 4 intervals): nothing announces that none came.
       let closed = false;
       client.closed.then(() => closed = true);
-      ok(!(await eventually(() => closed, 6_000)), "the client was dropped while its paste waited");
+      ok(!(await eventually(() => closed, 7_000)), "the client was dropped while its paste waited");
       Deno.writeTextFileSync(go, "");
       await client.until(
         () => /0\r?\n\s*1\r?\n[^]*got-all/.test(client.output()),
@@ -510,7 +511,46 @@ withHttp(
       client.close();
     }
   },
-  { env: { WINTERM_STREAM_PING_SECONDS: "1", WINTERM_LOG_LEVEL: "debug" } },
+  { env: { WINTERM_STREAM_PING_SECONDS: "2", WINTERM_LOG_LEVEL: "debug" } },
+);
+
+withHttp(
+  "stream: a client whose typing the program takes none of for 4 ping intervals is let go, and its slot frees",
+  async (server) => {
+    // Not read meanwhile, a dead client could not be told from a live one: it held its slot
+    // (of WINTERM_STREAM_MAX_CONNECTIONS) for good.
+    const id = await shell(server, { command: "sh", args: ["-c", "stty raw -echo; sleep 600"] });
+    const path = `/api/terminals/${id}/stream`;
+    const client = await openStream(server, path);
+    try {
+      await client.until(() => client.messages.some((m) => m.type === "hello"), "the hello");
+      client.send({ type: "takeover" });
+      const chunk = new Uint8Array(1024).fill(0x61);
+      for (let sent = 0; sent < 200_000; sent += 1024) client.ws.send(chunk, { binary: true });
+      const code = await Promise.race([
+        client.closed,
+        new Promise((resolve) => setTimeout(resolve, 30_000, "open")),
+      ]);
+      assertEquals(code, 4000);
+      ok(
+        server.stderr().includes("typing the program has not taken"),
+        server.stderr().slice(-2000),
+      );
+      // Its slot (the only one) is free again.
+      const next = await openStream(server, path);
+      await next.until(() => next.messages.some((m) => m.type === "hello"), "a new stream's hello");
+      next.close();
+    } finally {
+      client.close();
+    }
+  },
+  {
+    env: {
+      WINTERM_STREAM_PING_SECONDS: "1",
+      WINTERM_STREAM_MAX_CONNECTIONS: "1",
+      WINTERM_LOG_LEVEL: "debug",
+    },
+  },
 );
 
 withHttp(

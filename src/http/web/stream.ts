@@ -41,7 +41,8 @@
  * is dropped. Output sent meanwhile does not count: a client that reads nothing is dropped
  * however slowly the terminal prints. A client the server does not read (more than 64 KiB of its
  * typing waits for a program that does not read it) is not timed until it is read again: its
- * pong is behind its typing.
+ * pong is behind its typing. If the program takes none of it for {@link STALLED_PINGS}
+ * intervals, the client is closed (code 4000), its typing dropped.
  *
  * @module
  */
@@ -60,6 +61,12 @@ import { STREAM_PROTOCOL } from "./sessions.ts";
 
 /** Largest frame a client may send. */
 export const MAX_CLIENT_FRAME = 64 * 1024;
+/**
+ * Ping intervals a client may go unread while the program takes none of its typing: then it is
+ * let go, with that typing.
+ */
+const STALLED_PINGS = 4;
+
 /** Input waiting for the terminal beyond this pauses reading from the client. */
 const INPUT_HIGH_WATER = 64 * 1024;
 /** The paths that upgrade to a stream. */
@@ -97,6 +104,11 @@ const KERNEL_BYTES = 4 * 1024 * 1024;
 interface Liveness {
   /** Bytes of messages handed to the socket, frame headers left out. */
   sent: number;
+  /**
+   * While the client is not read (its typing waits for the program): since when the program has
+   * taken none of it (ms, `performance.now()`).
+   */
+  stalledSince?: number;
   /** What had been sent when the last answered ping went: the client has read that far. */
   read: number;
   /**
@@ -248,9 +260,19 @@ export class StreamHub {
       const { ping } = liveness;
       // Not read (its input waits for the terminal): its pong waits behind that input, and its
       // wait starts over once it is read again. A live client that pasted 64 KiB into a program
-      // that reads nothing was dropped.
+      // that reads nothing was dropped. But not for good: one whose typing the program has not
+      // taken for STALLED_PINGS intervals is let go (a dead one held its slot for ever).
       if (ws.isPaused) {
         if (ping) ping.at = now;
+        const stalled = now - (liveness.stalledSince ?? now);
+        if (stalled > STALLED_PINGS * this.options.pingIntervalMs) {
+          log.info("closing a stream whose typing the program has not taken", {
+            stalledMs: Math.round(stalled),
+          });
+          ws.close(4000, "the program has not read your typing; it was dropped");
+          // Its answer to the close would wait behind that typing too.
+          Deno.unrefTimer(setTimeout(() => ws.terminate(), 1000));
+        }
         continue;
       }
       if (ping) {
@@ -322,7 +344,13 @@ export class StreamHub {
     const stopControl = terminal.takeover.changes.add(() =>
       sendOrCatchUp(JSON.stringify({ type: "control", holder: holderName() }))
     );
-    const input = new InputQueue(ws, terminal, via, (message) => reply({ type: "error", message }));
+    const input = new InputQueue(
+      ws,
+      terminal,
+      via,
+      (message) => reply({ type: "error", message }),
+      this.#liveness.get(ws)!,
+    );
     ws.once("close", () => {
       closed = true;
       clearInterval(catchingUp);
@@ -495,6 +523,7 @@ class InputQueue {
     private readonly terminal: Terminal,
     private readonly via: FrontEnd,
     private readonly refuse: (message: string) => void,
+    private readonly liveness: Liveness,
   ) {}
 
   push(key: object, bytes: Uint8Array): void {
@@ -505,7 +534,10 @@ class InputQueue {
     const text = this.#decoder.decode(bytes, { stream: true });
     if (text === "") return;
     this.#waiting += bytes.length;
-    if (this.#waiting > INPUT_HIGH_WATER) this.ws.pause();
+    if (this.#waiting > INPUT_HIGH_WATER && !this.ws.isPaused) {
+      this.ws.pause();
+      this.liveness.stalledSince = performance.now();
+    }
     this.#chain = this.#chain.then(async () => {
       try {
         if (this.terminal.takeover.holds(key)) await this.terminal.write(text, this.via);
@@ -514,6 +546,8 @@ class InputQueue {
       } finally {
         this.#waiting -= bytes.length;
         if (this.#waiting <= INPUT_HIGH_WATER && this.ws.isPaused) this.ws.resume();
+        // Taken: the program reads, slowly perhaps.
+        this.liveness.stalledSince = this.ws.isPaused ? performance.now() : undefined;
       }
     });
   }

@@ -603,6 +603,19 @@ for (const shell of ["bash", "zsh"]) {
         const { output } = await mcp.callOk<{ output: string }>("terminal_read", { terminalId });
         match(output, new RegExp(`theirs-${i + 10}\\n`));
       }
+      // Part of a line typed while a command runs: the line editor holds it at the prompt (the
+      // run was appended to it, and ran mangled).
+      await mcp.callOk("terminal_write", { terminalId, input: "sleep 0.3" });
+      await mcp.callOk("terminal_write", {
+        terminalId,
+        input: "echo part",
+        appendNewline: false,
+      });
+      await mcp.callOk("terminal_wait", { terminalId, prompt: true, timeoutMs: 15_000 });
+      const held = await mcp.call("terminal_run", { terminalId, command: "echo x" });
+      match(JSON.stringify(held.content), /typed while a command ran; the terminal shows/);
+      await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_u"] });
+      assertEquals((await run(mcp, terminalId, "echo cleared")).output, "cleared\n");
       // Two lines, and a wait for the prompt: it answers after both.
       const waited = await mcp.callOk<Waited>("terminal_write", {
         terminalId,

@@ -123,6 +123,38 @@ Deno.test("text typed after a line entered stays typed through its command and t
   assertEquals(shell.typed, "");
 });
 
+Deno.test("typed while a command runs: a line break ends what was typed, part of a line is unknown", () => {
+  const shell = atItsPrompt();
+  shell.noteInput("cat\rabc", 10);
+  shell.onMark({ kind: "output-start" }, 20);
+  assertEquals([shell.typed, shell.typedMaybe], ["abc", false]);
+  // Its Enter, while cat runs: cat reads "abc" (or the shell would, as a line).
+  shell.noteInput("\r", 25);
+  assertEquals([shell.typed, shell.typedMaybe], ["", false]);
+  // Part of a line: cat may take it, or the shell's next line holds it.
+  shell.noteInput("echo part", 30);
+  assertEquals([shell.typed, shell.typedMaybe], ["", true]);
+  shell.onMark({ kind: "command-end", exitCode: 0 }, 40);
+  shell.onMark({ kind: "prompt-end" }, 45);
+  ok(shell.typedMaybe && shell.atPrompt);
+  shell.noteInput("\x15", 45);
+  assertEquals(shell.typedMaybe, false);
+});
+
+Deno.test("a paste whose end never comes is over at Ctrl+C, or at the next prompt", () => {
+  const shell = atItsPrompt();
+  shell.noteInput("\x1b[200~echo pasted", 10);
+  shell.noteInput("\x03", 20);
+  shell.noteInput("echo after\r", 30);
+  assertEquals(shell.entered, "echo after");
+  shell.onMark({ kind: "output-start" }, 40);
+  shell.onMark({ kind: "command-end", exitCode: 0 }, 50);
+  shell.noteInput("\x1b[200~echo again", 55);
+  shell.onMark({ kind: "prompt-end" }, 60);
+  shell.noteInput("\x15echo next\r", 60);
+  assertEquals(shell.entered, "echo next");
+});
+
 Deno.test("a bracketed paste enters no line: its line breaks are text, until Enter after it", () => {
   const shell = atItsPrompt();
   shell.noteInput("\x1b[200~echo a\recho", 10);

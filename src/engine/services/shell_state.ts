@@ -85,6 +85,13 @@ export class ShellTracker {
   #entered: { text: string | null; ahead: boolean } | undefined;
   /** Inside a bracketed paste (see {@link noteInput}). */
   #pasting = false;
+  /**
+   * Part of a line was typed while a command ran: whether the command took it, or the shell's
+   * line editor holds it now, only the terminal's echo after the prompt can tell.
+   */
+  typedMaybe = false;
+  /** When the newest prompt ended (ms since the epoch). */
+  promptShownAt = 0;
   /** The shell says before each prompt whether a line waits (`W`; learnt from the first). */
   #reportsWaiting = false;
   /** It has said so since its last command ended. */
@@ -167,6 +174,7 @@ export class ShellTracker {
       };
       this.#nextText = undefined;
       this.#entered = undefined;
+      this.typedMaybe = false;
       return true;
     }
     const command = this.command;
@@ -185,6 +193,8 @@ export class ShellTracker {
     if (command) this.#finish(null, offset);
     if (mark.kind === "prompt-end") {
       this.promptEnd = offset;
+      this.promptShownAt = Date.now();
+      this.#pasting = false;
       // What was typed after the line entered is still there: the line editor reads it next.
       // The prompt a line typed ahead is read at; or the one after a line that started nothing.
       if (this.#entered?.ahead) this.#entered.ahead = false;
@@ -205,6 +215,8 @@ export class ShellTracker {
     let line = this.typed;
     let entered: string | undefined;
     let flushed = false;
+    /** A line break (or Ctrl+U, Ctrl+C) came: what was typed before it is no longer typed. */
+    let ended = false;
     // deno-lint-ignore no-control-regex -- those keys are control characters
     const pieces = text.split(/(\x1b\[20[01]~|\r\n|\r|\n|[\x03\x15\x1a\x1c])/);
     pieces.forEach((piece, index) => {
@@ -215,14 +227,21 @@ export class ShellTracker {
         line += piece;
       } else if (piece === "\x15") {
         line = "";
+        ended = true;
         // Typed ahead, its whole being unknown, and at the line editor now: taken back with the
         // line (no more than part of a line, else it would have started a command).
         if (this.#entered?.text === null && !this.#entered.ahead) flushed = true;
       } else if (piece === "\x03" || piece === "\x1a" || piece === "\x1c") {
-        if (piece === "\x03") line = "";
+        if (piece === "\x03") {
+          line = "";
+          ended = true;
+          // A paste never ended (no ESC[201~) is over: the line editor starts afresh.
+          this.#pasting = false;
+        }
         entered = undefined;
         flushed = true;
       } else {
+        ended = true;
         // deno-lint-ignore no-control-regex -- what was typed, without its keys
         const plain = line.replace(/[\r\n]+/g, " ").replace(/[\x00-\x1f\x7f]/g, "").trim();
         if (plain !== "") entered = plain;
@@ -231,7 +250,13 @@ export class ShellTracker {
     });
     if (flushed) this.#entered = undefined;
     const dropped = hadEntered && this.#entered === undefined;
-    if (this.command) return dropped;
+    if (this.command) {
+      // Typed while a command runs: the command may take it, or the shell at its next prompt.
+      // Up to a line break, it is a line (the shell says so: W); after the last one, unknown.
+      if (ended) this.typed = "";
+      this.typedMaybe = (this.typedMaybe && !ended) || line.length > this.typed.length;
+      return dropped;
+    }
     if (!this.active) {
       if (entered !== undefined && !readElsewhere) {
         this.#entered = { text: clip(entered), ahead: true };
@@ -239,6 +264,7 @@ export class ShellTracker {
       return dropped;
     }
     this.typed = line;
+    if (ended) this.typedMaybe = false;
     if (entered === undefined) return dropped;
     this.#entered = { text: clip(entered), ahead: this.promptEnd < 0 || this.promptPending };
     this.#nextText = clip(entered);

@@ -233,6 +233,9 @@ const PROMPT_WAIT_MS = 10_000;
  */
 const INTERRUPT_GRACE_MS = 2_000;
 
+/** How long after a prompt the line editor's echo of what was typed ahead is looked for. */
+const TYPEAHEAD_ECHO_MS = 50;
+
 /** Input written to a terminal, as a wait after it needs it. */
 interface TypedInput {
   /** Where the output stood when it was written. */
@@ -364,7 +367,8 @@ export class Terminal {
     outputByteLimit: number | undefined,
     limits: OutputLimits,
     codec: ChildCodec,
-    private readonly writeTimeoutMs: number,
+    /** How long input may wait for the program to take it (then writing it fails). */
+    readonly writeTimeoutMs: number,
     integration?: { nonce: string; runWrapping?: { prefix: string; suffix: string } },
   ) {
     this.id = context.id;
@@ -1084,6 +1088,22 @@ export class Terminal {
           `${Math.round((Date.now() - (running?.since ?? started)) / 1000)} s): wait for it ` +
           "(terminal_wait with prompt), answer it (terminal_write), or interrupt it (ctrl_c)",
       );
+    }
+    if (shell.typedMaybe && shell.atPrompt) {
+      // Typed while the command before ran: the line editor echoes what it holds right after
+      // its prompt (looked at a moment after the prompt, when that echo has come).
+      const settle = shell.promptShownAt + TYPEAHEAD_ECHO_MS - Date.now();
+      if (settle > 0) await new Promise((resolve) => setTimeout(resolve, settle));
+      const shown = this.waitOutput(shell.promptEnd, 1024, this.#output.end).output.trim();
+      if (shown !== "") {
+        throw new EngineError(
+          "busy",
+          `terminal ${this.id} has text typed at its prompt and not entered (typed while a ` +
+            `command ran; the terminal shows ${JSON.stringify(shown.slice(0, 100))}): finish it ` +
+            "or clear it (ctrl_u)",
+        );
+      }
+      shell.typedMaybe = false;
     }
     if (shell.typed !== "") {
       throw new EngineError(

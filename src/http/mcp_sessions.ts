@@ -88,6 +88,7 @@ function refusal(
   const messages = Array.isArray(body) ? body : [body];
   /** Messages whose id another request holds: answered with id null, not to answer that one. */
   const taken = new Set<number>();
+  const ids = new Set<RequestId>();
   const reasons = messages.map((message, index) => {
     if (rounded.has(index)) return `Invalid Request: ${rounded.get(index)}; it was not read`;
     try {
@@ -96,11 +97,16 @@ function refusal(
       return `Invalid Request: ${whatIsWrong(error as Error, message)}`;
     }
     const [id] = requestIds(message);
-    if (id === undefined || !inFlight(id)) return undefined;
+    if (id === undefined) return undefined;
+    const earlier = ids.has(id);
+    ids.add(id);
+    if (!earlier && !inFlight(id)) return undefined;
     const json = JSON.stringify(id);
     taken.add(index);
     return `Invalid Request: id ${json.length > 40 ? `${json.slice(0, 40)}…` : json} is taken ` +
-      "by a request of this session not answered yet";
+      (earlier
+        ? "by another request of this batch"
+        : "by a request of this session not answered yet");
   });
   const refused = reasons.findIndex((reason) => reason !== undefined);
   if (refused < 0) return undefined;

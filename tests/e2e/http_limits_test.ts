@@ -665,6 +665,10 @@ Deno.test({
       match(again.json.error.message, /id 8 is taken by a request of this session not answered/);
       await cancel(8);
       assertEquals(answers(await ended(first)), []);
+      // Nor twice in one batch: one answer was lost, the other call ran on unheld.
+      const twice = await postMcpRaw(server, [wait(9, "a"), wait(9, "b")], sessionId);
+      assertEquals(twice.status, 400);
+      match(await twice.text(), /id 9 is taken by another request of this batch/);
 
       // Many at once: each ends, and the server still answers.
       const many = await Promise.all(

@@ -480,7 +480,8 @@ withHttp(
   async (server) => {
     // Over 64 KiB of typing waiting: the server stops reading the client, so the client's pongs
     // wait behind its paste. It was dropped after two ping intervals, a live browser tab.
-    const go = `${tempDir("winterm-paste-")}/go`;
+    const dir = tempDir("winterm-paste-");
+    const go = `${dir}/go`;
     const script = 'stty raw -echo; echo ready; while [ ! -e "$1" ]; do sleep 0.1; done; ' +
       "head -c 200000 | tr -d a | wc -c; head -c 1 | wc -c; echo got-all";
     const id = await shell(server, { command: "sh", args: ["-c", script, "sh", go] });
@@ -509,6 +510,7 @@ withHttp(
       ok(!closed);
     } finally {
       client.close();
+      Deno.removeSync(dir, { recursive: true });
     }
   },
   { env: { WINTERM_STREAM_PING_SECONDS: "2", WINTERM_LOG_LEVEL: "debug" } },
@@ -547,6 +549,7 @@ withHttp(
   {
     env: {
       WINTERM_STREAM_PING_SECONDS: "1",
+      WINTERM_WRITE_TIMEOUT_MS: "2000",
       WINTERM_STREAM_MAX_CONNECTIONS: "1",
       WINTERM_LOG_LEVEL: "debug",
     },

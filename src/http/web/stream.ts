@@ -42,7 +42,7 @@
  * however slowly the terminal prints. A client the server does not read (more than 64 KiB of its
  * typing waits for a program that does not read it) is not timed until it is read again: its
  * pong is behind its typing. If the program takes none of it for {@link STALLED_PINGS}
- * intervals, the client is closed (code 4000), its typing dropped.
+ * intervals (and twice the write timeout), the client is closed (code 4000), its typing dropped.
  *
  * @module
  */
@@ -109,6 +109,8 @@ interface Liveness {
    * taken none of it (ms, `performance.now()`).
    */
   stalledSince?: number;
+  /** How long that may last at least: a write the program takes slowly ends within it. */
+  stallFloorMs?: number;
   /** What had been sent when the last answered ping went: the client has read that far. */
   read: number;
   /**
@@ -265,7 +267,11 @@ export class StreamHub {
       if (ws.isPaused) {
         if (ping) ping.at = now;
         const stalled = now - (liveness.stalledSince ?? now);
-        if (stalled > STALLED_PINGS * this.options.pingIntervalMs) {
+        const most = Math.max(
+          STALLED_PINGS * this.options.pingIntervalMs,
+          liveness.stallFloorMs ?? 0,
+        );
+        if (stalled > most) {
           log.info("closing a stream whose typing the program has not taken", {
             stalledMs: Math.round(stalled),
           });
@@ -524,7 +530,10 @@ class InputQueue {
     private readonly via: FrontEnd,
     private readonly refuse: (message: string) => void,
     private readonly liveness: Liveness,
-  ) {}
+  ) {
+    // Each piece of typing is taken, or fails, within the write timeout.
+    liveness.stallFloorMs = 2 * terminal.writeTimeoutMs;
+  }
 
   push(key: object, bytes: Uint8Array): void {
     if (!this.terminal.takeover.holds(key)) {
@@ -539,15 +548,18 @@ class InputQueue {
       this.liveness.stalledSince = performance.now();
     }
     this.#chain = this.#chain.then(async () => {
+      let taken = false;
       try {
         if (this.terminal.takeover.holds(key)) await this.terminal.write(text, this.via);
+        taken = true;
       } catch (error) {
         this.refuse((error as Error).message);
       } finally {
         this.#waiting -= bytes.length;
         if (this.#waiting <= INPUT_HIGH_WATER && this.ws.isPaused) this.ws.resume();
-        // Taken: the program reads, slowly perhaps.
-        this.liveness.stalledSince = this.ws.isPaused ? performance.now() : undefined;
+        // Taken: the program reads, slowly perhaps (a write that timed out is no sign of that).
+        if (!this.ws.isPaused) this.liveness.stalledSince = undefined;
+        else if (taken) this.liveness.stalledSince = performance.now();
       }
     });
   }

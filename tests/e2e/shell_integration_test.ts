@@ -613,9 +613,25 @@ for (const shell of ["bash", "zsh"]) {
       });
       await mcp.callOk("terminal_wait", { terminalId, prompt: true, timeoutMs: 15_000 });
       const held = await mcp.call("terminal_run", { terminalId, command: "echo x" });
-      match(JSON.stringify(held.content), /typed while a command ran; the terminal shows/);
-      await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_u"] });
+      match(
+        JSON.stringify(held.content),
+        /typed while a command ran; the terminal shows|has text typed at its prompt|input typed while a command ran/,
+      );
+      await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
       assertEquals((await run(mcp, terminalId, "echo cleared")).output, "cleared\n");
+      // Escape typed while a command runs: the line editor holds it as a prefix, unseen (the
+      // run's first letter was taken with it: `cho`).
+      await mcp.callOk("terminal_write", { terminalId, input: "sleep 0.3" });
+      await mcp.callOk("terminal_write", { terminalId, keys: ["escape"] });
+      await mcp.callOk("terminal_wait", { terminalId, prompt: true, timeoutMs: 15_000 });
+      const prefixed = await mcp.call("terminal_run", { terminalId, command: "echo x" });
+      // (Typed before the command's start mark came, it is typed at the prompt: refused too.)
+      match(
+        JSON.stringify(prefixed.content),
+        /may hold keys typed while a command ran|has text typed at its prompt|input typed while a command ran/,
+      );
+      await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
+      assertEquals((await run(mcp, terminalId, "echo after-escape")).output, "after-escape\n");
       // Two lines, and a wait for the prompt: it answers after both.
       const waited = await mcp.callOk<Waited>("terminal_write", {
         terminalId,

@@ -125,6 +125,8 @@ Deno.test("text typed after a line entered stays typed through its command and t
 
 Deno.test("typed while a command runs: a line break ends what was typed, part of a line is unknown", () => {
   const shell = atItsPrompt();
+  // A shell that says whether a line waits (bash, zsh) has a line editor, which echoes.
+  shell.onMark({ kind: "line-waiting", waiting: false }, 10);
   shell.noteInput("cat\rabc", 10);
   shell.onMark({ kind: "output-start" }, 20);
   assertEquals([shell.typed, shell.typedMaybe], ["abc", false]);
@@ -133,12 +135,39 @@ Deno.test("typed while a command runs: a line break ends what was typed, part of
   assertEquals([shell.typed, shell.typedMaybe], ["", false]);
   // Part of a line: cat may take it, or the shell's next line holds it.
   shell.noteInput("echo part", 30);
-  assertEquals([shell.typed, shell.typedMaybe], ["", true]);
+  assertEquals([shell.typed, shell.typedMaybe], ["", "visible"]);
   shell.onMark({ kind: "command-end", exitCode: 0 }, 40);
   shell.onMark({ kind: "prompt-end" }, 45);
   ok(shell.typedMaybe && shell.atPrompt);
   shell.noteInput("\x15", 45);
   assertEquals(shell.typedMaybe, false);
+  // A key that acts unseen (Escape as a prefix): only Ctrl+C clears it.
+  shell.noteInput("sleep 1\r", 45);
+  shell.onMark({ kind: "output-start" }, 55);
+  shell.noteInput("\x1b", 56);
+  assertEquals(shell.typedMaybe, "hidden");
+  shell.onMark({ kind: "command-end", exitCode: 0 }, 60);
+  shell.onMark({ kind: "prompt-end" }, 65);
+  shell.noteInput("\x15", 65);
+  assertEquals(shell.typedMaybe, "hidden");
+  shell.noteInput("\x03", 65);
+  assertEquals(shell.typedMaybe, false);
+});
+
+Deno.test("without a line editor that reports (sh), part of a line typed while a command runs is hidden", () => {
+  const shell = tracker([11]);
+  shell.onMark({ kind: "prompt-end" }, 4);
+  shell.noteInput("sleep 1\r", 4);
+  shell.noteInput("echo pa", 12);
+  assertEquals(shell.typedMaybe, "hidden");
+});
+
+Deno.test("Ctrl+U after a key that may move the cursor takes nothing back", () => {
+  const shell = atItsPrompt();
+  shell.noteInput("abcdef\x1b[D\x1b[D\x15", 10);
+  ok(shell.typed.startsWith("abcdef"));
+  shell.noteInput("\x03", 10);
+  assertEquals(shell.typed, "");
 });
 
 Deno.test("a paste whose end never comes is over at Ctrl+C, or at the next prompt", () => {

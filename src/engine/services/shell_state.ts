@@ -50,6 +50,10 @@ export interface FinishedCommand {
   durationMs: number;
 }
 
+/** Keys that may act on a line without showing (all controls but tab and line feed). */
+// deno-lint-ignore no-control-regex -- those keys are control characters
+const HIDDEN_KEYS = /[\x00-\x08\x0b-\x1f\x7f]/;
+
 /** What a terminal sends before a paste, to a program that asked for bracketed pastes. */
 const PASTE_START = "\x1b[200~";
 
@@ -87,9 +91,11 @@ export class ShellTracker {
   #pasting = false;
   /**
    * Part of a line was typed while a command ran: whether the command took it, or the shell's
-   * line editor holds it now, only the terminal's echo after the prompt can tell.
+   * line editor holds it now, only the terminal's echo after the prompt can tell (`visible`).
+   * `hidden`: not even that, as keys a line editor acts on without a sign (Escape or Ctrl+X as a
+   * prefix, a cursor move) were among it, or no line editor reports (sh: the terminal holds it).
    */
-  typedMaybe = false;
+  typedMaybe: false | "visible" | "hidden" = false;
   /** When the newest prompt ended (ms since the epoch). */
   promptShownAt = 0;
   /** The shell says before each prompt whether a line waits (`W`; learnt from the first). */
@@ -217,6 +223,8 @@ export class ShellTracker {
     let flushed = false;
     /** A line break (or Ctrl+U, Ctrl+C) came: what was typed before it is no longer typed. */
     let ended = false;
+    /** Ctrl+C came: the line editor starts afresh, whatever it held. */
+    let interrupted = false;
     // deno-lint-ignore no-control-regex -- those keys are control characters
     const pieces = text.split(/(\x1b\[20[01]~|\r\n|\r|\n|[\x03\x15\x1a\x1c])/);
     pieces.forEach((piece, index) => {
@@ -226,15 +234,18 @@ export class ShellTracker {
       else if (this.#pasting && piece !== "\x03" && piece !== "\x1a" && piece !== "\x1c") {
         line += piece;
       } else if (piece === "\x15") {
-        line = "";
-        ended = true;
+        // Ctrl+U kills the line before the cursor: all of it, unless a key may have moved that.
+        if (!HIDDEN_KEYS.test(line)) {
+          line = "";
+          ended = true;
+        }
         // Typed ahead, its whole being unknown, and at the line editor now: taken back with the
         // line (no more than part of a line, else it would have started a command).
         if (this.#entered?.text === null && !this.#entered.ahead) flushed = true;
       } else if (piece === "\x03" || piece === "\x1a" || piece === "\x1c") {
         if (piece === "\x03") {
           line = "";
-          ended = true;
+          ended = interrupted = true;
           // A paste never ended (no ESC[201~) is over: the line editor starts afresh.
           this.#pasting = false;
         }
@@ -253,8 +264,15 @@ export class ShellTracker {
     if (this.command) {
       // Typed while a command runs: the command may take it, or the shell at its next prompt.
       // Up to a line break, it is a line (the shell says so: W); after the last one, unknown.
-      if (ended) this.typed = "";
-      this.typedMaybe = (this.typedMaybe && !ended) || line.length > this.typed.length;
+      const fresh = ended ? line : line.slice(this.typed.length);
+      if (ended) {
+        this.typed = "";
+        if (this.typedMaybe === "visible" || interrupted) this.typedMaybe = false;
+      }
+      if (fresh !== "") {
+        const hidden = HIDDEN_KEYS.test(fresh) || !this.#reportsWaiting;
+        this.typedMaybe = hidden || this.typedMaybe === "hidden" ? "hidden" : "visible";
+      }
       return dropped;
     }
     if (!this.active) {
@@ -264,7 +282,7 @@ export class ShellTracker {
       return dropped;
     }
     this.typed = line;
-    if (ended) this.typedMaybe = false;
+    if (interrupted || (ended && this.typedMaybe === "visible")) this.typedMaybe = false;
     if (entered === undefined) return dropped;
     this.#entered = { text: clip(entered), ahead: this.promptEnd < 0 || this.promptPending };
     this.#nextText = clip(entered);

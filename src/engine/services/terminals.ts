@@ -355,6 +355,8 @@ export class Terminal {
   #lastWrite: { time: number; reader: TerminalReader | null | undefined } | undefined;
   /** When Ctrl+C was last typed (ms since the epoch). */
   #interruptedAt = 0;
+  /** Where the output stood then: the prompt it brings comes after that. */
+  #interruptedOffset = 0;
 
   constructor(
     private readonly context: LaunchContext,
@@ -481,7 +483,10 @@ export class Terminal {
       : undefined;
     this.#lastInput = { offset: this.#output.end, text, beforePrompt };
     this.#lastWrite = { time: Date.now(), reader };
-    if (text.includes("\x03")) this.#interruptedAt = Date.now();
+    if (text.includes("\x03")) {
+      this.#interruptedAt = Date.now();
+      this.#interruptedOffset = this.#output.end;
+    }
     if (shell?.noteInput(text, this.#output.end, readElsewhere)) {
       this.events.emit({ type: "state" });
     }
@@ -1043,17 +1048,22 @@ export class Terminal {
       }
     }
     // Ctrl+C just typed: the end of what it interrupted is on its way.
+    // (At its prompt too: the shell draws a new one, and a run typed before it was answered by
+    // that prompt, with nothing.)
     const graceLeft = this.#interruptedAt + INTERRUPT_GRACE_MS - Date.now();
-    if (!shell.atPrompt && !shell.promptPending && graceLeft > 0) {
-      const back = await this.wait({
-        prompt: true,
-        timeoutMs: Math.max(1, Math.min(graceLeft, timeoutMs - (Date.now() - started))),
-        signal: options.signal,
-      });
-      if (back.condition === "exit" || back.condition === "cancelled") {
-        return this.#runOutcome(back.condition, this.#output.end, started, options.maxBytes);
+    if (graceLeft > 0 && shell.promptEnd <= this.#interruptedOffset) {
+      const offset = this.#interruptedOffset;
+      await this.#until(
+        () => shell.promptEnd > offset,
+        Math.min(graceLeft, timeoutMs - (Date.now() - started)),
+        options.signal,
+      );
+      if (options.signal?.aborted || !this.running) {
+        const condition = this.running ? "cancelled" : "exit";
+        return this.#runOutcome(condition, this.#output.end, started, options.maxBytes);
       }
     }
+
     // Its prompt on its way: whether a line typed ahead waits to be read first is said before it.
     if (shell.waitingReportDue) {
       const left = timeoutMs - (Date.now() - started);
@@ -1073,9 +1083,10 @@ export class Terminal {
         "busy",
         `terminal ${this.id} has a line entered that its shell has not started yet ` +
           (entered === null
-            ? "(typed ahead while a command ran, and read at its prompt now)"
-            : `(${JSON.stringify(entered.slice(0, 100))})`) +
-          ": wait for it (terminal_wait with prompt), or drop it (ctrl_c)",
+            ? "(input typed while a command ran, which it reads now; part of a line, perhaps): " +
+              "drop it (ctrl_c), or wait for it (terminal_wait with prompt)"
+            : `(${JSON.stringify(entered.slice(0, 100))}): wait for it (terminal_wait with ` +
+              "prompt), or drop it (ctrl_c)"),
       );
     }
     // A command that just ended, its prompt on its way: the line is read at that prompt, and the
@@ -1089,7 +1100,15 @@ export class Terminal {
           "(terminal_wait with prompt), answer it (terminal_write), or interrupt it (ctrl_c)",
       );
     }
-    if (shell.typedMaybe && shell.atPrompt) {
+    if (shell.typedMaybe === "hidden" && shell.atPrompt) {
+      throw new EngineError(
+        "busy",
+        `terminal ${this.id} may hold keys typed while a command ran (keys a line editor acts ` +
+          "on without a sign, such as Escape, or with no line editor to show them): clear them " +
+          "(ctrl_c), or finish the line (terminal_write)",
+      );
+    }
+    if (shell.typedMaybe === "visible" && shell.atPrompt) {
       // Typed while the command before ran: the line editor echoes what it holds right after
       // its prompt (looked at a moment after the prompt, when that echo has come).
       const settle = shell.promptShownAt + TYPEAHEAD_ECHO_MS - Date.now();
@@ -1099,8 +1118,8 @@ export class Terminal {
         throw new EngineError(
           "busy",
           `terminal ${this.id} has text typed at its prompt and not entered (typed while a ` +
-            `command ran; the terminal shows ${JSON.stringify(shown.slice(0, 100))}): finish it ` +
-            "or clear it (ctrl_u)",
+            `command ran; the terminal shows ${JSON.stringify(shown.slice(0, 100))} after the ` +
+            "prompt): finish it, or clear it (ctrl_c)",
         );
       }
       shell.typedMaybe = false;
@@ -1109,7 +1128,7 @@ export class Terminal {
       throw new EngineError(
         "busy",
         `terminal ${this.id} has text typed at its prompt and not entered ` +
-          `(${JSON.stringify(shell.typed.slice(0, 100))}): finish it or clear it (ctrl_u)`,
+          `(${JSON.stringify(shell.typed.slice(0, 100))}): finish it, or clear it (ctrl_c)`,
       );
     }
     const from = this.#output.end;

@@ -17,6 +17,7 @@
  */
 import { join } from "node:path";
 import type { Config } from "../config.ts";
+import { returnFreedMemory } from "../pty/mod.ts";
 import type { Supervision } from "../pty/supervision.ts";
 import type { Groundwork } from "./groundwork.ts";
 import { ShellScripts } from "./launching/integration/mod.ts";
@@ -42,7 +43,7 @@ export class Engine {
     this.#groundwork = groundwork;
     const launcher = this.#launcher = new Launcher(groundwork.policy, groundwork.audit);
     // One budget for the output of every command and terminal.
-    const budget = new OutputBudget(options.outputBudgetBytes);
+    const budget = new OutputBudget(options.outputBudgetBytes, returnFreedMemory);
     this.commands = new CommandService({
       launcher,
       maxRunning: options.maxCommands,

@@ -12,6 +12,7 @@
  * @module
  */
 import { openDirectory as openPosixDirectory } from "./posix/directory.ts";
+import { trimHeap } from "./posix/heap.ts";
 import { preparePosix, spawnPosix } from "./posix/process.ts";
 import { openDirectory as openWindowsDirectory } from "./windows/directory.ts";
 import { prepareWindows, spawnWindows } from "./windows/process.ts";
@@ -55,4 +56,13 @@ export async function spawn(what: SpawnOptions | PreparedSpawn): Promise<ChildPr
  */
 export function openDirectory(path: string): OpenDirectory {
   return WINDOWS ? openWindowsDirectory(path) : openPosixDirectory(path);
+}
+
+/**
+ * Gives the memory the C heap holds free back to the OS, where the platform has a call for it
+ * (glibc: see posix/heap.ts); resolves whether it could ask. (Windows' heaps decommit free
+ * pages themselves.)
+ */
+export function returnFreedMemory(): Promise<boolean> {
+  return WINDOWS ? Promise.resolve(false) : trimHeap();
 }

@@ -12,6 +12,7 @@ import { cleanTerminalText } from "../../src/engine/output/clean.ts";
 import { Client, type Connection, serverTest, text } from "../helpers/mcp.ts";
 import { type HttpServer, request, startHttpServer } from "../helpers/http.ts";
 import { openStream } from "../helpers/stream.ts";
+import { eventually } from "../helpers/process.ts";
 import { startRaw } from "../helpers/raw_server.ts";
 import { initializeRequest } from "../helpers/jsonrpc.ts";
 
@@ -342,6 +343,37 @@ withServer(
     ok(grown < 100, `RSS grew by ${grown.toFixed(0)} MiB`);
   },
   { WINTERM_TERMINAL_MAX_BYTES: String(MIB) },
+);
+
+withServer(
+  "memory the output budget gave up goes back to the OS: 300 commands of 1 MB under a 64 MiB budget",
+  async (mcp) => {
+    const budgetMiB = 64;
+    const before = rssMiB(mcp.pid);
+    for (let i = 0; i < 300; i += 10) {
+      await Promise.all(Array.from({ length: 10 }, async () => {
+        const { token } = await mcp.callOk<{ token: string }>("run_command", {
+          command: "head -c 1000000 /dev/zero | tr '\\0' x",
+          use_pty: false,
+        });
+        const done = await mcp.callOk<{ status: string }>("query_command_status", {
+          token,
+          wait_ms: 60_000,
+          max_bytes: 1,
+        });
+        assertEquals(done.status, "completed");
+      }));
+    }
+    // Kept by glibc's heap after the collector freed them, the evicted buffers held the server
+    // at 180-190 MiB here; handed back, 140-150.
+    const bound = before + 2 * budgetMiB;
+    ok(
+      await eventually(() => rssMiB(mcp.pid) <= bound, 15_000),
+      `server RSS ${rssMiB(mcp.pid).toFixed(0)} MiB, over ${bound.toFixed(0)} (idle ` +
+        `${before.toFixed(0)} + twice the budget)`,
+    );
+  },
+  { WINTERM_OUTPUT_BUDGET_BYTES: String(64 * MIB) },
 );
 
 withServer(

@@ -1,5 +1,9 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
-import { OutputBudget } from "../../src/engine/output/budget.ts";
+import {
+  OutputBudget,
+  RETURN_AFTER_BYTES,
+  RETURN_DELAY_MS,
+} from "../../src/engine/output/budget.ts";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
 import { cleanTerminalText } from "../../src/engine/output/clean.ts";
 import { isContinuation } from "../../src/engine/output/utf8.ts";
@@ -334,6 +338,50 @@ Deno.test("the budget is shared: past it, finished work goes first, then the lar
   });
   big.append(new Uint8Array(2000));
   assertEquals([budget.used, big.retained], [9000, 9000]);
+});
+
+Deno.test("memory given up to the budget is handed back a moment after each 16 MiB, never sooner", async () => {
+  // Whatever sizes its members give up in (drops the budget makes, releases), the heap is
+  // asked to hand its free memory back only once another RETURN_AFTER_BYTES went since the
+  // last time; and the process is never kept alive waiting for that.
+  let sinceLast = 0;
+  const handedBackAfter: number[] = [];
+  let handedBack = () => {};
+  const budget = new OutputBudget(4 * 1024 * 1024, () => {
+    handedBackAfter.push(sinceLast);
+    sinceLast = 0;
+    handedBack();
+    return Promise.resolve();
+  });
+  const chunk = new Uint8Array(3 * 1024 * 1024 + 17);
+  // Under RETURN_AFTER_BYTES given up: nothing, however long (a wait past the moment).
+  const few = new OutputBuffer({ budget, maxBytes: 1 << 30 });
+  for (let i = 0; i < 4; i++) few.append(chunk);
+  sinceLast += 4 * chunk.length - budget.used;
+  ok(sinceLast > 0 && sinceLast < RETURN_AFTER_BYTES);
+  await new Promise((resolve) => setTimeout(resolve, RETURN_DELAY_MS + 500));
+  assertEquals(handedBackAfter, []);
+  for (let round = 1; round <= 2; round++) {
+    const back = new Promise<void>((resolve) => handedBack = resolve);
+    const buffers = round === 1
+      ? [few, few]
+      : [0, 1].map(() => new OutputBuffer({ budget, maxBytes: 1 << 30 }));
+    for (let i = 0; sinceLast < RETURN_AFTER_BYTES; i++) {
+      const before = budget.used;
+      buffers[i % 2].append(chunk); // over the budget: the largest buffer loses its oldest
+      sinceLast += before + chunk.length - budget.used;
+    }
+    for (const buffer of new Set(buffers)) {
+      sinceLast += buffer.retained;
+      buffer.release();
+    }
+    // The budget's timer holds no one: this one keeps the test's loop alive meanwhile.
+    const alive = setTimeout(() => {}, 60_000);
+    await back;
+    clearTimeout(alive);
+    assertEquals(handedBackAfter.length, round);
+    ok(handedBackAfter[round - 1] >= RETURN_AFTER_BYTES, `after ${handedBackAfter} bytes`);
+  }
 });
 
 Deno.test("dropping old output never leaves the start inside an escape sequence", () => {

@@ -6,6 +6,11 @@
  * on every append). Readers of a trimmed buffer are told how much they missed, as with any
  * buffer limit.
  *
+ * What its members give up is freed by the runtime's collector, into the C heap, which keeps it
+ * (see src/pty/posix/heap.ts): once {@link RETURN_AFTER_BYTES} were given up, the budget asks
+ * for the heap's free memory to go back to the OS a moment later ({@link RETURN_DELAY_MS}, time
+ * for the collector), at most once in that moment.
+ *
  * @example
  * ```ts
  * import { OutputBudget } from "./budget.ts";
@@ -18,6 +23,7 @@
  * ```
  * @module
  */
+import { log } from "../../log.ts";
 
 /** Something whose retained output counts against the budget. */
 export interface BudgetMember {
@@ -27,6 +33,11 @@ export interface BudgetMember {
   dropOldest(bytes: number): void;
 }
 
+/** Bytes given up after which the heap's free memory is handed back. */
+export const RETURN_AFTER_BYTES = 16 * 1024 * 1024;
+/** How long after that it is handed back. */
+export const RETURN_DELAY_MS = 1000;
+
 /** See the module documentation. */
 export class OutputBudget {
   readonly limit: number;
@@ -34,9 +45,18 @@ export class OutputBudget {
   #members = new Set<BudgetMember>();
   #relievers: (() => boolean)[] = [];
   #enforcing = false;
+  readonly #returnMemory: (() => Promise<unknown>) | undefined;
+  /** Bytes given up since the heap's free memory was last handed back. */
+  #givenUp = 0;
+  #returnTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(limit: number) {
+  /**
+   * `returnMemory` hands the heap's free memory back to the OS (none: the heap keeps it), as
+   * `returnFreedMemory` of src/pty/mod.ts does.
+   */
+  constructor(limit: number, returnMemory?: () => Promise<unknown>) {
     this.limit = Math.max(1, limit);
+    this.#returnMemory = returnMemory;
   }
 
   /** Bytes retained by all members together. */
@@ -50,7 +70,9 @@ export class OutputBudget {
 
   /** Removes a member and gives back what it retained. */
   leave(member: BudgetMember): void {
-    if (this.#members.delete(member)) this.#used -= member.retained;
+    if (!this.#members.delete(member)) return;
+    this.#used -= member.retained;
+    this.#gaveUp(member.retained);
   }
 
   /**
@@ -64,7 +86,22 @@ export class OutputBudget {
   /** A member now retains `delta` more bytes (negative: fewer). */
   charge(delta: number): void {
     this.#used += delta;
+    if (delta < 0) this.#gaveUp(-delta);
     if (this.#used > this.limit) this.#enforce();
+  }
+
+  #gaveUp(bytes: number): void {
+    this.#givenUp += bytes;
+    if (!this.#returnMemory || this.#givenUp < RETURN_AFTER_BYTES || this.#returnTimer) return;
+    const timer = this.#returnTimer = setTimeout(() => {
+      this.#returnTimer = undefined;
+      this.#givenUp = 0;
+      this.#returnMemory!().catch((error) =>
+        log.warn("could not hand free memory back", { error: String(error) })
+      );
+    }, RETURN_DELAY_MS);
+    // Never what keeps the process alive.
+    Deno.unrefTimer(timer);
   }
 
   #enforce(): void {

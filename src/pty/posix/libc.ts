@@ -194,6 +194,9 @@ const SYMBOLS = {
     parameters: APPLE_ARM ? ["i32", "i32", ...pad6, "buffer"] : ["i32", "i32", "buffer"],
     result: "i32",
   },
+  // glibc: hands the heap's free pages back to the OS (see heap.ts); on the pool, as it walks
+  // every arena.
+  malloc_trim: { parameters: ["usize"], result: "i32", nonblocking: true, optional: true },
   __errno_location: { parameters: [], result: "pointer", optional: true },
   __error: { parameters: [], result: "pointer", optional: true },
 } as const satisfies Deno.ForeignLibraryInterface;

@@ -294,6 +294,8 @@ export class FdReader implements FdWatcher, OutputReader {
   stop(): void {
     if (this.#ended) return;
     this.#ended = true;
+    // Its owner may be kept long after (a finished command): the block goes now.
+    this.#block = new Uint8Array(0);
     this.reactor.remove(this);
     this.#pool?.close(); // after the read in flight, if any: it reads a duplicate fd
     this.shared.release();

@@ -76,3 +76,33 @@ Deno.test("the search for an echo ends after 64 KiB of other output", () => {
   append(buffer, "$ make\r\n");
   assertEquals(echo.locate().state, "absent");
 });
+
+Deno.test("a typed line wider than the terminal is found as its line editor wraps it", () => {
+  // Bytes recorded from zsh 5.9 and bash 5.2 at 80 columns: zsh returns to the start of the
+  // second row (a carriage return after the wrap), readline pads the row a double-width
+  // character does not fit in with a blank. Before the fix, neither echo was recognised, and
+  // a wait for DONE-TOKEN matched it at once.
+  const cases = [
+    {
+      prompt: "\x1b[1m\x1b[7m#\x1b[27m\x1b[1m\x1b[0m" + " ".repeat(79) +
+        "\r \r\r\x1b[0m\x1b[27m\x1b[24m\x1b[Jvm# \x1b[K\x1b[?1h\x1b=\x1b[?2004h",
+      typed: `sleep 0.3; echo '${"y".repeat(80)}' DONE-TOKEN`,
+      echo: `s\bsleep 0.3; echo '${"y".repeat(59)} \r\x1b[Ky\r${"y".repeat(21)}' DONE-TOKEN` +
+        "\x1b[?1l\x1b>\x1b[?2004l\r\r\n",
+    },
+    {
+      prompt: "\x1b[?2004hroot@vm:/work/main# ",
+      typed: `sleep 0.3; echo '${"日本".repeat(20)}' DONE-TOKEN`,
+      echo: `sleep 0.3; echo '${"日本".repeat(10)}日 \x1b[K本${"日本".repeat(9)}' DONE-TOKEN\r\n`,
+    },
+  ];
+  for (const { prompt, typed, echo } of cases) {
+    const buffer = new OutputBuffer();
+    append(buffer, "earlier output\r\n" + prompt);
+    const skip = new EchoSkip(buffer, buffer.end, typed + "\r", 80);
+    append(buffer, echo);
+    const start = buffer.end;
+    append(buffer, "DONE-TOKEN\r\n");
+    assertEquals(skip.locate(), { state: "found", start });
+  }
+});

@@ -19,6 +19,12 @@
  * - Several lines typed at once: only the first echo of the last one is skipped. A shell that
  *   was busy may echo type-ahead twice (the terminal, then its line editor after the prompt).
  *
+ * - The echo is compared with blanks left out, on both sides: a line editor that wraps a long
+ *   line may print one where the row ends (readline, before a double-width character that does
+ *   not fit), and the typed line is compared as the terminal shows it, its rows counted from
+ *   the start of the line the write began on (the prompt's), so that a line editor's carriage
+ *   return after a wrap (zsh) goes to the row it means.
+ *
  * Shell integration marks (OSC 133 `C`, "command output starts") are the exact answer where a
  * shell sends them; this is the rule without them, kept in one place for the waits.
  *
@@ -38,6 +44,8 @@ import { Cleaner, cleanTerminalText } from "./clean.ts";
 
 /** Cleaned characters of output searched for the echo, at most. */
 export const ECHO_SEARCH_LIMIT = 64 * 1024;
+/** Bytes of the line the write began on read to place its rows, at most. */
+const LINE_BEFORE_LIMIT = 16 * 1024;
 
 /** Where the answer to the typed text starts, as far as is known now. */
 export type EchoLocation =
@@ -65,8 +73,10 @@ export class EchoSkip {
   readonly #key: string;
   readonly #cleaner: Cleaner;
   #offset: number;
-  /** Complete cleaned lines since `from`. */
+  /** Complete cleaned lines since `from`, without blanks. */
   #text = "";
+  /** Their characters, blanks counted. */
+  #searched = 0;
   #known: EchoLocation | undefined;
 
   /** Looks for the echo of `typed` in the output of `buffer` from offset `from`. */
@@ -74,9 +84,15 @@ export class EchoSkip {
     this.#buffer = buffer;
     this.#from = from;
     this.#offset = from;
-    this.#key = echoKey(typed);
+    this.#key = withoutBlanks(echoKey(typed));
     this.#cleaner = new Cleaner({ columns, keepLine: ECHO_SEARCH_LIMIT });
     if (!this.#key) this.#known = { state: "absent" };
+    // The line so far (a prompt) goes first, so that rows wrap where the terminal's do. It
+    // holds no line feed: the cleaned lines still begin at the write's line.
+    const lineStart = buffer.lineStart(buffer.lineAt(from));
+    if (from - lineStart <= LINE_BEFORE_LIMIT && lineStart >= buffer.start) {
+      this.#cleaner.push(buffer.readText(lineStart, from).text);
+    }
   }
 
   /** Where the answer starts, given the output so far (found and absent are final). */
@@ -86,7 +102,9 @@ export class EchoSkip {
     const end = Math.min(this.#buffer.end, this.#from + 4 * ECHO_SEARCH_LIMIT);
     const range = this.#buffer.readText(this.#offset, end);
     this.#offset = range.end;
-    this.#text += this.#cleaner.push(range.text);
+    const cleaned = this.#cleaner.push(range.text);
+    this.#searched += cleaned.length;
+    this.#text += withoutBlanks(cleaned);
     const key = this.#key;
     const at = this.#text.indexOf(key);
     if (at >= 0) {
@@ -105,9 +123,9 @@ export class EchoSkip {
       this.#known = { state: "found", start: this.#buffer.lineStart(first + lines) };
       return this.#known;
     }
-    const line = this.#cleaner.peek();
+    const unfinished = this.#cleaner.peek(), line = withoutBlanks(unfinished);
     if (line.includes(key) || arriving(line, key)) return { state: "pending" };
-    if (this.#text.length + line.length > ECHO_SEARCH_LIMIT || end < this.#buffer.end) {
+    if (this.#searched + unfinished.length > ECHO_SEARCH_LIMIT || end < this.#buffer.end) {
       this.#known = { state: "absent" };
       return this.#known;
     }
@@ -130,4 +148,9 @@ function arriving(line: string, key: string): boolean {
     if (key.startsWith(line.slice(at))) return true;
   }
   return false;
+}
+
+/** `text` without its blanks (spaces and tabs), line feeds kept. */
+function withoutBlanks(text: string): string {
+  return text.replace(/[ \t]+/g, "");
 }

@@ -517,6 +517,43 @@ shellTest(
   },
 );
 
+shellTest(
+  "terminal_run with a maxBytes too small for head and tail says what it left out",
+  async (mcp) => {
+    // It answered the first maxBytes alone, truncated false, the rest silently missing (found
+    // by an attack helper).
+    const terminalId = await open(mcp, "bash");
+    for (const maxBytes of [1, 200, 799]) {
+      const answer = await mcp.callOk<Run & { truncated: boolean }>("terminal_run", {
+        terminalId,
+        command: "seq 1 1000; echo END",
+        maxBytes,
+        timeoutMs: 15_000,
+      });
+      assertEquals([answer.truncated, answer.exitCode], [true, 0]);
+      match(answer.output, /^1\n/);
+      match(answer.output, /\.\.\. \[\d+ bytes omitted; read them with since=\d+\] \.\.\.\n$/);
+      const since = Number(answer.output.match(/since=(\d+)/)![1]);
+      const rest = await mcp.callOk<{ output: string }>("terminal_read", {
+        terminalId,
+        since,
+        maxBytes: 64 * 1024,
+      });
+      // It goes on from where the page stopped.
+      const shown = answer.output.split("\n").filter((line) => /^\d+$/.test(line)).map(Number);
+      ok(
+        ("\n" + rest.output).includes(`\n${Math.max(0, ...shown) + 1}\n`),
+        rest.output.slice(0, 99),
+      );
+    }
+    const whole = await run(mcp, terminalId, "echo short");
+    assertEquals([whole.output, (whole as Run & { truncated: boolean }).truncated], [
+      "short\n",
+      false,
+    ]);
+  },
+);
+
 for (const shell of ["bash", "zsh"]) {
   shellTest(
     `${shell}: a wait for a pattern after a line wider than the terminal never matches its echo`,

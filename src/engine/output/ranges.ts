@@ -276,6 +276,8 @@ export function readBackward(
 export interface ShapedRead extends RangeRead {
   /** The raw bytes [start, end) left out between the head and the tail, if any were. */
   omitted?: { start: number; end: number };
+  /** A budget too small for head, marker and tail: a page, and the range goes on after `end`. */
+  paged?: true;
 }
 
 /** How a {@link readShaped} read says where what it left out can be read. */
@@ -305,7 +307,7 @@ export function readShaped(
     return whole;
   }
   // Too small a budget for a head, a marker and a tail: a page, going on from its end.
-  if (options.budget < 4 * MARKER_ROOM) return whole;
+  if (options.budget < 4 * MARKER_ROOM) return { ...whole, paged: true };
   const half = Math.max(1, Math.floor((options.budget - MARKER_ROOM) / 2));
   const head = wholeLines(
     buffer,

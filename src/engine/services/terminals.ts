@@ -617,14 +617,21 @@ export class Terminal {
     if (to !== undefined && end <= Math.max(from, output.start)) {
       return { output: dropped, truncated: gone > 0, ...notice };
     }
+    const hint = (line: number) => `read them with since=${line}`;
     const read = output.readShaped(from, {
       final: !this.running || end < output.end,
       budget: budget.value,
-      hint: (_offset, line) => `read them with since=${line}`,
+      hint: (_offset, line) => hint(line),
     }, to);
+    // A budget too small for head, marker and tail gave the first page: what follows it is
+    // said at its end (a marker over a budget that small, rather than a silent cut).
+    const rest = read.paged
+      ? (read.text === "" || read.text.endsWith("\n") ? "" : "\n") +
+        omissionMarker({ bytes: end - read.end, hint: hint(output.lineAt(read.end)) })
+      : "";
     return {
-      output: dropped + read.text,
-      truncated: gone > 0 || read.omitted !== undefined,
+      output: dropped + read.text + rest,
+      truncated: gone > 0 || read.omitted !== undefined || read.paged === true,
       ...notice,
     };
   }

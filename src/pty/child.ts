@@ -12,6 +12,7 @@ import {
   type ChildProcess,
   type DataListener,
   type ExitStatus,
+  type InputModes,
   type SignalName,
   type StdioMode,
   type StreamName,
@@ -148,6 +149,11 @@ export abstract class ChildBase implements ChildProcess {
 
   /** Where the platform cannot tell (see {@link ChildProcess.terminalReader}). */
   terminalReader(): TerminalReader | null | undefined {
+    return undefined;
+  }
+
+  /** Where the platform cannot tell (see {@link ChildProcess.inputModes}). */
+  inputModes(): InputModes | undefined {
     return undefined;
   }
 

@@ -147,6 +147,14 @@ export type DataListener = (data: Uint8Array, stream: StreamName) => void;
  * function that spawned the child has returned, so listeners added right away see every byte.
  * {@link exited} settles only after all output has been delivered.
  */
+/** How a terminal takes what is typed (its line discipline's modes, POSIX termios). */
+export interface InputModes {
+  /** It collects a line until Enter, editable with Backspace (ICANON); else bytes pass as typed. */
+  lineMode: boolean;
+  /** It shows what is typed (ECHO). In raw mode a line editor may show it instead. */
+  echo: boolean;
+}
+
 export interface ChildProcess {
   /** The operating system's process id. */
   readonly pid: number;
@@ -180,6 +188,11 @@ export interface ChildProcess {
    * posix/terminal_reader.ts for what counts as reading).
    */
   terminalReader(): TerminalReader | null | undefined;
+  /**
+   * The terminal's input modes now (PTY mode), undefined where the platform cannot tell: pipe
+   * mode, after the exit, Windows (a pseudoconsole's modes are its programs' console modes).
+   */
+  inputModes(): InputModes | undefined;
   /** Changes the terminal size (PTY mode). Throws with the reason when the OS refuses. */
   resize(cols: number, rows: number): void;
   /**

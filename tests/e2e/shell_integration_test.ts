@@ -517,6 +517,27 @@ shellTest(
   },
 );
 
+for (const shell of ["sh", "bash"]) {
+  shellTest(
+    `${shell}: with the terminal's echo off, terminal_run answers every line of the output`,
+    async (mcp) => {
+      // sh has no output-start mark: its output was taken to start after the echo of the line,
+      // and with no echo (stty -echo, as a password prompt or a crashed program leaves it) the
+      // first line of each answer was dropped (found by an attack helper).
+      const terminalId = await open(mcp, shell);
+      await run(mcp, terminalId, "stty -echo");
+      const one = await run(mcp, terminalId, "echo line-one");
+      assertEquals([one.output, one.exitCode], ["line-one\n", 0]);
+      const lines = await run(mcp, terminalId, "printf 'l1\\nl2\\nl3\\n'; (exit 4)");
+      assertEquals([lines.output, lines.exitCode], ["l1\nl2\nl3\n", 4]);
+      await run(mcp, terminalId, "stty echo");
+      const echoed = await run(mcp, terminalId, "echo back");
+      assertEquals([echoed.output, echoed.exitCode], ["back\n", 0]);
+    },
+    { ignore: !linux || !has(shell) },
+  );
+}
+
 shellTest(
   "terminal_run with a maxBytes too small for head and tail says what it left out",
   async (mcp) => {

@@ -212,9 +212,11 @@ export class ShellTracker {
   /**
    * Input is about to be written at output offset `offset`; returns whether the state changed.
    * `readElsewhere`: before the shell's first prompt, a program (its startup files) reads the
-   * terminal now, so a line in it is that program's, not the shell's.
+   * terminal now, so a line in it is that program's, not the shell's. `unechoed`: the terminal
+   * collects lines with its echo off (`stty -echo`), so a line entered shows no echo before
+   * its output (shells without `C`).
    */
-  noteInput(text: string, offset: number, readElsewhere = false): boolean {
+  noteInput(text: string, offset: number, readElsewhere = false, unechoed = false): boolean {
     const hadEntered = this.#entered !== undefined;
     // Ctrl+U discards the line typed so far; Ctrl+C that line and, as Ctrl+Z and Ctrl+\ do, the
     // lines the terminal holds unread (its line discipline flushes them with the signal).
@@ -287,7 +289,11 @@ export class ShellTracker {
     this.#entered = { text: clip(entered), ahead: this.promptEnd < 0 || this.promptPending };
     this.#nextText = clip(entered);
     if (this.#sendsOutputStart) return true;
-    this.command = { text: this.#nextText, since: Date.now(), typedAt: offset };
+    this.command = {
+      text: this.#nextText,
+      since: Date.now(),
+      ...(unechoed ? { start: offset } : { typedAt: offset }),
+    };
     this.#nextText = undefined;
     return true;
   }

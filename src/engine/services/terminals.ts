@@ -487,7 +487,11 @@ export class Terminal {
       this.#interruptedAt = Date.now();
       this.#interruptedOffset = this.#output.end;
     }
-    if (shell?.noteInput(text, this.#output.end, readElsewhere)) {
+    // A terminal collecting lines with its echo off shows nothing of them (a line editor in
+    // raw mode shows them itself).
+    const modes = shell && this.#child.inputModes();
+    const unechoed = modes !== undefined && modes.lineMode && !modes.echo;
+    if (shell?.noteInput(text, this.#output.end, readElsewhere, unechoed)) {
       this.events.emit({ type: "state" });
     }
     this.touch();

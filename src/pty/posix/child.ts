@@ -5,8 +5,14 @@
  * @module
  */
 import { ChildBase } from "../child.ts";
-import { type SignalName, type StdioMode, type TerminalReader, UNKNOWN_EXIT } from "../types.ts";
-import { lineModeLimit, setWindowSize } from "./pty.ts";
+import {
+  type InputModes,
+  type SignalName,
+  type StdioMode,
+  type TerminalReader,
+  UNKNOWN_EXIT,
+} from "../types.ts";
+import { inputModes, lineModeLimit, setWindowSize } from "./pty.ts";
 import type { PosixReactor } from "./reactor.ts";
 import { decodeWaitStatus, signalNumber } from "./signals.ts";
 import { FdReader, FdWriter, SharedFd } from "./streams.ts";
@@ -102,6 +108,10 @@ export class PosixChild extends ChildBase {
     if (!IS_LINUX || this.#master === undefined || this.terminal === undefined) return undefined;
     if (this.hasExited || this.readers[0].ended) return undefined;
     return terminalReader(this.#master, this.terminal);
+  }
+
+  override inputModes(): InputModes | undefined {
+    return this.#master === undefined || this.hasExited ? undefined : inputModes(this.#master);
   }
 
   resize(cols: number, rows: number): void {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { SpawnError } from "../types.ts";
+import { type InputModes, SpawnError } from "../types.ts";
 import { C, cString, errno, errnoName, fcntl, ioctl, libc, OPAQUE_BYTES } from "./libc.ts";
 import { setNonBlocking } from "./reactor.ts";
 import type { Stdio } from "./spawn.ts";
@@ -74,14 +74,26 @@ const LINE_LIMIT = IS_DARWIN ? 1024 : 4095;
  * discipline collects a line until Enter); undefined when it passes input on as it comes.
  */
 export function lineModeLimit(fd: number): number | undefined {
+  const lflag = localModes(fd);
+  return lflag !== undefined && lflag & C.ICANON ? LINE_LIMIT : undefined;
+}
+
+/** The terminal's input modes (see {@link InputModes}); undefined if it cannot be asked. */
+export function inputModes(fd: number): InputModes | undefined {
+  const lflag = localModes(fd);
+  if (lflag === undefined) return undefined;
+  return { lineMode: (lflag & C.ICANON) !== 0, echo: (lflag & C.ECHO) !== 0 };
+}
+
+/** The terminal's local modes (termios `c_lflag`), or undefined if tcgetattr fails. */
+function localModes(fd: number): number | undefined {
   const termios = new Uint8Array(OPAQUE_BYTES);
   if (libc().tcgetattr(fd, termios) !== 0) return undefined;
   const view = new DataView(termios.buffer);
   // c_lflag is the fourth tcflag_t.
-  const lflag = C.TCFLAG_BYTES === 8
+  return C.TCFLAG_BYTES === 8
     ? Number(view.getBigUint64(24, true) & 0xffffffffn)
     : view.getUint32(12, true);
-  return lflag & C.ICANON ? LINE_LIMIT : undefined;
 }
 
 /** TIOCSWINSZ on a terminal fd; returns the error name on failure. */

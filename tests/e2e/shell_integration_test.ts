@@ -517,6 +517,38 @@ shellTest(
   },
 );
 
+for (
+  const [shell, setPrompt, lines] of [
+    ["bash", "PS1='PROMPT-TEXT\\$ '", [
+      ["# a comment", "", 0],
+      ["echo done!x", "bash: !x: event not found\n", null],
+    ]],
+    ["zsh", "PROMPT='PROMPT-TEXT%# '", [
+      ["echo )", "zsh: parse error near `)'\n", 1],
+      ["echo done!x", "zsh: event not found: x\n", 1],
+    ]],
+  ] as const
+) {
+  shellTest(
+    `${shell}: a line that starts no command is answered with what the shell said, never its prompt`,
+    async (mcp) => {
+      // With no output-start mark, the answer ran on to the end of the output, the next prompt
+      // included, with exitCode null (found by an attack helper). The status is the one the shell
+      // reports at its prompt; bash reports none after a failed history expansion.
+      const terminalId = await open(mcp, shell);
+      await run(mcp, terminalId, setPrompt);
+      for (const [line, said, exitCode] of lines) {
+        const answer = await run(mcp, terminalId, line);
+        assertEquals([answer.condition, answer.output, answer.exitCode], ["done", said, exitCode]);
+      }
+      // The next run is answered as ever.
+      const after = await run(mcp, terminalId, "echo next; (exit 3)");
+      assertEquals([after.output, after.exitCode], ["next\n", 3]);
+    },
+    { ignore: !linux || !has(shell) },
+  );
+}
+
 for (const shell of ["sh", "bash"]) {
   shellTest(
     `${shell}: with the terminal's echo off, terminal_run answers every line of the output`,

@@ -86,7 +86,7 @@ export class ShellTracker {
   /** The command line the shell announced (`E`) or the line entered, for the next `C`. */
   #nextText: string | undefined;
   /** See {@link entered}; `ahead`: typed before the prompt it is read at, which is still to come. */
-  #entered: { text: string | null; ahead: boolean } | undefined;
+  #entered: { text: string | null; ahead: boolean; at?: number; since?: number } | undefined;
   /** Inside a bracketed paste (see {@link noteInput}). */
   #pasting = false;
   /**
@@ -191,12 +191,14 @@ export class ShellTracker {
       command.start = echoed;
     }
     if (mark.kind === "command-end") {
+      const startedNothing = !command && this.#finishStartedNothing(mark.exitCode, offset);
       if (command) this.#finish(mark.exitCode, offset);
       this.#waitingReported = false;
-      return command !== undefined;
+      return command !== undefined || startedNothing;
     }
     // A prompt: whatever ran has ended (cmd says no more than that).
     if (command) this.#finish(null, offset);
+    else this.#finishStartedNothing(null, offset);
     if (mark.kind === "prompt-end") {
       this.promptEnd = offset;
       this.promptShownAt = Date.now();
@@ -286,7 +288,12 @@ export class ShellTracker {
     this.typed = line;
     if (interrupted || (ended && this.typedMaybe === "visible")) this.typedMaybe = false;
     if (entered === undefined) return dropped;
-    this.#entered = { text: clip(entered), ahead: this.promptEnd < 0 || this.promptPending };
+    this.#entered = {
+      text: clip(entered),
+      ahead: this.promptEnd < 0 || this.promptPending,
+      at: offset,
+      since: Date.now(),
+    };
     this.#nextText = clip(entered);
     if (this.#sendsOutputStart) return true;
     this.command = {
@@ -311,8 +318,26 @@ export class ShellTracker {
       (command.typedAt === undefined ? undefined : this.#lineEnd(command.typedAt));
   }
 
+  /**
+   * A line entered at the prompt that started nothing (a comment, a syntax error, a failed
+   * history expansion: no `C`) ends at `offset`, where the shell reported its status or drew
+   * its prompt: its answer is what the shell said about it after its echo. Returns whether
+   * there was one.
+   */
+  #finishStartedNothing(exitCode: number | null, offset: number): boolean {
+    const line = this.#entered;
+    if (line?.at === undefined || line.ahead) return false;
+    this.command = { text: line.text, since: line.since ?? Date.now(), typedAt: line.at };
+    const echoed = this.#lineEnd(line.at);
+    if (echoed !== undefined && echoed <= offset) this.command.start = echoed;
+    this.#finish(exitCode, offset);
+    return true;
+  }
+
   #finish(exitCode: number | null, offset: number): void {
     const command = this.command!;
+    // The line entered at the prompt has had its answer (sh: it started this command).
+    if (this.#entered && !this.#entered.ahead) this.#entered.at = undefined;
     this.finished.push({
       text: command.text,
       start: Math.min(command.start ?? offset, offset),

@@ -179,6 +179,11 @@ export interface ChildProcess {
    * {@link WRITE_TIMEOUT_MS}): the error then says how many it took; the rest is not sent.
    */
   write(data: Uint8Array, timeoutMs?: number): Promise<void>;
+  /**
+   * Why {@link write} would refuse `data` whole now (a terminal in line mode would drop part of
+   * it), or undefined if it would not: so that a caller can refuse before it acts on the input.
+   */
+  refusal(data: Uint8Array): string | undefined;
   /** Signals end of input: closes the stdin pipe, or sends the terminal's EOF character. */
   closeInput(): Promise<void>;
   /**

@@ -6,7 +6,7 @@
  * machine: its ~/.bashrc runs pyenv), where some tests write their own.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import { connect, type Connection } from "../helpers/mcp.ts";
+import { connect, type Connection, text } from "../helpers/mcp.ts";
 import { request, startHttpServer } from "../helpers/http.ts";
 import { eventually, exists, tempDir } from "../helpers/process.ts";
 
@@ -548,6 +548,24 @@ for (
     { ignore: !linux || !has(shell) },
   );
 }
+
+shellTest(
+  "sh: a command line longer than the terminal's line mode holds is refused naming command",
+  async (mcp) => {
+    // The refusal named 'input', a field terminal_run does not have (found by an attack helper).
+    const terminalId = await open(mcp, "sh");
+    await run(mcp, terminalId, "true");
+    const refused = await mcp.call("terminal_run", {
+      terminalId,
+      command: `echo ${"x".repeat(4100)}`,
+      timeoutMs: 15_000,
+    });
+    ok(refused.isError);
+    match(text(refused), /^'command': the terminal is in line mode \(canonical input\)/);
+    assertEquals((await run(mcp, terminalId, "echo still-here")).output, "still-here\n");
+  },
+  { ignore: !linux },
+);
 
 for (const shell of ["sh", "bash"]) {
   shellTest(

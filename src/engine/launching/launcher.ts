@@ -86,13 +86,14 @@ function open(cwd: string, field: string): OpenDirectory {
 
 /**
  * Turns a failed write into the engine's error: the program is gone, its input is closed, it
- * did not take the input in time, or a terminal in line mode could not hold it.
+ * did not take the input in time, or a terminal in line mode could not hold it. The error
+ * names `field`, the request's field that held the input.
  */
-export async function inputFailure(write: Promise<void>): Promise<void> {
+export async function inputFailure(write: Promise<void>, field = "input"): Promise<void> {
   try {
     await write;
   } catch (error) {
-    throw new EngineError("failed", (error as Error).message, "input");
+    throw new EngineError("failed", (error as Error).message, field);
   }
 }
 

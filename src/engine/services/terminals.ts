@@ -460,10 +460,16 @@ export class Terminal {
     this.lastActivity = Date.now();
   }
 
-  /** Types text (which may hold control characters and escape sequences). */
-  async write(text: string, via: FrontEnd = "internal"): Promise<void> {
+  /**
+   * Types text (which may hold control characters and escape sequences). `field`: the request
+   * field an error about the text names.
+   */
+  async write(text: string, via: FrontEnd = "internal", field = "input"): Promise<void> {
     this.#assertRunning();
-    const bytes = this.#codec.encode(text, "input");
+    const bytes = this.#codec.encode(text, field);
+    // Refused whole, it must leave no trace: the shell's state below counts it as typed.
+    const refused = this.#child.refusal(bytes);
+    if (refused !== undefined) throw new EngineError("failed", refused, field);
     this.launcher.input({ ...this.context, via }, text);
     const shell = this.#shell;
     const firstUntil = this.created + PROMPT_WAIT_MS;
@@ -497,7 +503,7 @@ export class Terminal {
     this.touch();
     this.inputs.push({ time: this.lastActivity, bytes: bytes.length });
     if (this.inputs.length > INPUT_HISTORY) this.inputs.shift();
-    await inputFailure(this.#child.write(bytes, this.writeTimeoutMs));
+    await inputFailure(this.#child.write(bytes, this.writeTimeoutMs), field);
   }
 
   /** Resizes the terminal (and the screen view). */
@@ -1144,7 +1150,11 @@ export class Terminal {
     }
     const from = this.#output.end;
     const wrap = this.#runWrapping;
-    await this.write((wrap ? wrap.prefix + command + wrap.suffix : command) + "\r", options.via);
+    await this.write(
+      (wrap ? wrap.prefix + command + wrap.suffix : command) + "\r",
+      options.via,
+      "command",
+    );
     const outcome = await this.wait({
       prompt: true,
       timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)),

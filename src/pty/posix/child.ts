@@ -80,27 +80,36 @@ export class PosixChild extends ChildBase {
    */
   override write(data: Uint8Array, timeoutMs?: number): Promise<void> {
     if (this.#master === undefined || this.hasExited) return super.write(data, timeoutMs);
-    const limit = lineModeLimit(this.#master);
-    if (limit === undefined) {
-      this.#openLine = 0; // raw input: the program takes bytes as they come
-      return super.write(data, timeoutMs);
-    }
+    const fit = this.#lineFit(data);
+    if (typeof fit === "string") return Promise.reject(new Error(fit));
+    this.#openLine = fit;
+    return super.write(data, timeoutMs);
+  }
+
+  override refusal(data: Uint8Array): string | undefined {
+    if (this.#master === undefined || this.hasExited) return undefined;
+    const fit = this.#lineFit(data);
+    return typeof fit === "string" ? fit : undefined;
+  }
+
+  /**
+   * The length of the line left open after `data` (0 in raw mode: the program takes bytes as
+   * they come), or why the terminal would drop part of it.
+   */
+  #lineFit(data: Uint8Array): number | string {
+    const limit = lineModeLimit(this.#master!);
+    if (limit === undefined) return 0;
     let line = this.#openLine;
     for (const byte of data) {
       line = LINE_ENDS.has(byte) ? 0 : line + 1;
       if (line > limit) {
-        return Promise.reject(
-          new Error(
-            `the terminal is in line mode (canonical input), which keeps at most ${limit} bytes ` +
-              "of a line until Enter; this input makes a longer line, whose end the terminal " +
-              "would drop. Nothing was written: send shorter lines, or write to a program that " +
-              "reads raw input",
-          ),
-        );
+        return `the terminal is in line mode (canonical input), which keeps at most ${limit} ` +
+          "bytes of a line until Enter; this input makes a longer line, whose end the terminal " +
+          "would drop. Nothing was written: send shorter lines, or write to a program that " +
+          "reads raw input";
       }
     }
-    this.#openLine = line;
-    return super.write(data, timeoutMs);
+    return line;
   }
 
   /** Linux only (see terminal_reader.ts); the master must still be open (the reader's). */

@@ -609,3 +609,38 @@ Deno.test("dropping everything after a final line feed (as the budget may) keeps
     }
   }
 });
+
+Deno.test("a limit that cuts a long control string still arriving drops the rest of it as it comes", () => {
+  // Once the start of a long string still open was dropped, the bytes after it were kept: they
+  // read as text (12 MB of a clipboard copy shown as "AAAA…"), and raw reads began inside it
+  // (found by an attack helper).
+  const kinds = [
+    ["\x1b]52;c;", "Q", "\x07"],
+    ["\x1bP", "Q", "\x1b\\"],
+    ["\x1b[", "1;", "m"],
+  ] as const;
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...kinds),
+      // Chunk sizes, taken in turn: the string is mostly still open when the limit cuts it.
+      fc.array(fc.integer({ min: 1, max: 6000 }), { minLength: 1, maxLength: 8 }),
+      ([opener, unit, terminator], sizes) => {
+        const buffer = new OutputBuffer({ maxBytes: 8 * 1024 });
+        const stream = "before\n" + opener + unit.repeat(12_000) + terminator + "after\n";
+        for (let at = 0, i = 0; at < stream.length; at += sizes[i++ % sizes.length]) {
+          const piece = stream.slice(at, at + sizes[i % sizes.length]);
+          buffer.append(encoder.encode(piece));
+          const kept = buffer.readText().text;
+          // What is kept starts outside the string: before it (its start kept), or after it.
+          ok(
+            !kept.includes(unit.repeat(4)) || kept.includes(opener),
+            JSON.stringify(kept.slice(0, 40)),
+          );
+          ok(!cleanTerminalText(kept).includes(unit.repeat(4)));
+        }
+        assertEquals(cleanTerminalText(buffer.readText().text), "after\n");
+      },
+    ),
+    { numRuns: 200 },
+  );
+});

@@ -247,6 +247,11 @@ export class OutputBuffer implements BudgetMember {
 
   #trim(): void {
     let newStart = Math.max(this.#start, this.#end - this.maxBytes);
+    // What is kept starts inside a long control string whose start was dropped (a cut inside
+    // one still open moves to the end of what is kept): its rest goes too, as it comes, up to
+    // its end. Kept, it would read as text, and raw reads would begin inside it.
+    const inString = this.longStringEnd(this.#start);
+    if (inString !== undefined) newStart = Math.max(newStart, inString);
     const lines = this.#lines;
     if (this.maxLines > 0 && lines.count - lines.first > this.maxLines) {
       newStart = Math.max(newStart, lines.start(lines.count - this.maxLines));

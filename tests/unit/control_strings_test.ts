@@ -156,3 +156,20 @@ Deno.test("pages read on from offsets never start or stop inside a long string",
     ok(!page.text.includes("QUJD"), `from ${offset}: ${page.text.slice(0, 60)}`);
   }
 });
+
+Deno.test("a page read from an offset inside a short sequence starts after it; raw, at the offset", () => {
+  // query_command_status with stdout_offset inside ESC[31m showed "[31mred", "31mred", "1mred"
+  // (found by an attack helper).
+  const output = new StreamOutput({ maxBytes: 1 << 20 });
+  const text = "AAAA\x1b[31mred\x1b[0m\n\x1b]0;title\x07tail\n";
+  const bytes = new TextEncoder().encode(text);
+  output.append(bytes);
+  output.finish();
+  for (let offset = 0; offset < bytes.length; offset++) {
+    const page = output.readFrom(offset, 1000, { budget: 1000, final: true });
+    // What it shows is a suffix of the whole text's cleaned form: never a sequence's rest.
+    ok("AAAAred\ntail\n".endsWith(page.text), `from ${offset}: ${JSON.stringify(page.text)}`);
+    const raw = output.readFrom(offset, 1000, { budget: 1000, final: true, raw: true });
+    assertEquals(raw.text, text.slice(offset), `raw from ${offset}`);
+  }
+});

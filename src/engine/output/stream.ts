@@ -175,13 +175,14 @@ export class StreamOutput {
 
   /**
    * Reads forward from `offset`: at most `maxBytes` raw bytes, fitted to the budget. Cleaned, a
-   * page neither starts nor ends inside a long control string (control_strings.ts): an offset
-   * inside one reads from its end, and a page that stops inside one ends after it, so that the
-   * next page does not start in its payload (it shows no text either way).
+   * page starts after the escape sequence or control string `offset` falls inside, if any (its
+   * rest would read as text), and a page that stops inside a long control string
+   * (control_strings.ts) ends after it, so that the next page does not start in its payload (it
+   * shows no text either way). Raw, it starts at `offset`, as the program wrote the bytes.
    */
   readFrom(offset: number, maxBytes: number, options: RangeOptions): RangeRead {
     const buffer = this.#buffer;
-    const from = options.raw ? offset : buffer.longStringEnd(offset) ?? offset;
+    const from = options.raw ? offset : buffer.pastSequence(offset);
     const read = readForward(buffer, from, maxBytes, { columns: this.columns, ...options });
     if (!options.raw) read.end = buffer.longStringEnd(read.end) ?? read.end;
     return read;

@@ -589,6 +589,25 @@ for (const shell of ["sh", "bash"]) {
 }
 
 shellTest(
+  "bash under set -x: answers hold the command's own trace, never the integration's",
+  async (mcp) => {
+    // The prompt hook was traced into every answer, before the end mark, with the terminal's
+    // mark nonce (found by an attack helper).
+    const terminalId = await open(mcp, "bash");
+    await run(mcp, terminalId, "set -x");
+    const traced = await run(mcp, terminalId, "echo hello");
+    assertEquals([traced.output, traced.exitCode], ["+ echo hello\nhello\n", 0]);
+    const failed = await run(mcp, terminalId, "false");
+    assertEquals([failed.output, failed.exitCode], ["+ false\n", 1]);
+    // Tracing stays on for the user's commands, and goes off when they say so.
+    match((await run(mcp, terminalId, "echo $-")).output, /^\+ echo \S*x\S*\n\S*x/);
+    await run(mcp, terminalId, "set +x");
+    assertEquals((await run(mcp, terminalId, "echo quiet")).output, "quiet\n");
+  },
+  { ignore: !linux },
+);
+
+shellTest(
   "terminal_run with a maxBytes too small for head and tail says what it left out",
   async (mcp) => {
     // It answered the first maxBytes alone, truncated false, the rest silently missing (found

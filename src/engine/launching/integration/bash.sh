@@ -41,7 +41,8 @@ if [ -n "$__winterm_nonce" ] && [ -z "${__winterm_ps0-}" ]; then
     esac
     # They hold the nonce: exported (an rc's `export PS1`, or `set -a`), every child would have
     # it, and a nested `bash --norc` would send marks as this shell.
-    builtin export -n PS1 PS0 __winterm_ps1 __winterm_ps0 __winterm_nonce
+    builtin export -n PS1 PS0 __winterm_ps1 __winterm_ps0 __winterm_nonce __winterm_last \
+      __winterm_flags
   }
   # Puts the marks in place over what the startup files set up.
   __winterm_install() {
@@ -55,17 +56,21 @@ if [ -n "$__winterm_nonce" ] && [ -z "${__winterm_ps0-}" ]; then
         entry=${entry//__winterm_first_prompt;/} entry=${entry//__winterm_first_prompt/}
         [ -n "${entry//[[:space:];]/}" ] && __winterm_prompt_commands+=("$entry")
       done
+      # Under `set -x` bash would trace the hook into the command's output, before its end
+      # mark, nonce included: the hook turns tracing off first, its own trace sent nowhere, and
+      # back on at its end (the startup files' entries run untraced).
       __winterm_prompt_command() {
-        builtin local __winterm_status=$? __winterm_entry
+        builtin local __winterm_status=$__winterm_last __winterm_entry
         __winterm_report "$__winterm_status"
         for __winterm_entry in ${__winterm_prompt_commands[@]+"${__winterm_prompt_commands[@]}"}; do
           __winterm_set_status "$__winterm_status"
           builtin eval "$__winterm_entry"
         done
         __winterm_wrap
+        case $__winterm_flags in *x*) builtin set -x ;; esac
       }
       builtin unset PROMPT_COMMAND
-      PROMPT_COMMAND=__winterm_prompt_command
+      PROMPT_COMMAND='{ __winterm_last=$? __winterm_flags=$-; builtin set +x; } 2>/dev/null; __winterm_prompt_command'
     fi
   }
   # Ctrl+C in a startup file makes bash skip the rest of it, and of this file: the first prompt

@@ -589,6 +589,38 @@ for (const shell of ["sh", "bash"]) {
 }
 
 shellTest(
+  "keys a full-screen program took (Escape in vim) do not hold up the next terminal_run",
+  async (mcp) => {
+    // They counted as typed at the shell's prompt, unseen, and the run was refused (found by an
+    // attack helper). A program in raw mode takes keys as they come.
+    const terminalId = await open(mcp, "bash");
+    const file = `${home}/notes.txt`;
+    const started = await mcp.callOk<{ condition: string }>("terminal_run", {
+      terminalId,
+      command: `vim -u NONE -N ${file}`,
+      timeoutMs: 1500,
+    });
+    assertEquals(started.condition, "timeout");
+    await mcp.callOk("terminal_write", {
+      terminalId,
+      input: "ihello\x1b",
+      appendNewline: false,
+      idleMs: 300,
+    });
+    const quit = await mcp.callOk<{ condition: string }>("terminal_write", {
+      terminalId,
+      input: ":wq\r",
+      prompt: true,
+      timeoutMs: 15_000,
+    });
+    assertEquals(quit.condition, "prompt");
+    const after = await run(mcp, terminalId, `cat ${file}`);
+    assertEquals([after.output, after.exitCode], ["hello\n", 0]);
+  },
+  { ignore: !linux || !has("vim") },
+);
+
+shellTest(
   "bash under set -x: answers hold the command's own trace, never the integration's",
   async (mcp) => {
     // The prompt hook was traced into every answer, before the end mark, with the terminal's

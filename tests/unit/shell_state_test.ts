@@ -251,7 +251,7 @@ Deno.test("before the first prompt, a line that the startup files read is not th
 
 Deno.test("before the first prompt: a line is the shell's, unless a program reads the terminal", () => {
   const shell = tracker([]);
-  shell.noteInput("answer\r", 0, true);
+  shell.noteInput("answer\r", 0, { readElsewhere: true });
   assertEquals(shell.entered, undefined);
   shell.noteInput("cd /tmp\r", 7);
   assertEquals(shell.entered, "cd /tmp");
@@ -307,7 +307,7 @@ Deno.test("property: at the prompt means no line waits; entered lines are short 
         if ("mark" in step) shell.onMark(step.mark, offset);
         else {
           const idle = shell.command === undefined && (shell.active || !step.readElsewhere);
-          shell.noteInput(step.input, offset, step.readElsewhere);
+          shell.noteInput(step.input, offset, { readElsewhere: step.readElsewhere });
           // A line that is not blank, after the last key that drops lines, is the shell's to run.
           // deno-lint-ignore no-control-regex -- the keys that drop lines
           const lines = step.input.replaceAll("\x1b[201~", "").split(/[\x03\x1a\x1c]/).at(-1)!

@@ -50,6 +50,22 @@ export interface FinishedCommand {
   durationMs: number;
 }
 
+/** How the terminal takes input that is written (see {@link ShellTracker.noteInput}). */
+export interface InputContext {
+  /**
+   * Before the shell's first prompt, a program (its startup files) reads the terminal now, so
+   * a line in it is that program's, not the shell's.
+   */
+  readElsewhere?: boolean;
+  /**
+   * The terminal collects lines with its echo off (`stty -echo`): a line entered shows no echo
+   * before its output (shells without `C`).
+   */
+  unechoed?: boolean;
+  /** The terminal passes keys on as they come (raw mode) while a command runs: it takes them. */
+  rawProgram?: boolean;
+}
+
 /** Keys that may act on a line without showing (all controls but tab and line feed). */
 // deno-lint-ignore no-control-regex -- those keys are control characters
 const HIDDEN_KEYS = /[\x00-\x08\x0b-\x1f\x7f]/;
@@ -213,12 +229,10 @@ export class ShellTracker {
 
   /**
    * Input is about to be written at output offset `offset`; returns whether the state changed.
-   * `readElsewhere`: before the shell's first prompt, a program (its startup files) reads the
-   * terminal now, so a line in it is that program's, not the shell's. `unechoed`: the terminal
-   * collects lines with its echo off (`stty -echo`), so a line entered shows no echo before
-   * its output (shells without `C`).
+   * How the terminal takes it (see {@link InputContext}).
    */
-  noteInput(text: string, offset: number, readElsewhere = false, unechoed = false): boolean {
+  noteInput(text: string, offset: number, context: InputContext = {}): boolean {
+    const { readElsewhere = false, unechoed = false, rawProgram = false } = context;
     const hadEntered = this.#entered !== undefined;
     // Ctrl+U discards the line typed so far; Ctrl+C that line and, as Ctrl+Z and Ctrl+\ do, the
     // lines the terminal holds unread (its line discipline flushes them with the signal).
@@ -265,6 +279,12 @@ export class ShellTracker {
     });
     if (flushed) this.#entered = undefined;
     const dropped = hadEntered && this.#entered === undefined;
+    if (this.command && rawProgram) {
+      // A program that reads keys as they come (an editor, a pager) takes them: none is left
+      // for the shell's line editor.
+      this.typed = "";
+      return dropped;
+    }
     if (this.command) {
       // Typed while a command runs: the command may take it, or the shell at its next prompt.
       // Up to a line break, it is a line (the shell says so: W); after the last one, unknown.

@@ -494,10 +494,14 @@ export class Terminal {
       this.#interruptedOffset = this.#output.end;
     }
     // A terminal collecting lines with its echo off shows nothing of them (a line editor in
-    // raw mode shows them itself).
+    // raw mode shows them itself); in raw mode while a command runs, the command takes them.
     const modes = shell && this.#child.inputModes();
-    const unechoed = modes !== undefined && modes.lineMode && !modes.echo;
-    if (shell?.noteInput(text, this.#output.end, readElsewhere, unechoed)) {
+    const context = {
+      readElsewhere,
+      unechoed: modes !== undefined && modes.lineMode && !modes.echo,
+      rawProgram: modes !== undefined && !modes.lineMode && shell?.command !== undefined,
+    };
+    if (shell?.noteInput(text, this.#output.end, context)) {
       this.events.emit({ type: "state" });
     }
     this.touch();

@@ -329,6 +329,10 @@ withHttp(
         await eventually(() => server.stderr().includes("reads too slowly"), 10_000),
         server.stderr(),
       );
+      // What waited for it never went past the bound (it did by a frame: 4.4 MB over 4 MiB).
+      for (const [, waiting] of server.stderr().matchAll(/reads too slowly.*?buffered=(\d+)/g)) {
+        ok(Number(waiting) <= 131_072, `${waiting} bytes waited`);
+      }
       // Behind, it asks for the screen (as the web page does): that is no reason to let it go.
       const resync = new TextEncoder().encode(JSON.stringify({ type: "resync" }));
       await stalled.write(new Uint8Array([0x81, 0x80 | resync.length, 0, 0, 0, 0, ...resync]));

@@ -304,9 +304,13 @@ export class StreamHub {
     ws.send(data);
   }
 
-  /** Whether more than the bound waits for `ws` (then it is told so in the log). */
-  #behind(ws: WebSocket): boolean {
-    if (ws.bufferedAmount <= this.options.maxBufferedBytes) return false;
+  /**
+   * Whether sending `data` to `ws` would make more than the bound wait for it (then it is told
+   * so in the log).
+   */
+  #behind(ws: WebSocket, data: string | Uint8Array): boolean {
+    const size = typeof data === "string" ? utf8Length(data) : data.byteLength;
+    if (ws.bufferedAmount + size <= this.options.maxBufferedBytes) return false;
     log.warn("a stream client reads too slowly: it misses output until it catches up", {
       buffered: ws.bufferedAmount,
       limit: this.options.maxBufferedBytes,
@@ -396,7 +400,10 @@ export class StreamHub {
      */
     const sendOrCatchUp = (data: string | Uint8Array) => {
       if (catchingUp !== undefined) return;
-      if (!this.#behind(ws)) return send(data);
+      if (!this.#behind(ws, data)) return send(data);
+      // What fits goes (cut anywhere: the screen sent after catching up redraws it all).
+      const room = this.options.maxBufferedBytes - ws.bufferedAmount;
+      if (typeof data !== "string" && room > 0) send(data.subarray(0, room));
       catchingUp = setInterval(() => {
         if (closed || ws.bufferedAmount > this.options.maxBufferedBytes / 4) return;
         clearInterval(catchingUp);
@@ -477,7 +484,7 @@ export class StreamHub {
     const send = (data: string | Uint8Array) => {
       if (ws.readyState !== OPEN) return;
       // No screen to redraw after a gap: a client that falls behind is let go.
-      if (this.#behind(ws)) return ws.terminate();
+      if (this.#behind(ws, data)) return ws.terminate();
       this.#send(ws, data);
     };
     const exit = () => {

@@ -269,3 +269,24 @@ Deno.test("a line whose start the cleaner forgot keeps its rows where the termin
     }
   }
 });
+
+Deno.test("double-width characters take two cells and combining marks none, as on screen", () => {
+  // The rows a carriage return goes back to were counted a character a cell: after a wrap of
+  // CJK text, zsh's return to the start of the second row overwrote the wrong characters
+  // (found by an attack helper).
+  const clean = (text: string, columns: number) => new Cleaner({ columns }).push(text + "\n");
+  // 日 does not fit in the last cell of a 5-cell row: it wraps; the carriage return then goes
+  // to the start of the second row, whose 日 the X half-overwrites (the other half goes blank).
+  assertEquals(clean("日本日\rX", 5), "日本X\n");
+  assertEquals(clean("ab日本\rZ", 4), "ab日Z\n");
+  // A full row of wide characters wraps only when the next one comes.
+  assertEquals(clean("日本\r月", 4), "月本\n");
+  // Marks stay with their character, and go with it when it is written over.
+  assertEquals(clean("e\u0301x\rE", 80), "Ex\n");
+  assertEquals(clean("e\u0301x\x1b[2D\x1b[C!", 80), "e\u0301!\n");
+  // Printed without cursor moves, nothing is cut or wrapped.
+  assertEquals(clean("日本".repeat(30), 7), "日本".repeat(30) + "\n");
+  // zsh at 37 columns: a wrapped line of CJK text, redrawn from the second row's start.
+  const row = "日本語テキスト".repeat(3);
+  assertEquals(clean(`# echo ${row.slice(0, 15)} \r\x1b[K${row.slice(15)}`, 37), `# echo ${row}\n`);
+});

@@ -37,6 +37,8 @@
  * @module
  */
 
+import { eastAsianWidth } from "get-east-asian-width";
+
 /** Cells in a row at most: the widest terminal modelled (the server opens none wider). */
 export const MAX_COLUMNS = 1000;
 /** Parameters of one CSI sequence that are read; later ones are ignored. */
@@ -78,6 +80,8 @@ class Line {
   /** Cell mode: the line's rows before the current one (they wrapped), as text. */
   #head = "";
   #row: Uint32Array | undefined;
+  /** Combining marks that go with a cell's character, by column (made on first need). */
+  #attached: (string | undefined)[] | undefined;
   #cellMode = false;
   /** Cells of the row in use: one past the last written or kept cell. */
   #used = 0;
@@ -110,19 +114,53 @@ class Line {
 
   #put(code: number): void {
     const row = this.#row!;
-    if (this.#wrapPending) {
-      this.#head += render(row, this.#width);
-      row.fill(0);
+    const width = cellWidth(code, this.#width);
+    if (width === 0) return this.#attach(String.fromCodePoint(code));
+    // A double-width character that does not fit in the row wraps, leaving its last cell blank.
+    if (this.#wrapPending || this.#cursor + width > this.#width) {
+      // (That blank is no text of the line: the row ends before it.)
+      const shown = !this.#wrapPending && row[this.#width - 1] === 0
+        ? this.#width - 1
+        : this.#width;
+      this.#head += render(row, shown, this.#attached);
+      this.#blank(0, this.#width);
       this.#used = 0;
       this.#cursor = 0;
       this.#wrapPending = false;
     }
-    row[this.#cursor] = code;
-    if (this.#cursor === this.#width - 1) this.#wrapPending = true;
-    else this.#cursor++;
-    if (this.#cursor > this.#used || this.#wrapPending) {
-      this.#used = this.#wrapPending ? this.#width : this.#cursor;
+    const at = this.#cursor;
+    // Written over half of a double-width character, the other half is blank.
+    if (row[at] === WIDE_TAIL && at > 0) this.#blank(at - 1, at);
+    if (row[at + width] === WIDE_TAIL) this.#blank(at + width, at + width + 1);
+    row[at] = code;
+    if (width === 2) row[at + 1] = WIDE_TAIL;
+    if (this.#attached) this.#attached.fill(undefined, at, at + width);
+    if (at + width === this.#width) {
+      this.#cursor = this.#width - 1;
+      this.#wrapPending = true;
+      this.#used = this.#width;
+    } else {
+      this.#cursor = at + width;
+      if (this.#cursor > this.#used) this.#used = this.#cursor;
     }
+  }
+
+  /** A character of no width of its own (a combining mark) goes with the one before it. */
+  #attach(mark: string): void {
+    const column = this.#wrapPending ? this.#width - 1 : this.#cursor - 1;
+    if (column < 0) {
+      this.#head += mark;
+      return;
+    }
+    const at = this.#row![column] === WIDE_TAIL && column > 0 ? column - 1 : column;
+    this.#attached ??= new Array(this.#width);
+    this.#attached[at] = (this.#attached[at] ?? "") + mark;
+  }
+
+  /** Blanks the cells [from, to), and what goes with them. */
+  #blank(from: number, to: number): void {
+    this.#row!.fill(0, from, to);
+    this.#attached?.fill(undefined, from, to);
   }
 
   /** Switches to cell mode: the last row of the plain text becomes cells, the cursor at its end. */
@@ -134,16 +172,7 @@ class Line {
     this.#plain = "";
     // The plain text is as many rows as it takes, counted from the line's start (forgotten or
     // not); its last row (full or not) is the current one.
-    let points = this.#forgottenPoints;
-    for (let i = 0; i < text.length; i++) {
-      if (!isLowAfterHigh(text, i)) points++;
-    }
-    const inRow = points === 0 ? 0 : ((points - 1) % this.#width) + 1;
-    let split = text.length;
-    for (let counted = 0; counted < inRow; counted++) {
-      split--;
-      if (isLowAfterHigh(text, split)) split--;
-    }
+    const split = advance(this.#forgottenColumn, text, text.length, this.#width).rowStart;
     this.#head = text.slice(0, split);
     // Cells past #used are always blank, and finish() blanks the used ones: the row is clean.
     const row = this.#row;
@@ -177,14 +206,14 @@ class Line {
     // In plain mode the cursor is at the end: erasing to the end erases nothing.
     if (mode === 0 && !this.#cellMode) return;
     if (mode > 2) return;
-    const row = this.#cells();
+    this.#cells();
     if (mode === 0) {
-      row.fill(0, this.#cursor, this.#used);
+      this.#blank(this.#cursor, this.#used);
       this.#used = Math.min(this.#used, this.#cursor);
     } else if (mode === 1) {
-      row.fill(0, 0, Math.min(this.#cursor + 1, this.#used));
+      this.#blank(0, Math.min(this.#cursor + 1, this.#used));
     } else {
-      row.fill(0, 0, this.#used);
+      this.#blank(0, this.#used);
       this.#used = 0;
     }
   }
@@ -193,7 +222,7 @@ class Line {
   eraseChars(count: number): void {
     this.last = 0;
     if (!this.#cellMode) return; // nothing after the cursor
-    this.#row!.fill(0, this.#cursor, Math.min(this.#cursor + count, this.#used));
+    this.#blank(this.#cursor, Math.min(this.#cursor + count, this.#used));
   }
 
   /** DCH: deletes `count` cells at the cursor; the rest of the row moves left. */
@@ -203,7 +232,8 @@ class Line {
     const row = this.#row!;
     const removed = Math.min(count, this.#used - this.#cursor);
     row.copyWithin(this.#cursor, this.#cursor + removed, this.#used);
-    row.fill(0, this.#used - removed, this.#used);
+    this.#attached?.copyWithin(this.#cursor, this.#cursor + removed, this.#used);
+    this.#blank(this.#used - removed, this.#used);
     this.#used -= removed;
   }
 
@@ -214,7 +244,8 @@ class Line {
     const row = this.#row!;
     const inserted = Math.min(count, this.#width - this.#cursor);
     row.copyWithin(this.#cursor + inserted, this.#cursor, this.#width - inserted);
-    row.fill(0, this.#cursor, this.#cursor + inserted);
+    this.#attached?.copyWithin(this.#cursor + inserted, this.#cursor, this.#width - inserted);
+    this.#blank(this.#cursor, this.#cursor + inserted);
     this.#used = Math.min(this.#width, this.#used + inserted);
   }
 
@@ -231,8 +262,8 @@ class Line {
   forgotten = 0;
   /** The last character {@link forgetOld} forgot (the one before what it kept), or "". */
   forgottenLast = "";
-  /** Characters (code points) forgotten while the line was plain: its rows count them. */
-  #forgottenPoints = 0;
+  /** The column after the characters forgotten while the line was plain: its rows start there. */
+  #forgottenColumn = 0;
 
   /** Forgets all but about the last `keep` characters of the line (see CleanerOptions). */
   forgetOld(keep: number): void {
@@ -243,7 +274,7 @@ class Line {
     if (this.#cellMode) this.#head = kept;
     else {
       this.#plain = kept;
-      for (let i = 0; i < cut; i++) if (!isLowAfterHigh(text, i)) this.#forgottenPoints++;
+      this.#forgottenColumn = advance(this.#forgottenColumn, text, cut, this.#width).column;
     }
     this.forgotten += cut;
     this.forgottenLast = text[cut - 1];
@@ -254,8 +285,9 @@ class Line {
     if (!this.#cellMode) return this.#plain.at(-1) ?? "";
     const column = this.#wrapPending ? this.#width : this.#cursor;
     if (column === 0) return this.#head.at(-1) ?? "";
-    const code = this.#row![column - 1];
-    return code === 0 ? " " : String.fromCodePoint(code);
+    const row = this.#row!;
+    const code = row[column - 1] === WIDE_TAIL && column > 1 ? row[column - 2] : row[column - 1];
+    return code === 0 || code === WIDE_TAIL ? " " : String.fromCodePoint(code);
   }
 
   /** About how many characters the line holds. */
@@ -269,7 +301,7 @@ class Line {
     let end = this.#used;
     const row = this.#row!;
     while (end > 0 && row[end - 1] === 0) end--;
-    return this.#head + render(row, end);
+    return this.#head + render(row, end, this.#attached);
   }
 
   /** Returns the text and starts a new, empty line. */
@@ -277,7 +309,7 @@ class Line {
     const text = this.text();
     this.#plain = "";
     this.#head = "";
-    if (this.#cellMode) this.#row!.fill(0, 0, this.#used);
+    if (this.#cellMode) this.#blank(0, this.#used);
     this.#cellMode = false;
     this.#used = 0;
     this.#cursor = 0;
@@ -285,7 +317,7 @@ class Line {
     this.last = 0;
     this.forgotten = 0;
     this.forgottenLast = "";
-    this.#forgottenPoints = 0;
+    this.#forgottenColumn = 0;
     return text;
   }
 }
@@ -307,24 +339,64 @@ export function isLowAfterHigh(text: string, i: number): boolean {
 
 const units = new Uint16Array(MAX_COLUMNS);
 
-/** The text of the first `length` cells (blank cells as spaces). */
-function render(row: Uint32Array, length: number): string {
-  // Usually every cell is one UTF-16 unit: one copy and one call; else code point by code point.
-  let astral = false;
-  for (let i = 0; i < length; i++) {
+/** The text of the first `length` cells (blank cells as spaces), with their combining marks. */
+function render(row: Uint32Array, length: number, attached?: (string | undefined)[]): string {
+  // Usually every cell is one UTF-16 unit: one copy and one call; else cell by cell.
+  let simple = attached === undefined || !attached.some((mark, i) => i < length && mark);
+  for (let i = 0; simple && i < length; i++) {
     const code = row[i];
-    if (code > 0xffff) {
-      astral = true;
-      break;
-    }
+    if (code > 0xffff) simple = false;
     units[i] = code === 0 ? 0x20 : code;
   }
-  if (!astral) {
+  if (simple) {
     return String.fromCharCode.apply(null, units.subarray(0, length) as unknown as number[]);
   }
   let text = "";
-  for (let i = 0; i < length; i++) text += String.fromCodePoint(row[i] === 0 ? 0x20 : row[i]);
+  for (let i = 0; i < length; i++) {
+    const code = row[i];
+    if (code === WIDE_TAIL) continue;
+    text += (code === 0 ? " " : String.fromCodePoint(code)) + (attached?.[i] ?? "");
+  }
   return text;
+}
+
+/** The cell after a double-width character's, which it covers. */
+const WIDE_TAIL = 0xffffffff;
+/** Characters shown with the one before them, in no cell of their own. */
+const NO_WIDTH = /^[\p{Mn}\p{Me}\u200b-\u200f\u2060\ufe00-\ufe0f]$/u;
+
+/**
+ * The cells a character takes, as terminals count them (wcwidth): 2 for East Asian wide and
+ * fullwidth characters (and emoji), 0 for combining marks and joiners, else 1; at most the row.
+ */
+function cellWidth(code: number, columns: number): number {
+  if (code < 0x300) return 1;
+  if (NO_WIDTH.test(String.fromCodePoint(code))) return 0;
+  return Math.min(columns, eastAsianWidth(code));
+}
+
+/**
+ * Where the last row of `text` (up to `end`, code units) starts on a terminal `columns` wide, and
+ * the column after it, the line's text having begun at `column` of its first row.
+ */
+function advance(
+  column: number,
+  text: string,
+  end: number,
+  columns: number,
+): { column: number; rowStart: number } {
+  let rowStart = 0;
+  for (let i = 0; i < end; i++) {
+    const code = text.codePointAt(i)!;
+    const width = cellWidth(code, columns);
+    if (width > 0 && column + width > columns) {
+      rowStart = i;
+      column = 0;
+    }
+    column += width;
+    if (code > 0xffff) i++;
+  }
+  return { column, rowStart };
 }
 
 /** Options of a {@link Cleaner}. */

@@ -620,24 +620,29 @@ shellTest(
   { ignore: !linux || !has("vim") },
 );
 
-shellTest(
-  "bash under set -x: answers hold the command's own trace, never the integration's",
-  async (mcp) => {
-    // The prompt hook was traced into every answer, before the end mark, with the terminal's
-    // mark nonce (found by an attack helper).
-    const terminalId = await open(mcp, "bash");
-    await run(mcp, terminalId, "set -x");
-    const traced = await run(mcp, terminalId, "echo hello");
-    assertEquals([traced.output, traced.exitCode], ["+ echo hello\nhello\n", 0]);
-    const failed = await run(mcp, terminalId, "false");
-    assertEquals([failed.output, failed.exitCode], ["+ false\n", 1]);
-    // Tracing stays on for the user's commands, and goes off when they say so.
-    match((await run(mcp, terminalId, "echo $-")).output, /^\+ echo \S*x\S*\n\S*x/);
-    await run(mcp, terminalId, "set +x");
-    assertEquals((await run(mcp, terminalId, "echo quiet")).output, "quiet\n");
-  },
-  { ignore: !linux },
-);
+for (const shell of ["bash", "zsh", "sh"]) {
+  shellTest(
+    `${shell} under set -x: answers hold the command's own trace, never the integration's`,
+    async (mcp) => {
+      // The prompt hooks were traced into every answer, before the end mark, with the terminal's
+      // mark nonce, which then let output forge a command's end (found by attack helpers).
+      const terminalId = await open(mcp, shell);
+      await run(mcp, terminalId, "set -x");
+      const internals = /__winterm|[0-9a-f]{32}/;
+      const traced = await run(mcp, terminalId, "echo hello");
+      assertEquals([traced.output.endsWith("echo hello\nhello\n"), traced.exitCode], [true, 0]);
+      ok(!internals.test(traced.output), traced.output);
+      const failed = await run(mcp, terminalId, "false");
+      assertEquals([failed.output.endsWith("false\n"), failed.exitCode], [true, 1]);
+      ok(!internals.test(failed.output), failed.output);
+      // Tracing stays on for the user's commands, and goes off when they say so.
+      match((await run(mcp, terminalId, "echo $-")).output, /echo \S*x\S*\n\S*x/);
+      await run(mcp, terminalId, "set +x");
+      assertEquals((await run(mcp, terminalId, "echo quiet")).output, "quiet\n");
+    },
+    { ignore: !linux || !has(shell) },
+  );
+}
 
 shellTest(
   "terminal_run with a maxBytes too small for head and tail says what it left out",

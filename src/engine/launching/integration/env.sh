@@ -57,6 +57,6 @@ if [ -n "$__winterm_nonce" ]; then
   # (every child would have it; dash keeps exporting it all the same).
   __winterm_ps1=${PS1-}
   unset PS1
-  PS1="$__winterm_e"'D;$?;'"$__winterm_nonce$__winterm_a$__winterm_e"'P;enc:$(__winterm_pwd);'"$__winterm_nonce$__winterm_a$__winterm_e"'A;'"$__winterm_nonce$__winterm_a$__winterm_ps1$__winterm_e"'B;'"$__winterm_nonce$__winterm_a"
+  PS1="$__winterm_e"'D;$?;'"$__winterm_nonce$__winterm_a$__winterm_e"'P;enc:$( { __winterm_pwd; } 2>/dev/null);'"$__winterm_nonce$__winterm_a$__winterm_e"'A;'"$__winterm_nonce$__winterm_a$__winterm_ps1$__winterm_e"'B;'"$__winterm_nonce$__winterm_a"
   unset __winterm_e __winterm_a __winterm_ps1
 fi

@@ -624,8 +624,10 @@ Deno.test("a limit that cuts a long control string still arriving drops the rest
       fc.constantFrom(...kinds),
       // Chunk sizes, taken in turn: the string is mostly still open when the limit cuts it.
       fc.array(fc.integer({ min: 1, max: 6000 }), { minLength: 1, maxLength: 8 }),
-      ([opener, unit, terminator], sizes) => {
-        const buffer = new OutputBuffer({ maxBytes: 8 * 1024 });
+      // Kept: less than the look-back (4 KiB) too, which only strings longer than it passed.
+      fc.integer({ min: 64, max: 10_000 }),
+      ([opener, unit, terminator], sizes, maxBytes) => {
+        const buffer = new OutputBuffer({ maxBytes });
         const stream = "before\n" + opener + unit.repeat(12_000) + terminator + "after\n";
         for (let at = 0, i = 0; at < stream.length; at += sizes[i++ % sizes.length]) {
           const piece = stream.slice(at, at + sizes[i % sizes.length]);

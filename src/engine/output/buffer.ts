@@ -112,13 +112,20 @@ export class OutputBuffer implements BudgetMember {
   #start = 0;
   #end = 0;
   #lines = new LineIndex((from, to) => this.#pieces(from, to));
-  /** Control strings too long for {@link pastSequence} to look back over. */
-  #longStrings = new LongControlStrings(SEQUENCE_LOOK);
+  /**
+   * Control strings too long for {@link pastSequence} to look back over, or than half what the
+   * buffer keeps: the start of a longer one still arriving may be dropped before it ends, and
+   * its rest must be known then (see #trim).
+   */
+  #longStrings: LongControlStrings;
   #firstLineCut = false;
   #marks = new Queue<Mark>();
 
   constructor(options: OutputBufferOptions = {}) {
     this.maxBytes = Math.max(1, options.maxBytes ?? DEFAULT_MAX_BYTES);
+    this.#longStrings = new LongControlStrings(
+      Math.max(1, Math.min(SEQUENCE_LOOK, this.maxBytes >> 1)),
+    );
     this.maxLines = Math.max(0, options.maxLines ?? 0);
     this.#budget = options.budget;
     this.#budget?.join(this);

@@ -567,6 +567,44 @@ shellTest(
   { ignore: !linux },
 );
 
+for (const shell of ["bash", "zsh"]) {
+  shellTest(
+    `${shell}: a line that is only the start of a command is refused and dropped, never waited out`,
+    async (mcp) => {
+      // The run waited its whole timeout at the continuation prompt, answered "> " as output,
+      // and the terminal counted as running the line until Ctrl+C (found by an attack helper).
+      const terminalId = await open(mcp, shell);
+      await run(mcp, terminalId, "true");
+      for (const line of ["echo 'it''s open", "echo a |", "cat <<EOF"]) {
+        const refused = await mcp.call("terminal_run", {
+          terminalId,
+          command: line,
+          timeoutMs: 30_000,
+        });
+        ok(refused.isError, JSON.stringify(refused.structuredContent));
+        match(text(refused), /^'command': the shell read it as the start of a longer command/);
+        const next = await run(mcp, terminalId, "echo next; (exit 4)");
+        assertEquals([next.output, next.exitCode], ["next\n", 4]);
+      }
+      // A command the shell runs itself that reads the terminal is no such line: it waits.
+      const reading = await mcp.callOk<Run>("terminal_run", {
+        terminalId,
+        command: "read x; echo got-$x",
+        timeoutMs: 1500,
+      });
+      assertEquals(reading.condition, "timeout");
+      await mcp.callOk("terminal_write", { terminalId, input: "abc" });
+      const answered = await mcp.callOk<{ output: string }>("terminal_wait", {
+        terminalId,
+        prompt: true,
+        timeoutMs: 15_000,
+      });
+      match(answered.output, /got-abc/);
+    },
+    { ignore: !linux || !has(shell) },
+  );
+}
+
 for (const shell of ["sh", "bash"]) {
   shellTest(
     `${shell}: with the terminal's echo off, terminal_run answers every line of the output`,

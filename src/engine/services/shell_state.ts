@@ -120,9 +120,14 @@ export class ShellTracker {
   #waitingReported = false;
   readonly #lineEnd: (offset: number) => number | undefined;
 
-  /** `lineEnd(offset)`: the offset after the first line feed at or after `offset`, if one came. */
-  constructor(lineEnd: (offset: number) => number | undefined) {
+  /**
+   * `lineEnd(offset)`: the offset after the first line feed at or after `offset`, if one came.
+   * `marksOutputStart`: the shell is known to mark where each command's output starts (`C`)
+   * before its first command does.
+   */
+  constructor(lineEnd: (offset: number) => number | undefined, marksOutputStart = false) {
     this.#lineEnd = lineEnd;
+    this.#sendsOutputStart = marksOutputStart;
   }
 
   /**
@@ -145,6 +150,14 @@ export class ShellTracker {
    */
   get entered(): string | null | undefined {
     return this.#entered?.text;
+  }
+
+  /**
+   * Whether the shell marks where a command's output starts (`C`): then a line entered that it
+   * reads on from without one is not a command yet (a continuation line).
+   */
+  get marksOutputStart(): boolean {
+    return this.#sendsOutputStart;
   }
 
   /**

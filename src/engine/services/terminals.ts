@@ -235,6 +235,8 @@ const INTERRUPT_GRACE_MS = 2_000;
 
 /** How long after a prompt the line editor's echo of what was typed ahead is looked for. */
 const TYPEAHEAD_ECHO_MS = 50;
+/** Output still for this long before a shell reading on after a line is taken to want more. */
+const CONTINUATION_SETTLE_MS = 150;
 
 /** Input written to a terminal, as a wait after it needs it. */
 interface TypedInput {
@@ -371,7 +373,11 @@ export class Terminal {
     codec: ChildCodec,
     /** How long input may wait for the program to take it (then writing it fails). */
     readonly writeTimeoutMs: number,
-    integration?: { nonce: string; runWrapping?: { prefix: string; suffix: string } },
+    integration?: {
+      nonce: string;
+      runWrapping?: { prefix: string; suffix: string };
+      marksOutputStart?: boolean;
+    },
   ) {
     this.id = context.id;
     this.#child = child;
@@ -388,7 +394,7 @@ export class Terminal {
       ? new ShellTracker((offset) => {
         const next = this.#output.lineStart(this.#output.lineAt(offset) + 1);
         return next > offset && next <= this.#output.end ? next : undefined;
-      })
+      }, integration.marksOutputStart)
       : undefined;
     this.#shell = shell;
     this.#output = new StreamOutput({
@@ -1159,11 +1165,41 @@ export class Terminal {
       options.via,
       "command",
     );
-    const outcome = await this.wait({
+    const left = () => Math.max(1, timeoutMs - (Date.now() - started));
+    let outcome = await this.wait({
       prompt: true,
-      timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)),
+      input: true,
+      timeoutMs: left(),
       signal: options.signal,
     });
+    if (outcome.condition === "input") {
+      // The shell itself reads on, its line not a command yet (an open quote or bracket, a
+      // trailing \ | or &&, a here-document): it would wait for the rest for good. (A command
+      // it runs itself, `read`, marks its start first: looked at again once the output has
+      // been still a moment, so that a start mark on its way is not missed.)
+      const continues = () =>
+        shell.marksOutputStart && shell.command === undefined && shell.entered !== undefined &&
+        this.#child.terminalReader()?.pid === this.pid;
+      if (continues()) {
+        await this.wait({
+          idleMs: CONTINUATION_SETTLE_MS,
+          timeoutMs: Math.min(4 * CONTINUATION_SETTLE_MS, left()),
+          signal: options.signal,
+        });
+      }
+      if (continues()) {
+        await this.write("\x03", options.via);
+        throw new EngineError(
+          "invalid_input",
+          "the shell read it as the start of a longer command and waits for the rest of it (an " +
+            "unclosed quote or bracket, a trailing \\, | or &&, a here-document): nothing ran, " +
+            "and the line was dropped (Ctrl+C). Send the whole command on one line",
+          "command",
+        );
+      }
+      // A program reads the terminal: it answers to terminal_write; the run waits on.
+      outcome = await this.wait({ prompt: true, timeoutMs: left(), signal: options.signal });
+    }
     const condition = outcome.condition === "prompt"
       ? "done"
       : outcome.condition === "exit" || outcome.condition === "cancelled"
@@ -1409,7 +1445,11 @@ export class TerminalService {
       new ChildCodec(child, encoding, invocation.codePage),
       this.writeTimeoutMs,
       invocation.integration
-        ? { nonce, runWrapping: invocation.integration.runWrapping }
+        ? {
+          nonce,
+          runWrapping: invocation.integration.runWrapping,
+          marksOutputStart: invocation.integration.marksOutputStart,
+        }
         : undefined,
     );
     this.#terminals.set(id, terminal);

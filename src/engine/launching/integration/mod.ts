@@ -55,6 +55,11 @@ export interface ShellIntegration {
   unset?: string[];
   /** cmd: what `terminal_run` types around a command to learn where its output starts and its exit code. */
   runWrapping?: { prefix: string; suffix: string };
+  /**
+   * The shell marks where every command's output starts (`C`), from its first one on: bash
+   * (PS0, 4.4 and later), zsh, fish.
+   */
+  marksOutputStart?: boolean;
 }
 
 /** The variable the nonce travels in (bash, zsh, sh). */
@@ -150,9 +155,14 @@ export function shellIntegration(
   const signed = { [NONCE_VARIABLE]: nonce };
   switch (shell) {
     case "bash":
-      return { args: ["--init-file", scripts.file("bash", BASH_INIT, ".sh")], env: signed };
+      return {
+        args: ["--init-file", scripts.file("bash", BASH_INIT, ".sh")],
+        env: signed,
+        marksOutputStart: true,
+      };
     case "zsh":
       return {
+        marksOutputStart: true,
         env: {
           ...signed,
           ZDOTDIR: scripts.directory("zsh", { ".zshenv": ZSH_ENV, ".zshrc": ZSH_RC }),
@@ -175,7 +185,10 @@ export function shellIntegration(
       const file = scripts.file("fish", FISH_INIT, ".fish").replaceAll("\\", "\\\\")
         .replaceAll("'", "\\'");
       // The nonce inline: an environment variable would reach what the user's config starts.
-      return { args: ["--init-command", `set -g __winterm_nonce ${nonce}; source '${file}'`] };
+      return {
+        args: ["--init-command", `set -g __winterm_nonce ${nonce}; source '${file}'`],
+        marksOutputStart: true,
+      };
     }
     case "powershell":
       return { startup: powershellIntegration(nonce) };

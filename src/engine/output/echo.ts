@@ -19,9 +19,10 @@
  * - Several lines typed at once: only the first echo of the last one is skipped. A shell that
  *   was busy may echo type-ahead twice (the terminal, then its line editor after the prompt).
  *
- * - The echo is compared with blanks left out, on both sides: a line editor that wraps a long
- *   line may print one where the row ends (readline, before a double-width character that does
- *   not fit), and the typed line is compared as the terminal shows it, its rows counted from
+ * - The echo is compared with blanks and characters of no width left out, on both sides: a line
+ *   editor that wraps a long line may print a blank where the row ends (readline, before a
+ *   double-width character that does not fit), zsh may show a combining mark as its code
+ *   (`<0301>`), and the typed line is compared as the terminal shows it, its rows counted from
  *   the start of the line the write began on (the prompt's), so that a line editor's carriage
  *   return after a wrap (zsh) goes to the row it means.
  *
@@ -150,7 +151,14 @@ function arriving(line: string, key: string): boolean {
   return false;
 }
 
-/** `text` without its blanks (spaces and tabs), line feeds kept. */
+/**
+ * `text` without what a line editor may show differently from what was typed: blanks (spaces
+ * and tabs; line feeds kept), and characters of no width (combining marks, joiners, variation
+ * selectors), which zsh shows as their code (`<0301>`) where its locale cannot draw them.
+ */
 function withoutBlanks(text: string): string {
-  return text.replace(/[ \t]+/g, "");
+  return text.replace(
+    /[ \t]+|<[0-9a-f]{4,6}>|[\p{Mn}\p{Me}\u200b-\u200f\u2060\ufe00-\ufe0f]/gu,
+    "",
+  );
 }

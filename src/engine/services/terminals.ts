@@ -1168,7 +1168,8 @@ export class Terminal {
     const left = () => Math.max(1, timeoutMs - (Date.now() - started));
     let outcome = await this.wait({
       prompt: true,
-      input: true,
+      // Where the platform can tell who reads the terminal (Linux), and the shell marks starts.
+      input: shell.marksOutputStart && this.#child.terminalReader() !== undefined,
       timeoutMs: left(),
       signal: options.signal,
     });

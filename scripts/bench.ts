@@ -6,7 +6,8 @@
  *   balanced order (`script -qc CMD /dev/null > /dev/null`, the same producer); a ratio is the
  *   median of the rounds' own ratios;
  * - `get_version` latency while 64 terminals each print 100 lines a second, and while one and
- *   four commands flood their PTYs;
+ *   four commands flood their PTYs; a quiet caller's, while other clients read four screens
+ *   being redrawn, and answers of 2 MiB of output edited in place;
  * - server memory after 1,000 commands of 1 MB each (bounded by the output budget);
  * - `run_command` of `echo` until completed, through the real server and the SDK client;
  * - `terminal_run` of `echo` in bash (shell integration), and how soon after a program's prompt
@@ -32,7 +33,8 @@
  * only (ConPTY's figures: scripts/bench_windows.ts in the Windows test bed).
  *
  * `--only NAME,...` runs some of them (machine, throughput, echo, shell, startup, memory, terminals, http,
- * idle-crowd, loaded, flooded, commands, trees, conpty, agent, streams) and `--quick` shortens each;
+ * idle-crowd, loaded, flooded, screen-reads, large-answers, commands, trees, conpty, agent,
+ * streams) and `--quick` shortens each;
  * either prints the table without writing docs/benchmarks.md (a smoke run).
  *
  * @module
@@ -43,7 +45,14 @@ import nodePty from "@lydell/node-pty";
 import { spawn } from "../src/pty/mod.ts";
 import { CommandService } from "../src/engine/services/commands.ts";
 import { Agent, AGENT_TASKS } from "../tests/helpers/agent_tasks.ts";
-import { connect, type Connection, MAIN, START_ENV, START_FLAGS } from "../tests/helpers/mcp.ts";
+import {
+  Client,
+  connect,
+  type Connection,
+  MAIN,
+  START_ENV,
+  START_FLAGS,
+} from "../tests/helpers/mcp.ts";
 import { rawRequest, request, startHttpServer } from "../tests/helpers/http.ts";
 import { eventually, processesWith, tempDir, uniqueMarker } from "../tests/helpers/process.ts";
 import { C, cString, cStringArray, libc, OPAQUE_BYTES } from "../src/pty/posix/libc.ts";
@@ -51,6 +60,9 @@ import { processTable } from "../src/pty/posix/process_table.ts";
 import { signalTrees } from "../src/pty/posix/tree.ts";
 import { openStream } from "../tests/helpers/stream.ts";
 import { bundle } from "./compile.ts";
+// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { LoadReport, LoadRequest } from "./bench_load.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const { values: flags } = parseArgs({
@@ -416,6 +428,216 @@ async function floodedLatency(rows: Row[]): Promise<void> {
     }
   } finally {
     await mcp.close();
+  }
+}
+
+/** Bytes a second each terminal redraws its screen with, in screenReadLatency. */
+const REDRAW_RATE = 500_000;
+
+/**
+ * A Python program that redraws an 80x24 screen at REDRAW_RATE bytes a second (on a schedule,
+ * in blocks of 64 KiB made once, so that it costs little CPU): cursor moves, colours, erasures,
+ * deleted and inserted characters, now and then inserted and deleted lines.
+ */
+const SCREEN_PRINTER = [
+  "import random, sys, time",
+  "out, r = sys.stdout.buffer, random.Random(7)",
+  "parts = []",
+  "while sum(map(len, parts)) < 65536:",
+  "    y, x = r.randint(1, 24), r.randint(1, 70)",
+  "    parts.append(f'\\x1b[{y};{x}H\\x1b[3{r.randint(0, 7)}mcell {r.randint(0, 99999)}" +
+  "\\x1b[0m\\x1b[K\\x1b[{r.randint(1, 5)}P\\x1b[{r.randint(1, 5)}@'.encode())",
+  "    if r.random() < 0.05: parts.append(f'\\x1b[{y};1H\\x1b[2L\\x1b[M'.encode())",
+  "block = b''.join(parts)",
+  "start, sent = time.monotonic(), 0",
+  "while True:",
+  "    out.write(block)",
+  "    out.flush()",
+  "    sent += len(block)",
+  `    time.sleep(max(0, start + sent / ${REDRAW_RATE} - time.monotonic()))`,
+].join("\n");
+
+/**
+ * A Python program that prints 10 MB of lines edited in place as progress displays and line
+ * editors do (carriage returns, erasures, moves back and forth, deleted and inserted
+ * characters), about 40% of it left once cleaned: 4 MB of text, twice what an answer holds.
+ */
+const EDITED_LINES = [
+  "import sys",
+  "out, n, total = sys.stdout.buffer, 0, 0",
+  "while total < 10_000_000:",
+  "    parts = []",
+  "    for _ in range(1000):",
+  "        n += 1",
+  "        parts.append(f'\\x1b[1mitem {n}\\x1b[0m: progress 10%\\r\\x1b[Kitem {n}: progress 55%" +
+  "\\x1b[3D99%\\x1b[2P\\x1b[4@ ok\\x1b[K done, next one\\x1b[12D\\x1b[1Ptail of the line\\n')",
+  "    data = ''.join(parts).encode()",
+  "    out.write(data)",
+  "    total += len(data)",
+  "out.flush()",
+].join("\n");
+
+/** An MCP client over Streamable HTTP to `server` (main.ts --http). */
+async function httpMcpClient(server: { url: string; token: string }): Promise<Client> {
+  const client = new Client({ name: "winterm-bench", version: "1.0.0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(server.url + "/mcp"), {
+      requestInit: { headers: { authorization: `Bearer ${server.token}` } },
+    }),
+  );
+  return client;
+}
+
+/**
+ * A quiet caller's `get_version` latency (a call every 20 ms), first with nothing else going on
+ * and then while `loops` are made without pause by other SDK clients (in a Worker, see
+ * scripts/bench_load.ts), on the same HTTP server; with what the load did.
+ */
+async function quietCallerUnderLoad(
+  server: { url: string; token: string },
+  loops: LoadRequest["loops"],
+): Promise<{ quiet: number[]; loaded: number[]; load: LoadReport; seconds: number }> {
+  const quiet = await httpMcpClient(server);
+  const calls = async (ms: number) => {
+    const times: number[] = [];
+    const started = performance.now();
+    while (performance.now() - started < ms) {
+      times.push(await timed(() => quiet.callTool({ name: "get_version", arguments: {} })));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return times;
+  };
+  const worker = new Worker(new URL("./bench_load.ts", import.meta.url), { type: "module" });
+  try {
+    await calls(500); // the tools load with the first call
+    const quietTimes = await calls(QUICK ? 2_000 : 10_000);
+    const messages: unknown[] = [];
+    let arrived = () => {};
+    worker.onmessage = ({ data }) => {
+      messages.push(data);
+      arrived();
+    };
+    const next = async () => {
+      while (messages.length === 0) await new Promise<void>((resolve) => arrived = resolve);
+      return messages.shift();
+    };
+    worker.postMessage({ url: server.url, token: server.token, loops } satisfies LoadRequest);
+    await next(); // "ready"
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // under way
+    const started = performance.now();
+    const loaded = await calls(QUICK ? 5_000 : 30_000);
+    const seconds = (performance.now() - started) / 1000;
+    worker.postMessage("stop");
+    const load = await next() as LoadReport;
+    if (load.failure) throw new Error(`the load failed: ${load.failure}`);
+    return { quiet: quietTimes, loaded, load, seconds };
+  } finally {
+    worker.terminate();
+    await quiet.close();
+  }
+}
+
+/** How a quiet caller's latency under a load is shown, beside its own quiet figures. */
+function quietCallerRow(
+  what: string,
+  { quiet, loaded }: { quiet: number[]; loaded: number[] },
+  note: string,
+): Row {
+  const shown = (times: number[]) =>
+    `p50 ${percentile(times, 50).toFixed(1)} ms, p99 ${percentile(times, 99).toFixed(1)} ms`;
+  return {
+    what,
+    figure: `${shown(loaded)} (${loaded.length} calls)`,
+    reference: `the same caller before the load: ${shown(quiet)}`,
+    ratio: `${ratio(percentile(loaded, 99), percentile(quiet, 50))} p99/quiet p50`,
+    note,
+  };
+}
+
+/**
+ * `get_version` of a quiet caller while 4 terminals (80x24) redraw their screens (REDRAW_RATE
+ * bytes a second each) and other clients read those screens without pause (terminal_read, mode
+ * screen): how long the screen emulator holds the event loop.
+ */
+async function screenReadLatency(rows: Row[]): Promise<void> {
+  const server = await startHttpServer();
+  const mcp = await httpMcpClient(server);
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const created = await mcp.callTool({
+        name: "terminal_create",
+        arguments: { command: "python3", args: ["-c", SCREEN_PRINTER], cols: 80, rows: 24 },
+      });
+      ids.push((created.structuredContent as { terminalId: string }).terminalId);
+    }
+    const loops = ids.map((terminalId) => ({
+      name: "terminal_read",
+      arguments: { terminalId, mode: "screen" },
+    }));
+    const measured = await quietCallerUnderLoad(server, loops);
+    const reads = measured.load.calls.reduce((a, b) => a + b, 0);
+    rows.push(quietCallerRow(
+      `\`get_version\` while 4 terminals (80x24) redraw their screens at ${REDRAW_RATE / 1000} ` +
+        "KB/s each and 4 other clients read the screens without pause (SDK clients over HTTP)",
+      measured,
+      `goal: p99 at most 50 ms; ${(reads / measured.seconds).toFixed(1)} screen reads/s`,
+    ));
+  } finally {
+    await mcp.close();
+    await server.stop();
+  }
+}
+
+/**
+ * `get_version` of a quiet caller while other clients read answers of 2 MiB out of 10 MB of
+ * output edited in place (query_command_status and terminal_read with the largest max_bytes):
+ * how long building and sending an answer holds the event loop.
+ */
+async function largeAnswerLatency(rows: Row[]): Promise<void> {
+  const server = await startHttpServer();
+  const mcp = await httpMcpClient(server);
+  const maxBytes = 2 * 1024 * 1024;
+  try {
+    const run = await mcp.callTool({
+      name: "run_command",
+      arguments: {
+        command: "python3",
+        shell_type: "executable",
+        args: ["-c", EDITED_LINES],
+        wait_ms: 120_000,
+        timeout: 600,
+      },
+    });
+    if (run.isError) throw new Error(`the producer: ${JSON.stringify(run.content)}`);
+    const { token, status } = run.structuredContent as { token: string; status: string };
+    if (status !== "completed") throw new Error(`the producer: ${status}`);
+    const created = await mcp.callTool({
+      name: "terminal_create",
+      arguments: { command: "python3", args: ["-c", EDITED_LINES] },
+    });
+    const { terminalId } = created.structuredContent as { terminalId: string };
+    await mcp.callTool(
+      {
+        name: "terminal_wait",
+        arguments: { terminalId, exit: true, timeoutMs: 120_000 },
+      },
+      undefined,
+      { timeout: 130_000 },
+    );
+    const query = { name: "query_command_status", arguments: { token, max_bytes: maxBytes } };
+    const read = { name: "terminal_read", arguments: { terminalId, maxBytes } };
+    const measured = await quietCallerUnderLoad(server, [query, read, query, read]);
+    const answers = measured.load.calls.reduce((a, b) => a + b, 0);
+    rows.push(quietCallerRow(
+      "`get_version` while 4 other clients read answers of 2 MiB out of 10 MB of output " +
+        "edited in place (query_command_status, terminal_read; SDK clients over HTTP)",
+      measured,
+      `goal: p99 at most 50 ms; ${(answers / measured.seconds).toFixed(1)} answers/s`,
+    ));
+  } finally {
+    await mcp.close();
+    await server.stop();
   }
 }
 
@@ -1230,6 +1452,8 @@ const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["idle-crowd", "HTTP with an idle crowd", httpUnderIdleCrowd],
   ["loaded", "get_version under 64 printing terminals", loadedLatency],
   ["flooded", "get_version while commands flood", floodedLatency],
+  ["screen-reads", "get_version while screens are read", screenReadLatency],
+  ["large-answers", "get_version while answers of 2 MiB are read", largeAnswerLatency],
   ["commands", "memory after 1,000 commands of 1 MB", commandMemory],
   ["trees", "process trees", processTrees],
   ["conpty", "ConPTY against a plain pipe (Windows, or the Wine test bed)", conpty],

@@ -10,10 +10,11 @@
  * - at most the newest {@link CATCH_UP} bytes: further behind (or when the buffer has dropped
  *   what it had not seen), it restarts from a line start that recent (full-screen programs
  *   redraw the screen, a shell's last lines are there);
- * - in slices of bounded work ({@link SLICE_COST} cells, as ScreenInput estimates it: about 10
- *   ms), with the event loop free between them (xterm parses asynchronously), and for at most
- *   {@link RENDER_BUDGET_MS} per request: output the emulator could not get through by then is
- *   reported as `unrenderedBytes` and fed on the next request.
+ * - in pieces of bounded work ({@link PIECE_COST} cells, as ScreenInput estimates it: 1-2 ms),
+ *   parsed at once, in the server's slices of work (see src/engine/slices.ts): the event loop
+ *   goes round between two slices of about 4 ms, and the screens caught up at once take turns;
+ * - for at most {@link RENDER_BUDGET_MS} per request: output the emulator could not get
+ *   through by then is reported as `unrenderedBytes` and fed on the next request.
  * Resizes are recorded at the output offset they happened at ({@link Screen.resize}) and applied
  * when the feeding gets there: output is laid out at the size it was written for.
  *
@@ -36,6 +37,7 @@
  */
 import type { OutputBuffer } from "./buffer.ts";
 import { ScreenInput } from "./screen_input.ts";
+import { nextSlice, SLICE_MS } from "../slices.ts";
 
 // The package's "module" field names a file it does not ship, which bundlers follow: the
 // import map points at its ESM build, and the types come from its typings.
@@ -60,6 +62,8 @@ interface Serializer {
  */
 interface Internals {
   _core?: {
+    /** Parses at once (xterm's own `write` parses in a timer task of its choosing). */
+    writeSync?(data: Uint8Array): void;
     coreService?: { isCursorHidden?: boolean };
     _inputHandler?: { _curAttrData?: Attributes };
     buffers?: {
@@ -85,8 +89,11 @@ interface ScreenInternals {
 export const CATCH_UP = 1024 * 1024;
 /** One request feeds the emulator for at most this long. */
 export const RENDER_BUDGET_MS = 1000;
-/** The work one slice of feeding may take, in cells the emulator touches (see ScreenInput). */
-export const SLICE_COST = 1_000_000;
+/**
+ * The work one piece of feeding may take, in cells the emulator touches (see ScreenInput): 1-2
+ * ms here for most output (15-25 ns a cell), so that a slice ends near its time.
+ */
+export const PIECE_COST = 100_000;
 /** Resizes not yet applied that are kept; beyond, the oldest is forgotten. */
 export const MAX_PENDING_RESIZES = 1024;
 /**
@@ -94,8 +101,8 @@ export const MAX_PENDING_RESIZES = 1024;
  * of a longer one (an endless control string), only its introducer.
  */
 export const MAX_UNFINISHED = 4096;
-/** Bytes read from the buffer for one slice, at most. */
-const SLICE_BYTES = 64 * 1024;
+/** Bytes read from the buffer for one piece, at most. */
+const PIECE_BYTES = 16 * 1024;
 
 /** A rendered screen. */
 export interface ScreenView {
@@ -256,18 +263,26 @@ export class Screen {
     // (a blank screen) before a slice has been fed.
     let fresh = false;
     if (output.end - this.#fed > CATCH_UP) fresh = this.#restart(terminal);
+    let sliceEnd = performance.now() + SLICE_MS;
     for (;;) {
       if (this.#fed < output.start) fresh = this.#restart(terminal); // dropped before it was fed
       this.#applyResizes(terminal);
-      if (this.#fed >= output.end || (performance.now() >= deadline && !fresh)) return emulator;
-      // A slice ends where the next resize happened, so that it is laid out at its size.
+      const now = performance.now();
+      if (this.#fed >= output.end || (now >= deadline && !fresh)) return emulator;
+      if (now >= sliceEnd) {
+        // Output may come and go meanwhile: the loop looks again.
+        await nextSlice();
+        sliceEnd = performance.now() + SLICE_MS;
+        continue;
+      }
+      // A piece ends where the next resize happened, so that it is laid out at its size.
       const end = Math.min(
         output.end,
-        this.#fed + SLICE_BYTES,
+        this.#fed + PIECE_BYTES,
         this.#resizes[0]?.offset ?? Infinity,
       );
-      const { bytes, consumed } = this.#input.filter(output.read(this.#fed, end).bytes, SLICE_COST);
-      await new Promise<void>((resolve) => terminal.write(bytes, resolve));
+      const { bytes, consumed } = this.#input.filter(output.read(this.#fed, end).bytes, PIECE_COST);
+      writeAtOnce(terminal, bytes);
       this.#fed += consumed;
       fresh = false;
     }
@@ -315,6 +330,18 @@ export class Screen {
     if (length === 0 || length > MAX_UNFINISHED || from < this.#buffer.start) return introducer;
     return this.#buffer.read(from, this.#fed).bytes.filter((byte) => byte >= 0x20 || byte === ESC);
   }
+}
+
+/**
+ * Has the emulator parse `bytes` now, in this slice of work. Its public `write` parses in a
+ * timer task of its own, for up to 12 ms at a time, outside the slices (and each timer waits a
+ * millisecond or two). Its core's `writeSync` is the same parser, called at once; it is only
+ * unreliable with handlers that wait (images), which the headless terminal does not have.
+ */
+function writeAtOnce(terminal: XtermTerminal, bytes: Uint8Array): void {
+  const core = (terminal as unknown as Internals)._core;
+  if (!core?.writeSync) throw new Error("@xterm/headless has no writeSync: see screen.ts");
+  core.writeSync(bytes);
 }
 
 /** The switch the serializer writes between the normal screen and the alternate one. */
@@ -440,7 +467,15 @@ async function loadTerminal(cols: number, rows: number): Promise<XtermTerminal> 
     }>,
     import("@xterm/addon-unicode11") as unknown as Promise<{ Unicode11Addon: new () => Addon }>,
   ]);
-  const terminal = new Terminal({ cols, rows, scrollback: 0, allowProposedApi: true });
+  // Its log off: it would warn that writeSync is deprecated, and it logs with console.info
+  // (stdout: JSON-RPC's).
+  const terminal = new Terminal({
+    cols,
+    rows,
+    scrollback: 0,
+    allowProposedApi: true,
+    logLevel: "off",
+  });
   // Emoji take two columns, as wcwidth (vim, curses, the shell) counts them: xterm's own table
   // (Unicode 6) gives many of them one, and the screen came out shifted.
   terminal.loadAddon(new Unicode11Addon());

@@ -1,5 +1,11 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
-import { Cleaner, cleanTerminalText, MAX_COLUMNS } from "../../src/engine/output/clean.ts";
+import {
+  Cleaner,
+  cleanTerminalText,
+  MAX_COLUMNS,
+  PAUSE_CHARACTERS,
+} from "../../src/engine/output/clean.ts";
+import { inSlices } from "../../src/engine/slices.ts";
 import {
   csiSequence,
   cuts,
@@ -112,6 +118,45 @@ Deno.test("a stream cleaned in pieces reads as the whole cleaned at once", () =>
     }),
     { numRuns: 1000 },
   );
+});
+
+Deno.test("a long text cleaned in slices (pausing inside long runs) reads as cleaned in small pieces", async () => {
+  // Runs of text longer than the cleaner goes between two pauses, with surrogate pairs and
+  // combining marks at every alignment, in plain and in cell mode (after a cursor move).
+  const run = fc.tuple(
+    fc.constantFrom("", "x", "xy"),
+    fc.integer({ min: PAUSE_CHARACTERS - 3, max: 2 * PAUSE_CHARACTERS + 3 }),
+    fc.constantFrom("a", "😀", "a😀", "中文", "e\u0301", "\t", "ab\u200d"),
+  ).map(([before, length, piece]) => before + piece.repeat(Math.ceil(length / piece.length)));
+  const longOutput = fc.array(
+    fc.oneof(
+      { arbitrary: hostileOutput, weight: 3 },
+      { arbitrary: run, weight: 2 },
+      { arbitrary: fc.constantFrom("\x1b[5D", "\x1b[3G", "\r", "\x1b[2P", "\x1b[4@"), weight: 1 },
+    ),
+    { minLength: 1, maxLength: 6 },
+  ).map((parts) => parts.join(""));
+  const same = async (input: string, columns: number) => {
+    const sliced = new Cleaner({ columns });
+    const whole = await inSlices(() => sliced.pushSteps(input)) + sliced.end();
+    // Pieces shorter than a pause: no run is split, and the cleaner never pauses.
+    const small = new Cleaner({ columns });
+    let streamed = "";
+    for (let at = 0; at < input.length; at += PAUSE_CHARACTERS / 4) {
+      streamed += small.push(input.slice(at, at + PAUSE_CHARACTERS / 4));
+    }
+    assertEquals(whole, streamed + small.end(), `${columns} columns`);
+  };
+  await fc.assert(
+    fc.asyncProperty(longOutput, fc.constantFrom(1, 2, 3, 5, 80, 300, MAX_COLUMNS), same),
+    { numRuns: 60 },
+  );
+  // Every alignment of a pair with the pause, in cell mode, on rows of every parity.
+  for (const before of ["", "x", "xy"]) {
+    for (const columns of [1, 2, 3, 5, 80]) {
+      await same(`\x1b[5D${before}${"😀".repeat(PAUSE_CHARACTERS)}\n`, columns);
+    }
+  }
 });
 
 Deno.test("a character split between two pieces (a surrogate pair) is one character", () => {

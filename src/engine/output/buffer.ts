@@ -10,6 +10,12 @@
  * bytes copied.
  * Everything runs on the one JS thread, so no locking is needed.
  *
+ * A read that takes several tasks (an answer built in slices, see src/engine/slices.ts) reads
+ * a view frozen at its start ({@link OutputBuffer.freeze}): bytes that arrive meanwhile are not
+ * in it, and the buffer drops nothing while a view is out, unless it would then keep more than
+ * {@link HOLD_SLACK} bytes beyond its limits, or the server-wide budget asks: then it drops,
+ * and every use of the view throws {@link Overtaken} (the read starts again, at once).
+ *
  * Arrival times have millisecond resolution. A time that has been reported to a reader (see
  * {@link OutputBuffer.reserveUntil}) is never given to bytes that arrive later: those get the
  * next millisecond, so "everything after the time I was told" never misses them.
@@ -38,6 +44,7 @@ import {
 import { LineIndex } from "./line_index.ts";
 import { Queue } from "./queue.ts";
 import { giveBack, nextSlab } from "./slabs.ts";
+import { Overtaken } from "../slices.ts";
 
 /** Limits of an {@link OutputBuffer}. */
 export interface OutputBufferOptions {
@@ -68,8 +75,35 @@ export interface TextRange {
   dropped: number;
 }
 
+/**
+ * What reads of output use: a buffer as it is, or as it was when a view of it was frozen
+ * ({@link OutputBuffer.freeze}). See {@link OutputBuffer} for each member.
+ */
+export interface OutputReader {
+  readonly start: number;
+  readonly end: number;
+  readonly firstLine: number;
+  readonly lineCount: number;
+  readonly firstLineCut: boolean;
+  readonly endsWithNewline: boolean;
+  read(from?: number, to?: number): ByteRange;
+  readText(from?: number, to?: number, final?: boolean): TextRange;
+  bytesOfText(start: number, text: string): number;
+  lineStart(n: number): number;
+  lineAt(offset: number): number;
+  pastSequence(at: number): number;
+  longStringEnd(at: number): number | undefined;
+}
+
 /** The default byte limit: 10 MiB. */
 export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
+/**
+ * Bytes a buffer keeps beyond its limits, at most, rather than drop what a frozen view may
+ * still read (see {@link OutputBuffer.freeze}): what arrives while an answer is built. Answers
+ * are built one at a time (src/engine/answer_turns.ts), so this is about one buffer's (a
+ * command's two).
+ */
+export const HOLD_SLACK = 8 * 1024 * 1024;
 /**
  * How far before a cut the start of an escape sequence it may fall inside is looked for, and how
  * far after it the sequence's end (the bound within which a read holds back an unfinished one).
@@ -102,7 +136,7 @@ const markOffset = (mark: Mark) => mark.offset;
 const markTime = (mark: Mark) => mark.time;
 
 /** See the module documentation. */
-export class OutputBuffer implements BudgetMember {
+export class OutputBuffer implements BudgetMember, OutputReader {
   readonly maxBytes: number;
   readonly maxLines: number;
   #budget: OutputBudget | undefined;
@@ -120,6 +154,10 @@ export class OutputBuffer implements BudgetMember {
   #longStrings: LongControlStrings;
   #firstLineCut = false;
   #marks = new Queue<Mark>();
+  /** Frozen views not released (see {@link freeze}): drops wait, within HOLD_SLACK. */
+  #holds = 0;
+  /** Drops so far: a view frozen before the last one is out of date. */
+  #drops = 0;
 
   constructor(options: OutputBufferOptions = {}) {
     this.maxBytes = Math.max(1, options.maxBytes ?? DEFAULT_MAX_BYTES);
@@ -252,6 +290,30 @@ export class OutputBuffer implements BudgetMember {
     }
   }
 
+  /**
+   * A view of the buffer as it is now, for a read that takes several tasks (see the module
+   * documentation). Release it when done (the drops it held back happen then).
+   */
+  freeze(): FrozenOutput {
+    this.#holds++;
+    const end = this.#end, drops = this.#drops, strings = this.#longStrings.snapshot();
+    return new FrozenOutput(this, {
+      end,
+      lineCount: this.#lines.count,
+      endsWithNewline: this.#lines.atLineStart,
+      current: () => this.#drops === drops,
+      readText: (from, to, final) => this.#readText(from, to, final, end),
+      longStringEnd: (at) => this.#longStringEnd(at, end, strings),
+      pastSequence: (at) => this.#pastSequence(at, end, strings),
+      release: () => {
+        if (--this.#holds > 0) return;
+        const retained = this.retained;
+        this.#trim();
+        this.#budget?.charge(this.retained - retained);
+      },
+    });
+  }
+
   #trim(): void {
     let newStart = Math.max(this.#start, this.#end - this.maxBytes);
     // What is kept starts inside a long control string whose start was dropped (a cut inside
@@ -263,11 +325,14 @@ export class OutputBuffer implements BudgetMember {
     if (this.maxLines > 0 && lines.count - lines.first > this.maxLines) {
       newStart = Math.max(newStart, lines.start(lines.count - this.maxLines));
     }
+    // A frozen view may still read what would go: it waits, as long as it is not too much.
+    if (this.#holds > 0 && newStart - this.#start <= HOLD_SLACK) return;
     this.#dropBefore(newStart);
   }
 
   #dropBefore(newStart: number): void {
     if (newStart <= this.#start) return;
+    this.#drops++;
     // A cut inside an escape sequence drops the rest of it too: kept, its end would read as text.
     const asked = newStart;
     newStart = this.pastSequence(newStart);
@@ -295,8 +360,17 @@ export class OutputBuffer implements BudgetMember {
    * end of what is kept; undefined if it falls inside none.
    */
   longStringEnd(at: number): number | undefined {
-    const end = this.#longStrings.endOf(at);
-    return end === undefined ? undefined : Math.min(end, this.#end);
+    return this.#longStringEnd(at, this.#end, this.#longStrings);
+  }
+
+  /** {@link longStringEnd} as it was when the buffer ended at `streamEnd` and held `strings`. */
+  #longStringEnd(
+    at: number,
+    streamEnd: number,
+    strings: { endOf(at: number): number | undefined },
+  ): number | undefined {
+    const end = strings.endOf(at);
+    return end === undefined ? undefined : Math.min(end, streamEnd);
   }
 
   /**
@@ -304,12 +378,21 @@ export class OutputBuffer implements BudgetMember {
    * a cut at `at` must move so that the rest of a sequence is not shown as text.
    */
   pastSequence(at: number): number {
-    if (at >= this.#end) return at;
-    const longEnd = this.longStringEnd(at);
+    return this.#pastSequence(at, this.#end, this.#longStrings);
+  }
+
+  /** {@link pastSequence} as it was when the buffer ended at `streamEnd` and held `strings`. */
+  #pastSequence(
+    at: number,
+    streamEnd: number,
+    strings: { endOf(at: number): number | undefined },
+  ): number {
+    if (at >= streamEnd) return at;
+    const longEnd = this.#longStringEnd(at, streamEnd, strings);
     if (longEnd !== undefined) return longEnd;
     const lookFrom = Math.max(this.#start, at - SEQUENCE_LOOK);
     if (!this.#holdsSequenceStart(lookFrom, at)) return at;
-    const window = this.read(lookFrom, Math.min(this.#end, at + SEQUENCE_LOOK)).bytes;
+    const window = this.read(lookFrom, Math.min(streamEnd, at + SEQUENCE_LOOK)).bytes;
     // A character cut in two belongs before the cut (a C1 control may be one).
     const cut = boundaryAtOrAfter(window, at - lookFrom);
     const from = lastSequenceStart(window.subarray(0, cut));
@@ -374,7 +457,12 @@ export class OutputBuffer implements BudgetMember {
    * read costs no copy of its bytes).
    */
   readText(from?: number, to?: number, final = false): TextRange {
-    const end = clamp(to ?? this.#end, 0, this.#end);
+    return this.#readText(from, to, final, this.#end);
+  }
+
+  /** {@link readText} as it was when the buffer ended at `streamEnd`. */
+  #readText(from: number | undefined, to: number | undefined, final: boolean, streamEnd: number) {
+    const end = clamp(to ?? streamEnd, 0, streamEnd);
     const first = from ?? this.#start;
     const dropped = Math.max(0, Math.min(end, this.#start) - Math.max(0, first));
     const start = Math.min(clamp(first, this.#start, this.#end), end);
@@ -388,7 +476,7 @@ export class OutputBuffer implements BudgetMember {
     const textStart = start - back +
       (seen ? startAfterCut(head, back) : boundaryAtOrAfter(head, back));
     let textEnd = end;
-    if (!(final && end === this.#end)) {
+    if (!(final && end === streamEnd)) {
       const tail = this.read(Math.max(textStart, end - 4), end).bytes;
       textEnd = Math.max(textStart, end - (tail.length - completePrefixLength(tail)));
     }
@@ -406,8 +494,7 @@ export class OutputBuffer implements BudgetMember {
    * UTF-8 length counts three).
    */
   bytesOfText(start: number, text: string): number {
-    if (!text.includes("\uFFFD")) return utf8Length(text);
-    return bytesOfDecodedPrefix(this.read(start, start + 3 * text.length).bytes, text.length);
+    return bytesOfText(this, start, text);
   }
 
   /** Absolute offset where line `n` starts (clamped to what is kept). */
@@ -439,6 +526,121 @@ export class OutputBuffer implements BudgetMember {
     const marks = this.#marks;
     const index = marks.lastAtOrBelow(time, markTime) + 1;
     return index < marks.next ? Math.max(this.#start, marks.at(index).offset) : this.#end;
+  }
+}
+
+/** See {@link OutputBuffer.bytesOfText}. */
+function bytesOfText(reader: OutputReader, start: number, text: string): number {
+  if (!text.includes("\uFFFD")) return utf8Length(text);
+  return bytesOfDecodedPrefix(reader.read(start, start + 3 * text.length).bytes, text.length);
+}
+
+/** What a {@link FrozenOutput} is made of: the buffer's state when frozen, and its reads then. */
+interface Frozen {
+  end: number;
+  lineCount: number;
+  endsWithNewline: boolean;
+  /** False once the buffer has dropped bytes after all. */
+  current(): boolean;
+  readText(from: number | undefined, to: number | undefined, final: boolean): TextRange;
+  longStringEnd(at: number): number | undefined;
+  pastSequence(at: number): number;
+  release(): void;
+}
+
+/**
+ * An output buffer as it was when frozen ({@link OutputBuffer.freeze}): what arrived after is
+ * not in it, and it reads what the buffer held then (the buffer drops nothing meanwhile). Once
+ * the buffer dropped bytes after all, every use throws {@link Overtaken}.
+ */
+export class FrozenOutput implements OutputReader {
+  readonly #buffer: OutputBuffer;
+  readonly #frozen: Frozen;
+  #released = false;
+
+  constructor(buffer: OutputBuffer, frozen: Frozen) {
+    this.#buffer = buffer;
+    this.#frozen = frozen;
+  }
+
+  /** The buffer, if this view still reads what it did when frozen. */
+  #live(): OutputBuffer {
+    if (this.#released) throw new Error("a frozen output view was used after its release");
+    if (!this.#frozen.current()) throw new Overtaken("the output was dropped under the read");
+    return this.#buffer;
+  }
+
+  get start(): number {
+    return this.#live().start;
+  }
+
+  get end(): number {
+    this.#live();
+    return this.#frozen.end;
+  }
+
+  get firstLine(): number {
+    const buffer = this.#live();
+    return this.#frozen.lineCount === 0
+      ? 0
+      : Math.min(buffer.firstLine, this.#frozen.lineCount - 1);
+  }
+
+  get lineCount(): number {
+    this.#live();
+    return this.#frozen.lineCount;
+  }
+
+  get firstLineCut(): boolean {
+    return this.#live().firstLineCut;
+  }
+
+  get endsWithNewline(): boolean {
+    this.#live();
+    return this.#frozen.endsWithNewline;
+  }
+
+  read(from?: number, to?: number): ByteRange {
+    const end = this.#frozen.end;
+    return this.#live().read(from, Math.min(to ?? end, end));
+  }
+
+  readText(from?: number, to?: number, final = false): TextRange {
+    this.#live();
+    return this.#frozen.readText(from, to, final);
+  }
+
+  bytesOfText(start: number, text: string): number {
+    return bytesOfText(this, start, text);
+  }
+
+  lineStart(n: number): number {
+    const buffer = this.#live();
+    return n >= this.#frozen.lineCount ? this.#frozen.end : buffer.lineStart(n);
+  }
+
+  lineAt(offset: number): number {
+    const buffer = this.#live();
+    const { end, lineCount } = this.#frozen;
+    // A line started at the frozen end since (a checkpoint there) is not this view's.
+    return lineCount === 0 ? 0 : Math.min(buffer.lineAt(Math.min(offset, end)), lineCount - 1);
+  }
+
+  pastSequence(at: number): number {
+    this.#live();
+    return this.#frozen.pastSequence(at);
+  }
+
+  longStringEnd(at: number): number | undefined {
+    this.#live();
+    return this.#frozen.longStringEnd(at);
+  }
+
+  /** Done reading: the buffer may drop what it held back for this view. */
+  release(): void {
+    if (this.#released) return;
+    this.#released = true;
+    this.#frozen.release();
   }
 }
 

@@ -38,11 +38,17 @@
  */
 
 import { eastAsianWidth } from "get-east-asian-width";
+import { atOnce, type Steps } from "../slices.ts";
 
 /** Cells in a row at most: the widest terminal modelled (the server opens none wider). */
 export const MAX_COLUMNS = 1000;
 /** Parameters of one CSI sequence that are read; later ones are ignored. */
 export const MAX_PARAMETERS = 16;
+/**
+ * Characters of input between two places where {@link Cleaner.pushSteps} may pause: about a
+ * millisecond of the slowest output to clean (edits of lines in cell mode, 60-100 ns each).
+ */
+export const PAUSE_CHARACTERS = 16 * 1024;
 const MAX_PARAMETER_VALUE = 99_999;
 
 const ESC = 0x1b, BEL = 0x07, BS = 0x08, LF = 0x0a, CR = 0x0d, CAN = 0x18, SUB = 0x1a;
@@ -454,6 +460,15 @@ export class Cleaner {
    * how much of `input` was read. It always reads something.
    */
   push(input: string, limit: number = Infinity): string {
+    return atOnce(this.pushSteps(input, limit));
+  }
+
+  /**
+   * {@link push} as steps (see src/engine/slices.ts): they may pause every
+   * {@link PAUSE_CHARACTERS} characters of `input`, and inside a run of text that long (the
+   * same writes, split). Nothing else about the result depends on where they pause.
+   */
+  *pushSteps(input: string, limit: number = Infinity): Steps<string> {
     const lines: string[] = [];
     const line = this.#line;
     const n = input.length;
@@ -468,7 +483,12 @@ export class Cleaner {
       this.#highSurrogate = "";
       if (pair) i = 1;
     }
+    let pauseAt = i + PAUSE_CHARACTERS;
     while (i < n) {
+      if (i >= pauseAt) {
+        yield;
+        pauseAt = i + PAUSE_CHARACTERS;
+      }
       if (this.#state === State.Ground) {
         if (limit !== Infinity) {
           for (let k = this.#counted; k < lines.length; k++) produced += lines[k].length + 1;
@@ -482,7 +502,19 @@ export class Cleaner {
           this.#resolveReturn(false);
           const split = stop === n && isHighSurrogate(input.charCodeAt(n - 1));
           if (split) this.#highSurrogate = input[n - 1];
-          line.write(input.slice(i, split ? n - 1 : stop));
+          const end = split ? n - 1 : stop;
+          // A long run is written in parts (never between the halves of a pair), pausing
+          // between them: the same as one write, which in cell mode goes a character at a time.
+          for (let from = i; from < end;) {
+            let to = Math.min(end, from + PAUSE_CHARACTERS);
+            if (to < end && isHighSurrogate(input.charCodeAt(to - 1))) to++;
+            line.write(input.slice(from, to));
+            from = to;
+            if (from < end) {
+              yield;
+              pauseAt = from + PAUSE_CHARACTERS;
+            }
+          }
         }
         if (stop >= n) {
           i = n;

@@ -133,16 +133,16 @@ export class LongControlStrings {
    * open), or undefined if `at` is inside none (a cut at a string's first byte is before it).
    */
   endOf(at: number): number | undefined {
-    const spans = this.#spans;
-    let [low, high] = [0, spans.length - 1];
-    while (low <= high) {
-      const middle = (low + high) >> 1;
-      const span = spans[middle];
-      if (at <= span.start) high = middle - 1;
-      else if (at >= span.end) low = middle + 1;
-      else return span.end;
-    }
-    return undefined;
+    return endOf(this.#spans, at);
+  }
+
+  /**
+   * The long strings as they stand now, unchanged by what comes later (a string still open
+   * stays open in it): for a view of the output frozen now (buffer.ts, `freeze`).
+   */
+  snapshot(): { endOf(at: number): number | undefined } {
+    const spans = this.#spans.map((span) => ({ ...span }));
+    return { endOf: (at) => endOf(spans, at) };
   }
 
   /** Forgets the strings that end before `offset` (the buffer keeps nothing before it). */
@@ -188,6 +188,19 @@ export class LongControlStrings {
 }
 
 const STRING_ENDS = [ESC, LF, CAN, SUB], STRING_ENDS_OSC = [...STRING_ENDS, BEL];
+
+/** See {@link LongControlStrings.endOf}; `spans` oldest first. */
+function endOf(spans: Span[], at: number): number | undefined {
+  let [low, high] = [0, spans.length - 1];
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    const span = spans[middle];
+    if (at <= span.start) high = middle - 1;
+    else if (at >= span.end) low = middle + 1;
+    else return span.end;
+  }
+  return undefined;
+}
 
 /**
  * Where a CSI sequence's body ends from `from`: after its final byte (0x40-0x7E), or at a byte

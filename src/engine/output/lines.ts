@@ -23,10 +23,11 @@
  * ```
  * @module
  */
-import type { OutputBuffer } from "./buffer.ts";
-import { readBackward, readForward } from "./ranges.ts";
-import { jsonSize, MARKER_ROOM, omissionMarker } from "./shape.ts";
+import type { OutputReader } from "./buffer.ts";
+import { readBackwardSteps, readForwardSteps } from "./ranges.ts";
+import { jsonSizeSteps, MARKER_ROOM, omissionMarker } from "./shape.ts";
 import type { LineMode } from "../vocabulary.ts";
+import { atOnce, type Steps } from "../slices.ts";
 
 export { LINE_MODES, type LineMode } from "../vocabulary.ts";
 
@@ -83,7 +84,7 @@ export interface LineRead {
  * is still growing (no newline yet, stream not ended), in which case it is read again next
  * time. What `nextReadFrom` answers.
  */
-export function settledLines(buffer: OutputBuffer, final: boolean): number {
+export function settledLines(buffer: OutputReader, final: boolean): number {
   return final || buffer.endsWithNewline ? buffer.lineCount : buffer.lineCount - 1;
 }
 
@@ -100,18 +101,22 @@ interface Piece {
 }
 
 interface Context {
-  buffer: OutputBuffer;
+  buffer: OutputReader;
   raw: boolean;
   final: boolean;
   columns?: number;
 }
 
 /** The first lines of [from, to) that fit `budget`. */
-function head(context: Context, from: number, to: number, budget: number): Piece {
+function* head(context: Context, from: number, to: number, budget: number): Steps<Piece> {
   const { buffer } = context;
   const start = buffer.lineStart(from), stop = buffer.lineStart(to);
   if (to <= from) return { text: "", from, to: from, start, end: start, cut: "" };
-  const read = readForward(buffer, start, stop - start, { ...context, budget, holdBack: false });
+  const read = yield* readForwardSteps(buffer, start, stop - start, {
+    ...context,
+    budget,
+    holdBack: false,
+  });
   const line = buffer.lineAt(read.end);
   if (read.end >= stop || buffer.lineStart(line) === read.end) {
     const last = read.end >= stop ? to : line;
@@ -122,7 +127,7 @@ function head(context: Context, from: number, to: number, budget: number): Piece
   // page's first line, it is too big for any page and is shown in part.
   const lineStart = buffer.lineStart(line);
   if (lineStart > start) {
-    const whole = readForward(buffer, start, lineStart - start, {
+    const whole = yield* readForwardSteps(buffer, start, lineStart - start, {
       ...context,
       budget,
       holdBack: false,
@@ -145,11 +150,11 @@ function head(context: Context, from: number, to: number, budget: number): Piece
 }
 
 /** The last lines of [from, end of buffer) that fit `budget`. */
-function tail(context: Context, from: number, budget: number): Piece {
+function* tail(context: Context, from: number, budget: number): Steps<Piece> {
   const { buffer } = context;
   const total = buffer.lineCount, first = buffer.lineStart(from);
   if (total <= from) return { text: "", from: total, to: total, start: first, end: first, cut: "" };
-  const read = readBackward(buffer, first, { ...context, budget });
+  const read = yield* readBackwardSteps(buffer, first, { ...context, budget });
   const line = buffer.lineAt(read.start);
   // Where text from `first` begins: past the rest of a character the byte limit cut, which is
   // that limit's drop (counted as such), not a cut for the answer's size.
@@ -173,7 +178,15 @@ function tail(context: Context, from: number, budget: number): Piece {
 }
 
 /** See the module documentation. */
-export function readLines(buffer: OutputBuffer, options: LineReadOptions = {}): LineRead {
+export function readLines(buffer: OutputReader, options: LineReadOptions = {}): LineRead {
+  return atOnce(readLinesSteps(buffer, options));
+}
+
+/** {@link readLines} as steps (see src/engine/slices.ts). */
+export function* readLinesSteps(
+  buffer: OutputReader,
+  options: LineReadOptions = {},
+): Steps<LineRead> {
   const mode = options.mode ?? "full";
   const context = {
     buffer,
@@ -207,7 +220,7 @@ export function readLines(buffer: OutputBuffer, options: LineReadOptions = {}): 
     case "head": {
       // Both go on after the last line shown: nothing unread is skipped.
       const count = mode === "full" ? Math.max(0, options.maxLines ?? 1000) : headCount;
-      const piece = head(context, first, Math.min(total, first + count), budget);
+      const piece = yield* head(context, first, Math.min(total, first + count), budget);
       [output, shown, cut] = [piece.text + piece.cut, piece.to - first, piece.cut !== ""];
       hasMore = mode === "full" && piece.to < total;
       next = Math.min(piece.to, Math.max(first, settled));
@@ -215,13 +228,20 @@ export function readLines(buffer: OutputBuffer, options: LineReadOptions = {}): 
       break;
     }
     case "tail": {
-      const piece = tail(context, Math.max(first, total - tailCount), budget);
+      const piece = yield* tail(context, Math.max(first, total - tailCount), budget);
       [output, shown, cut] = [piece.cut + piece.text, total - piece.from, piece.cut !== ""];
       from = piece.from;
       break;
     }
     default:
-      ({ output, shown, cut } = headTail(context, first, headCount, tailCount, budget, hint));
+      ({ output, shown, cut } = yield* headTail(
+        context,
+        first,
+        headCount,
+        tailCount,
+        budget,
+        hint,
+      ));
   }
   const omitted = available - shown;
   // The oldest line kept may have lost its beginning to the byte limit: shown, it is not whole.
@@ -239,19 +259,19 @@ export function readLines(buffer: OutputBuffer, options: LineReadOptions = {}): 
 }
 
 /** `head-tail`: the first and last lines, the budget shared, a marker for what lies between. */
-function headTail(
+function* headTail(
   context: Context,
   first: number,
   headCount: number,
   tailCount: number,
   budget: number,
   hint: (line: number, offset: number) => string,
-): { output: string; shown: number; cut: boolean } {
+): Steps<{ output: string; shown: number; cut: boolean }> {
   const { buffer } = context;
   const total = buffer.lineCount;
-  const start = head(context, first, Math.min(total, first + headCount), budget / 2);
-  const used = jsonSize(start.text) + jsonSize(start.cut);
-  const end = tail(
+  const start = yield* head(context, first, Math.min(total, first + headCount), budget / 2);
+  const used = (yield* jsonSizeSteps(start.text)) + (yield* jsonSizeSteps(start.cut));
+  const end = yield* tail(
     context,
     Math.max(start.to, total - tailCount),
     Math.max(budget - used, MARKER_ROOM),

@@ -28,9 +28,11 @@
  * ```
  * @module
  */
-import type { OutputBuffer } from "./buffer.ts";
+import type { OutputReader } from "./buffer.ts";
 import { Cleaner } from "./clean.ts";
-import { cutHead, cutTail, jsonSize, MARKER_ROOM, omissionMarker } from "./shape.ts";
+import { cutHeadSteps, cutTailSteps, jsonSizeSteps, MARKER_ROOM, omissionMarker } from "./shape.ts";
+import { utf8LengthSteps } from "./utf8.ts";
+import { atOnce, type Steps } from "../slices.ts";
 
 /** An unfinished escape sequence at most this long ends a forward read before it. */
 export const HOLD_BACK = 4096;
@@ -76,22 +78,22 @@ interface Cleaned {
  * Cleans `text`, the bytes [start, end): at most about `limit` characters of result. With
  * `holdBack`, an unfinished sequence at the end is left for the next read.
  */
-function clean(
-  buffer: OutputBuffer,
+function* clean(
+  buffer: OutputReader,
   text: string,
   start: number,
   end: number,
   options: RangeOptions,
   holdBack: boolean,
-): Cleaned {
+): Steps<Cleaned> {
   const cleaner = new Cleaner({ columns: options.columns });
   const limit = options.budget;
-  const out = cleaner.push(text, limit);
+  const out = yield* cleaner.pushSteps(text, limit);
   if (cleaner.consumed < text.length) {
     const consumed = text.slice(0, cleaner.consumed);
     return {
       text: out + cleaner.end(),
-      end: start + buffer.bytesOfText(start, consumed),
+      end: start + (yield* bytesOfText(buffer, start, consumed)),
       complete: false,
     };
   }
@@ -100,11 +102,18 @@ function clean(
   if (holdBack && unfinished > 0 && unfinished <= HOLD_BACK) {
     return {
       text: rest,
-      end: start + buffer.bytesOfText(start, text.slice(0, text.length - unfinished)),
+      end: start + (yield* bytesOfText(buffer, start, text.slice(0, text.length - unfinished))),
       complete: true,
     };
   }
   return { text: rest, end, complete: true };
+}
+
+/** The buffer's {@link OutputReader.bytesOfText}, as steps (see src/engine/slices.ts). */
+function* bytesOfText(buffer: OutputReader, start: number, text: string): Steps<number> {
+  // Text with invalid bytes in it (decoded as U+FFFD) is counted in the bytes themselves.
+  if (text.includes("\uFFFD")) return buffer.bytesOfText(start, text);
+  return yield* utf8LengthSteps(text);
 }
 
 /**
@@ -114,11 +123,11 @@ function clean(
  * character or sequence fits, that one is shown whole, over the budget. -1 when `text` is
  * nothing but the start of a sequence that goes on past it.
  */
-function rawCut(text: string, budget: number, more: boolean): number {
-  let cut = cutHead(text, budget);
+function* rawCut(text: string, budget: number, more: boolean): Steps<number> {
+  let cut = yield* cutHeadSteps(text, budget);
   if (cut < text.length || more) {
     const cleaner = new Cleaner();
-    cleaner.push(text.slice(0, cut));
+    yield* cleaner.pushSteps(text.slice(0, cut));
     const unfinished = cleaner.unfinishedSequenceLength;
     if (unfinished > 0 && unfinished <= HOLD_BACK) cut -= unfinished;
   }
@@ -153,11 +162,21 @@ function countLines(text: string, end: number): number {
  * `end` is where the next read goes on.
  */
 export function readForward(
-  buffer: OutputBuffer,
+  buffer: OutputReader,
   from: number,
   maxBytes: number,
   options: RangeOptions,
 ): RangeRead {
+  return atOnce(readForwardSteps(buffer, from, maxBytes, options));
+}
+
+/** {@link readForward} as steps (see src/engine/slices.ts). */
+export function* readForwardSteps(
+  buffer: OutputReader,
+  from: number,
+  maxBytes: number,
+  options: RangeOptions,
+): Steps<RangeRead> {
   const final = options.final ?? false;
   const budget = Math.max(1, options.budget);
   const start = Math.max(from, buffer.start);
@@ -179,7 +198,7 @@ export function readForward(
     const more = range.end < buffer.end || ((options.holdBack ?? true) && !final);
     if (options.raw) {
       // Read on past maxBytes for a sequence's sake: that sequence is all the page shows.
-      const cut = rawCut(range.text, end > firstEnd ? 0 : budget, more);
+      const cut = yield* rawCut(range.text, end > firstEnd ? 0 : budget, more);
       if (cut < 0 && end < buffer.end) {
         // Nothing but the start of a sequence: read on until it ends.
         end = Math.min(buffer.end, end + Math.max(end - start, 16));
@@ -189,11 +208,18 @@ export function readForward(
       if (cut < 0 && more) return { ...read, text: "", end: range.start };
       if (cut >= 0 && cut < range.text.length) {
         read.text = range.text.slice(0, cut);
-        read.end = range.start + buffer.bytesOfText(range.start, read.text);
+        read.end = range.start + (yield* bytesOfText(buffer, range.start, read.text));
       }
       return read;
     }
-    const cleaned = clean(buffer, range.text, range.start, range.end, { ...options, budget }, more);
+    const cleaned = yield* clean(
+      buffer,
+      range.text,
+      range.start,
+      range.end,
+      { ...options, budget },
+      more,
+    );
     if (cleaned.end <= range.start && end < buffer.end) {
       // Nothing but the start of a sequence: read on until it ends (it shows no text).
       barren = Math.max(barren, end);
@@ -202,9 +228,9 @@ export function readForward(
     }
     read.text = cleaned.text;
     read.end = cleaned.end;
-    if (jsonSize(read.text) <= budget) return read;
+    if ((yield* jsonSizeSteps(read.text)) <= budget) return read;
     // Too big: keep the whole lines that fit.
-    const lineEnd = read.text.lastIndexOf("\n", cutHead(read.text, budget) - 1);
+    const lineEnd = read.text.lastIndexOf("\n", (yield* cutHeadSteps(read.text, budget)) - 1);
     if (lineEnd >= 0) {
       read.text = read.text.slice(0, lineEnd + 1);
       read.end = buffer.lineStart(buffer.lineAt(range.start) + countLines(read.text, lineEnd + 1));
@@ -221,11 +247,21 @@ export function readForward(
 
 /** Reads the newest part of [from, to) (default: the end of the buffer) that fits the budget. */
 export function readBackward(
-  buffer: OutputBuffer,
+  buffer: OutputReader,
   from: number,
   options: RangeOptions,
   to: number = buffer.end,
 ): RangeRead {
+  return atOnce(readBackwardSteps(buffer, from, options, to));
+}
+
+/** {@link readBackward} as steps (see src/engine/slices.ts). */
+export function* readBackwardSteps(
+  buffer: OutputReader,
+  from: number,
+  options: RangeOptions,
+  to: number = buffer.end,
+): Steps<RangeRead> {
   const end = Math.min(to, buffer.end);
   const final = options.final ?? false;
   const budget = options.budget;
@@ -244,20 +280,21 @@ export function readBackward(
     const range = buffer.readText(start, end, final);
     const read = { text: range.text, start: range.start, end: range.end, dropped };
     if (options.raw) {
-      const cut = cutTail(range.text, budget);
+      const cut = yield* cutTailSteps(range.text, budget);
       if (cut > 0) {
         read.text = range.text.slice(cut);
-        read.start = range.start + buffer.bytesOfText(range.start, range.text.slice(0, cut));
+        read.start = range.start +
+          (yield* bytesOfText(buffer, range.start, range.text.slice(0, cut)));
       }
       return read;
     }
-    const cleaned = clean(buffer, range.text, range.start, range.end, options, hold);
+    const cleaned = yield* clean(buffer, range.text, range.start, range.end, options, hold);
     read.text = cleaned.text;
     read.end = cleaned.end;
-    if (cleaned.complete && jsonSize(read.text) <= budget) return read;
+    if (cleaned.complete && (yield* jsonSizeSteps(read.text)) <= budget) return read;
     if (cleaned.complete) {
       // Too big: keep the newest whole lines that fit.
-      const lineStart = read.text.indexOf("\n", cutTail(read.text, budget) - 1) + 1;
+      const lineStart = read.text.indexOf("\n", (yield* cutTailSteps(read.text, budget)) - 1) + 1;
       if (lineStart > 0 && lineStart < read.text.length) {
         read.text = read.text.slice(lineStart);
         read.start = buffer.lineStart(
@@ -296,13 +333,23 @@ export interface ShapeOptions extends RangeOptions {
  * (`end` is where it stops).
  */
 export function readShaped(
-  buffer: OutputBuffer,
+  buffer: OutputReader,
   from: number,
   options: ShapeOptions,
   to: number = buffer.end,
 ): ShapedRead {
+  return atOnce(readShapedSteps(buffer, from, options, to));
+}
+
+/** {@link readShaped} as steps (see src/engine/slices.ts). */
+export function* readShapedSteps(
+  buffer: OutputReader,
+  from: number,
+  options: ShapeOptions,
+  to: number = buffer.end,
+): Steps<ShapedRead> {
   const length = to >= buffer.end ? Infinity : Math.max(0, to - Math.max(from, buffer.start));
-  const whole = readForward(buffer, from, length, options);
+  const whole = yield* readForwardSteps(buffer, from, length, options);
   if (whole.end >= to || (to >= buffer.end && onlyHeldBack(buffer, whole.end, options))) {
     return whole;
   }
@@ -311,12 +358,12 @@ export function readShaped(
   const half = Math.max(1, Math.floor((options.budget - MARKER_ROOM) / 2));
   const head = wholeLines(
     buffer,
-    readForward(buffer, from, length, { ...options, budget: half }),
+    yield* readForwardSteps(buffer, from, length, { ...options, budget: half }),
     to,
   );
-  const tail = readBackward(buffer, head.end, {
+  const tail = yield* readBackwardSteps(buffer, head.end, {
     ...options,
-    budget: Math.max(1, options.budget - MARKER_ROOM - jsonSize(head.text)),
+    budget: Math.max(1, options.budget - MARKER_ROOM - (yield* jsonSizeSteps(head.text))),
     holdBack: options.holdBack ?? true,
   }, to);
   const joined = head.text + (head.text && !head.text.endsWith("\n") ? "\n" : "");
@@ -342,14 +389,14 @@ export function readShaped(
 }
 
 /** Whether [offset, end of buffer) is nothing but an unfinished sequence held back. */
-function onlyHeldBack(buffer: OutputBuffer, offset: number, options: RangeOptions): boolean {
+function onlyHeldBack(buffer: OutputReader, offset: number, options: RangeOptions): boolean {
   const rest = buffer.end - offset;
   if (options.raw || options.final || rest > HOLD_BACK) return false;
   return readForward(buffer, offset, rest, { ...options, budget: 6 * rest + 16 }).end === offset;
 }
 
 /** A forward read shortened to its whole lines, if it ends inside a line and holds a line break. */
-function wholeLines(buffer: OutputBuffer, read: RangeRead, to: number): RangeRead {
+function wholeLines(buffer: OutputReader, read: RangeRead, to: number): RangeRead {
   const line = buffer.lineAt(read.end);
   const lineEnd = read.text.lastIndexOf("\n");
   if (buffer.lineStart(line) === read.end || lineEnd < 0 || read.end >= to) return read;

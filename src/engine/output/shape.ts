@@ -14,6 +14,9 @@
  * @module
  */
 
+import type { Steps } from "../slices.ts";
+import { textPieces } from "./utf8.ts";
+
 /** The bytes one UTF-16 code unit takes in JSON (a surrogate pair counts 2 + 2). */
 function unitSize(code: number, paired: boolean): number {
   if (code < 0x20) {
@@ -41,10 +44,13 @@ function isPaired(text: string, i: number): boolean {
   return false;
 }
 
-/** The bytes `text` takes inside a JSON string (without the quotes), as JSON.stringify writes it. */
-export function jsonSize(text: string): number {
+/**
+ * The bytes `text` (its code units [from, to)) takes inside a JSON string (without the quotes),
+ * as JSON.stringify writes it.
+ */
+export function jsonSize(text: string, from = 0, to = text.length): number {
   let size = 0;
-  for (let i = 0; i < text.length; i++) {
+  for (let i = from; i < to; i++) {
     const code = text.charCodeAt(i);
     size += code < 0x80 && code >= 0x20 && code !== 0x22 && code !== 0x5c
       ? 1
@@ -53,10 +59,13 @@ export function jsonSize(text: string): number {
   return size;
 }
 
-/** The length of the longest prefix of `text` that takes at most `budget` bytes in JSON. */
-export function cutHead(text: string, budget: number): number {
+/**
+ * The length of the longest prefix of `text` that takes at most `budget` bytes in JSON (of its
+ * part from `from` on, which must not start inside a surrogate pair).
+ */
+export function cutHead(text: string, budget: number, from = 0): number {
   let size = 0;
-  for (let i = 0; i < text.length; i++) {
+  for (let i = from; i < text.length; i++) {
     const paired = isPaired(text, i);
     const step = paired ? 4 : unitSize(text.charCodeAt(i), false);
     if (size + step > budget) return i;
@@ -66,15 +75,52 @@ export function cutHead(text: string, budget: number): number {
   return text.length;
 }
 
-/** Where the longest suffix of `text` that takes at most `budget` bytes in JSON begins. */
-export function cutTail(text: string, budget: number): number {
+/**
+ * Where the longest suffix of `text` that takes at most `budget` bytes in JSON begins (of its
+ * part before `to`, which must not end inside a surrogate pair).
+ */
+export function cutTail(text: string, budget: number, to = text.length): number {
   let size = 0;
-  for (let i = text.length - 1; i >= 0; i--) {
+  for (let i = to - 1; i >= 0; i--) {
     const paired = isPaired(text, i);
     const step = paired ? 4 : unitSize(text.charCodeAt(i), false);
     if (size + step > budget) return i + 1;
     size += step;
     if (paired) i--;
+  }
+  return 0;
+}
+
+/** {@link jsonSize} of a whole text, as steps (see src/engine/slices.ts). */
+export function* jsonSizeSteps(text: string): Steps<number> {
+  let size = 0;
+  for (const [from, to] of textPieces(text)) {
+    size += jsonSize(text, from, to);
+    yield;
+  }
+  return size;
+}
+
+/** {@link cutHead} as steps (see src/engine/slices.ts). */
+export function* cutHeadSteps(text: string, budget: number): Steps<number> {
+  let size = 0;
+  for (const [from, to] of textPieces(text)) {
+    const piece = jsonSize(text, from, to);
+    if (size + piece > budget) return cutHead(text, budget - size, from);
+    size += piece;
+    yield;
+  }
+  return text.length;
+}
+
+/** {@link cutTail} as steps (see src/engine/slices.ts). */
+export function* cutTailSteps(text: string, budget: number): Steps<number> {
+  let size = 0;
+  for (const [from, to] of textPieces(text, true)) {
+    const piece = jsonSize(text, from, to);
+    if (size + piece > budget) return cutTail(text, budget - size, to);
+    size += piece;
+    yield;
   }
   return 0;
 }

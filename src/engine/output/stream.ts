@@ -15,6 +15,8 @@
  * - pattern matches as output arrives ({@link StreamOutput.scan}), after the echo of what was
  *   typed ({@link StreamOutput.echo}).
  * Each read is cleaned of escape sequences unless raw, and fits the byte budget it is given.
+ * Reads that build large answers are done in slices of the event loop's time on a view of the
+ * output frozen at their start ({@link StreamOutput.freeze}: the same reads, as steps).
  *
  * @example
  * ```ts
@@ -29,21 +31,22 @@
 import { concatBytes } from "../../bytes.ts";
 import type { OutputBudget } from "./budget.ts";
 import type { StreamDecoder } from "./decode.ts";
-import { type ByteRange, OutputBuffer } from "./buffer.ts";
+import { type ByteRange, OutputBuffer, type OutputReader } from "./buffer.ts";
 import { EchoSkip } from "./echo.ts";
-import { type LineRead, type LineReadOptions, readLines, settledLines } from "./lines.ts";
+import { type LineRead, type LineReadOptions, readLinesSteps, settledLines } from "./lines.ts";
 import type { MarkFilter, ShellMark } from "./marks.ts";
 import { type Pattern, PatternScanner } from "./patterns.ts";
 import {
   type RangeOptions,
   type RangeRead,
-  readBackward,
-  readForward,
-  readShaped,
+  readBackwardSteps,
+  readForwardSteps,
+  readShapedSteps,
   type ShapedRead,
   type ShapeOptions,
 } from "./ranges.ts";
 import { Screen } from "./screen.ts";
+import { atOnce, type Steps } from "../slices.ts";
 
 /** Limits and conversion of a {@link StreamOutput}. */
 export interface StreamOutputOptions {
@@ -173,34 +176,38 @@ export class StreamOutput {
     this.#buffer.reserveUntil(time);
   }
 
-  /**
-   * Reads forward from `offset`: at most `maxBytes` raw bytes, fitted to the budget. Cleaned, a
-   * page starts after the escape sequence or control string `offset` falls inside, if any (its
-   * rest would read as text), and a page that stops inside a long control string
-   * (control_strings.ts) ends after it, so that the next page does not start in its payload (it
-   * shows no text either way). Raw, it starts at `offset`, as the program wrote the bytes.
-   */
+  /** See {@link StreamView.readFrom}. */
   readFrom(offset: number, maxBytes: number, options: RangeOptions): RangeRead {
-    const buffer = this.#buffer;
-    const from = options.raw ? offset : buffer.pastSequence(offset);
-    const read = readForward(buffer, from, maxBytes, { columns: this.columns, ...options });
-    if (!options.raw) read.end = buffer.longStringEnd(read.end) ?? read.end;
-    return read;
+    return atOnce(this.#now().readFrom(offset, maxBytes, options));
   }
 
-  /** The newest part of the output from `offset` on (up to `to`) that fits the budget. */
+  /** See {@link StreamView.readNewest}. */
   readNewest(offset: number, options: RangeOptions, to?: number): RangeRead {
-    return readBackward(this.#buffer, offset, { columns: this.columns, ...options }, to);
+    return atOnce(this.#now().readNewest(offset, options, to));
   }
 
-  /** The range from `offset` on, whole if it fits, else head + marker + tail (see ranges.ts). */
+  /** See {@link StreamView.readShaped}. */
   readShaped(offset: number, options: ShapeOptions, to?: number): ShapedRead {
-    return readShaped(this.#buffer, offset, { columns: this.columns, ...options }, to);
+    return atOnce(this.#now().readShaped(offset, options, to));
   }
 
-  /** Reads by lines (see lines.ts). */
+  /** See {@link StreamView.readLines}. */
   readLines(options: LineReadOptions): LineRead {
-    return readLines(this.#buffer, { columns: this.columns, ...options });
+    return atOnce(this.#now().readLines(options));
+  }
+
+  /** The reads of the output as it is now (for reads done at once). */
+  #now(): StreamView {
+    return new StreamView(this.#buffer, this.columns);
+  }
+
+  /**
+   * The reads of the output as it is now, for a read done in slices: what arrives meanwhile is
+   * not in it (see OutputBuffer.freeze). Release it when done.
+   */
+  freeze(): FrozenStream {
+    const view = this.#buffer.freeze();
+    return Object.assign(new StreamView(view, this.columns), { release: () => view.release() });
   }
 
   /** The bytes of [from, to) as kept (UTF-8), unread by any cleaner. */
@@ -235,5 +242,95 @@ export class StreamOutput {
     this.#screen?.dispose();
     this.#screen = undefined;
     this.#buffer.release();
+  }
+}
+
+/** A {@link StreamView} of the output frozen at a moment ({@link StreamOutput.freeze}). */
+export type FrozenStream = StreamView & {
+  /** Done reading: the buffer may drop what it held back for this view. */
+  release(): void;
+};
+
+/**
+ * The reads of a stream's output (see the module documentation), as steps (see
+ * src/engine/slices.ts), over its buffer as it is ({@link StreamOutput}'s own reads, at once)
+ * or over a view of it frozen at a moment ({@link StreamOutput.freeze}, for reads in slices).
+ */
+export class StreamView {
+  readonly #buffer: OutputReader;
+  readonly #columns: number | undefined;
+
+  /** The reads of `buffer`, cleaned for a terminal `columns` wide (none: no terminal). */
+  constructor(buffer: OutputReader, columns: number | undefined) {
+    this.#buffer = buffer;
+    this.#columns = columns;
+  }
+
+  /** See {@link StreamOutput.end}. */
+  get end(): number {
+    return this.#buffer.end;
+  }
+
+  /** See {@link StreamOutput.start}. */
+  get start(): number {
+    return this.#buffer.start;
+  }
+
+  /** See {@link StreamOutput.lineCount}. */
+  get lineCount(): number {
+    return this.#buffer.lineCount;
+  }
+
+  /** See {@link StreamOutput.firstLine}. */
+  get firstLine(): number {
+    return this.#buffer.firstLine;
+  }
+
+  /** See {@link StreamOutput.settledLines}. */
+  settledLines(final: boolean): number {
+    return settledLines(this.#buffer, final);
+  }
+
+  /** See {@link StreamOutput.lineStart}. */
+  lineStart(n: number): number {
+    return this.#buffer.lineStart(n);
+  }
+
+  /** See {@link StreamOutput.lineAt}. */
+  lineAt(offset: number): number {
+    return this.#buffer.lineAt(offset);
+  }
+
+  /**
+   * Reads forward from `offset`: at most `maxBytes` raw bytes, fitted to the budget. Cleaned, a
+   * page starts after the escape sequence or control string `offset` falls inside, if any (its
+   * rest would read as text), and a page that stops inside a long control string
+   * (control_strings.ts) ends after it, so that the next page does not start in its payload (it
+   * shows no text either way). Raw, it starts at `offset`, as the program wrote the bytes.
+   */
+  *readFrom(offset: number, maxBytes: number, options: RangeOptions): Steps<RangeRead> {
+    const buffer = this.#buffer;
+    const from = options.raw ? offset : buffer.pastSequence(offset);
+    const read = yield* readForwardSteps(buffer, from, maxBytes, {
+      columns: this.#columns,
+      ...options,
+    });
+    if (!options.raw) read.end = buffer.longStringEnd(read.end) ?? read.end;
+    return read;
+  }
+
+  /** The newest part of the output from `offset` on (up to `to`) that fits the budget. */
+  readNewest(offset: number, options: RangeOptions, to?: number): Steps<RangeRead> {
+    return readBackwardSteps(this.#buffer, offset, { columns: this.#columns, ...options }, to);
+  }
+
+  /** The range from `offset` on, whole if it fits, else head + marker + tail (see ranges.ts). */
+  readShaped(offset: number, options: ShapeOptions, to?: number): Steps<ShapedRead> {
+    return readShapedSteps(this.#buffer, offset, { columns: this.#columns, ...options }, to);
+  }
+
+  /** Reads by lines (see lines.ts). */
+  readLines(options: LineReadOptions): Steps<LineRead> {
+    return readLinesSteps(this.#buffer, { columns: this.#columns, ...options });
   }
 }

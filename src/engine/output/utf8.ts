@@ -10,6 +10,8 @@
  * ```
  * @module
  */
+import type { Steps } from "../slices.ts";
+
 /** True for a continuation byte (10xxxxxx). */
 export function isContinuation(byte: number): boolean {
   return (byte & 0xc0) === 0x80;
@@ -77,10 +79,13 @@ export function bytesOfDecodedPrefix(bytes: Uint8Array, chars: number): number {
   return i;
 }
 
-/** The number of UTF-8 bytes of a string, without encoding it. */
-export function utf8Length(text: string): number {
+/**
+ * The number of UTF-8 bytes of a string (of its code units [from, to), which must not split a
+ * surrogate pair), without encoding it.
+ */
+export function utf8Length(text: string, from = 0, to = text.length): number {
   let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
+  for (let i = from; i < to; i++) {
     const code = text.charCodeAt(i);
     if (code < 0x80) bytes += 1;
     else if (code < 0x800) bytes += 2;
@@ -113,4 +118,42 @@ function decoderStep(bytes: Uint8Array, i: number): { length: number; units: num
     [lower, upper] = [0x80, 0xbf];
   }
   return { length: 1 + seen, units: seen === need && need === 3 ? 2 : 1 };
+}
+
+/** Code units of text in one piece of {@link textPieces}. */
+export const PIECE_UNITS = 64 * 1024;
+
+/**
+ * `[from, to)` pieces of `text`, in order (or from its end, `backward`), of about
+ * {@link PIECE_UNITS} code units, none splitting a surrogate pair: for work on a long text done
+ * in slices (see src/engine/slices.ts).
+ */
+export function* textPieces(text: string, backward = false): Generator<[number, number]> {
+  const paired = (i: number) =>
+    (text.charCodeAt(i - 1) & 0xfc00) === 0xd800 && (text.charCodeAt(i) & 0xfc00) === 0xdc00;
+  if (!backward) {
+    for (let from = 0; from < text.length;) {
+      let to = Math.min(text.length, from + PIECE_UNITS);
+      if (to < text.length && paired(to)) to++;
+      yield [from, to];
+      from = to;
+    }
+    return;
+  }
+  for (let to = text.length; to > 0;) {
+    let from = Math.max(0, to - PIECE_UNITS);
+    if (from > 0 && paired(from)) from--;
+    yield [from, to];
+    to = from;
+  }
+}
+
+/** {@link utf8Length} of a whole text, as steps (see src/engine/slices.ts). */
+export function* utf8LengthSteps(text: string): Steps<number> {
+  let bytes = 0;
+  for (const [from, to] of textPieces(text)) {
+    bytes += utf8Length(text, from, to);
+    yield;
+  }
+  return bytes;
 }

@@ -2,7 +2,8 @@
  * Answers that read output take turns: one at a time, each in a task of its own.
  *
  * Why: building an answer of 2 MiB of output (reading it, measuring it as JSON, the front end's
- * serialization) takes some 75 ms of the event loop, and does not wait on anything. A hundred
+ * serialization) takes 75-500 ms of the event loop (the more the output edits its lines in
+ * place, the longer), and does not wait on anything. A hundred
  * such calls at once (separate requests, or one JSON-RPC batch) ran back to back: every other
  * client waited 10-30 s, and their answers, made all at once, held over 1 GB. Taking turns, an
  * answer waits for the one before it to be made and sent on its way, and whatever else came in
@@ -10,6 +11,10 @@
  * one such answer is being made at any time. A lone answer waits for nothing. A front end whose
  * answers share one stream (stdio) says when that stream has room ({@link setAnswerRoom}): a
  * turn begins only then, so answers a slow reader has not taken do not pile up in memory.
+ *
+ * Within its turn, an answer that reads output is built in slices ({@link inAnswerSlices}, see
+ * slices.ts): between two, the event loop serves the rest, so that no call waits long for one
+ * answer either.
  *
  * @example
  * ```ts
@@ -19,6 +24,7 @@
  * @module
  */
 
+import { inSlices, type Steps } from "./slices.ts";
 import { Turns } from "./turns.ts";
 
 const turns = new Turns(1);
@@ -47,4 +53,13 @@ export async function inAnswerTurn<T>(
   } finally {
     done();
   }
+}
+
+/**
+ * Builds an answer in its turn ({@link inAnswerTurn}), in slices: `work` makes the steps (see
+ * slices.ts), which take what they read at their start (output frozen then, the state it goes
+ * with), so that the answer describes one moment however long it takes.
+ */
+export function inAnswerSlices<T>(work: () => Steps<T>, signal?: AbortSignal): Promise<T> {
+  return inAnswerTurn(() => inSlices(work, signal), signal);
 }

@@ -8,7 +8,7 @@
  */
 import { type Static, Type } from "../typebox.ts";
 import type { FrontEnd } from "../engine/launching/audit.ts";
-import { inAnswerTurn } from "../engine/answer_turns.ts";
+import { inAnswerSlices, inAnswerTurn } from "../engine/answer_turns.ts";
 import { EngineError } from "../engine/errors.ts";
 import { KEY_NAMES, keySequence } from "../engine/services/keys.ts";
 import type { Terminal, TerminalService } from "../engine/services/terminals.ts";
@@ -397,21 +397,27 @@ async function waitAnswer(
       ? "quiet output"
       : "the exit",
   );
-  const { output, truncated, notice } = await inAnswerTurn(
-    () => terminal.waitOutput(outcome.from, args.maxBytes),
-    context.signal,
-  );
-  const activity = outcome.condition === "prompt" ? terminal.activity() : undefined;
+  // The output, and what goes with it (where to read on, the exit, the prompt's facts), as they
+  // stood when the answer's steps began (see src/engine/slices.ts).
+  const answer = await inAnswerSlices(function* () {
+    const facts = {
+      nextReadFrom: terminal.nextReadFrom,
+      exit: exitField(terminal),
+      activity: outcome.condition === "prompt" ? terminal.activity() : undefined,
+    };
+    return { ...facts, ...yield* terminal.waitOutputSteps(outcome.from, args.maxBytes) };
+  }, context.signal);
+  const { output, truncated, notice, activity } = answer;
   return {
     condition: outcome.condition,
     output,
     truncated,
     match: outcome.match ?? null,
-    nextReadFrom: terminal.nextReadFrom,
+    nextReadFrom: answer.nextReadFrom,
     elapsedMs: Math.round(performance.now() - started),
     ...(outcome.skippedBytes ? { skippedBytes: outcome.skippedBytes } : {}),
     ...(notice ? { notice } : {}),
-    ...exitField(terminal),
+    ...answer.exit,
     ...(activity ? { lastExitCode: activity.lastExitCode, cwd: activity.cwd } : {}),
   };
 }
@@ -536,7 +542,7 @@ export function terminalTools(
           return inAnswerTurn(() => terminal.screenRead(view, args), context.signal);
         }
         const request = { ...args, mode: args.mode ?? "full" };
-        return inAnswerTurn(() => terminal.read(request), context.signal);
+        return inAnswerSlices(() => terminal.readSteps(request), context.signal);
       },
     }),
     defineTool({
@@ -608,10 +614,10 @@ export function terminalTools(
       annotations: READ_ONLY,
       handler: async (args, context) => {
         const terminal = (await service()).get(args.terminalId);
-        return {
-          ...await inAnswerTurn(() => terminal.acpOutput(args.raw ?? false), context.signal),
-          ...exitField(terminal),
-        };
+        return inAnswerSlices(function* () {
+          const exit = exitField(terminal); // with the output as it stands now
+          return { ...yield* terminal.acpOutputSteps(args.raw ?? false), ...exit };
+        }, context.signal);
       },
     }),
     defineTool({

@@ -14,7 +14,8 @@ import type {
   CommandService,
 } from "../engine/services/commands.ts";
 import { COMMAND_MAX_BYTES_CEILING } from "../config.ts";
-import { inAnswerTurn } from "../engine/answer_turns.ts";
+import { inAnswerSlices } from "../engine/answer_turns.ts";
+import type { Steps } from "../engine/slices.ts";
 import { EngineError } from "../engine/errors.ts";
 import { waitFor } from "../engine/events.ts";
 import { SHELL_TYPES } from "../engine/vocabulary.ts";
@@ -298,18 +299,32 @@ function shapeOf(args: Static<typeof QueryInput> | Static<typeof RunCommandInput
   };
 }
 
-function report(command: Command, request: CommandReadRequest): QueryOutput {
-  const read: CommandRead = command.read(request);
+/**
+ * A command's answer, built in slices (see src/engine/slices.ts): its state and its output as
+ * they stood when the steps began (a command that ends meanwhile is answered as running, with
+ * the output it had then, never as ended with part of its output).
+ */
+function* report(command: Command, request: CommandReadRequest): Steps<QueryOutput> {
+  const state = {
+    token: command.token,
+    status: command.status,
+    exit_code: command.exitCode,
+    signal: command.signal,
+    execution_time: command.executionTimeMs,
+    timeout_occurred: command.timeoutOccurred,
+    message: describeState(command),
+  };
+  const read: CommandRead = yield* command.readSteps(request);
   const { stdout, stderr } = read;
   const clamped = read.maxBytesClamped
     ? ` (max_bytes ${read.maxBytesClamped.requested} lowered to ${read.maxBytesClamped.limit}, ` +
       "the most one answer carries (WINTERM_MAX_ANSWER_BYTES))"
     : "";
   return {
-    token: command.token,
-    status: command.status,
-    exit_code: command.exitCode,
-    signal: command.signal,
+    token: state.token,
+    status: state.status,
+    exit_code: state.exit_code,
+    signal: state.signal,
     stdout: stdout.text,
     stderr: stderr.text,
     stdout_length: stdout.length,
@@ -320,10 +335,10 @@ function report(command: Command, request: CommandReadRequest): QueryOutput {
     stderr_truncated: stderr.truncated,
     stdout_dropped_bytes: stdout.dropped,
     stderr_dropped_bytes: stderr.dropped,
-    execution_time: command.executionTimeMs,
-    timeout_occurred: command.timeoutOccurred,
+    execution_time: state.execution_time,
+    timeout_occurred: state.timeout_occurred,
     last_output_timestamp: read.lastOutputTime,
-    message: describeState(command) + clamped,
+    message: state.message + clamped,
   };
 }
 
@@ -439,7 +454,10 @@ export function wintermTools(
               "the command to finish",
             );
           }
-          const answer = await inAnswerTurn(() => report(command, shapeOf(args)), context.signal);
+          const answer = await inAnswerSlices(
+            () => report(command, shapeOf(args)),
+            context.signal,
+          );
           return {
             ...answer,
             ...started,
@@ -480,7 +498,7 @@ export function wintermTools(
             "the command to finish",
           );
         }
-        return inAnswerTurn(
+        return inAnswerSlices(
           () =>
             report(command, {
               ...shapeOf(args),
@@ -507,7 +525,7 @@ export function wintermTools(
       handler: async (args, context) => {
         const command = (await service()).get(args.token);
         if (!command) return notFound(args.token);
-        return inAnswerTurn(
+        return inAnswerSlices(
           () =>
             report(command, {
               after: args.since_timestamp,

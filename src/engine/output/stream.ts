@@ -210,6 +210,16 @@ export class StreamOutput {
     return Object.assign(new StreamView(view, this.columns), { release: () => view.release() });
   }
 
+  /** `read`'s steps on the output as it is now ({@link freeze}, released when they end). */
+  *frozen<T>(read: (output: StreamView) => Steps<T>): Steps<T> {
+    const view = this.freeze();
+    try {
+      return yield* read(view);
+    } finally {
+      view.release();
+    }
+  }
+
   /** The bytes of [from, to) as kept (UTF-8), unread by any cleaner. */
   readBytes(from: number, to: number = this.#buffer.end): ByteRange {
     return this.#buffer.read(from, to);

@@ -6,7 +6,7 @@
  * ```ts
  * import { CommandService } from "./commands.ts";
  * const service = new CommandService();
- * const command = await service.run({ command: "echo hi", shellType: "default" });
+ * const { command } = await service.run({ command: "echo hi", shellType: "default" });
  * await command.done;
  * command.read({}).stdout.text; // "hi\n" (cleaned)
  * await service.shutdown();
@@ -31,8 +31,9 @@ import { DEFAULT_MAX_BYTES } from "../output/buffer.ts";
 import { OutputBudget } from "../output/budget.ts";
 import { TextFollower } from "../output/follow.ts";
 import type { RangeRead } from "../output/ranges.ts";
-import { DEFAULT_ANSWER_BYTES, jsonSize } from "../output/shape.ts";
-import { StreamOutput } from "../output/stream.ts";
+import { DEFAULT_ANSWER_BYTES, jsonSizeSteps } from "../output/shape.ts";
+import { StreamOutput, type StreamView } from "../output/stream.ts";
+import { atOnce, type Steps } from "../slices.ts";
 import { buildInvocation, type Invocation, type InvocationRequest } from "../launching/shells.ts";
 import {
   checkTerminalEncoding,
@@ -256,6 +257,25 @@ export class Command {
    * with less to show first, with half of it; the other gets the rest.
    */
   read(request: CommandReadRequest): CommandRead {
+    return atOnce(this.readSteps(request));
+  }
+
+  /**
+   * {@link read} as steps (see src/engine/slices.ts), of the output as it stood when they
+   * began (the time it reports is reserved on the output as it is when they end).
+   */
+  readSteps(request: CommandReadRequest): Steps<CommandRead> {
+    const final = !this.running;
+    return this.#output.stdout.frozen((stdout) =>
+      this.#output.stderr.frozen((stderr) => this.#read(request, { stdout, stderr }, final))
+    );
+  }
+
+  *#read(
+    request: CommandReadRequest,
+    output: Record<StreamName, StreamView>,
+    final: boolean,
+  ): Steps<CommandRead> {
     const limit = this.#answerBytes;
     // Only a size the client asked for is reported as lowered; the default just fits.
     const maxBytes = request.maxBytes === undefined
@@ -267,7 +287,7 @@ export class Command {
         ? request.offsets?.[stream]
         : this.#output[stream].offsetAfter(request.after);
     }
-    const pending = (stream: StreamName) => this.#output[stream].end - (starts[stream] ?? 0);
+    const pending = (stream: StreamName) => output[stream].end - (starts[stream] ?? 0);
     const [small, large]: StreamName[] = pending("stderr") <= pending("stdout")
       ? ["stderr", "stdout"]
       : ["stdout", "stderr"];
@@ -276,14 +296,28 @@ export class Command {
     let used = 0;
     for (const stream of [small, large]) {
       budgets[stream] = stream === small ? Math.floor(maxBytes.value / 2) : maxBytes.value - used;
-      reads[stream] = this.#readStream(stream, starts[stream], budgets[stream], request);
-      used += jsonSize(reads[stream].text);
+      const options = { raw: request.raw, final, budget: budgets[stream] };
+      reads[stream] = yield* this.#readStream(
+        stream,
+        output[stream],
+        starts[stream],
+        options,
+        request,
+      );
+      used += yield* jsonSizeSteps(reads[stream].text);
     }
     const reread = request.after === undefined
       ? undefined
       : (stream: StreamName, end: number) =>
-        this.#readStream(stream, starts[stream], budgets[stream], request, end);
-    const lastOutputTime = this.#reportTime(reads, reread);
+        this.#readStream(
+          stream,
+          output[stream],
+          starts[stream],
+          { raw: request.raw, final, budget: budgets[stream] },
+          request,
+          end,
+        );
+    const lastOutputTime = yield* this.#reportTime(reads, reread);
     return {
       stdout: reads.stdout,
       stderr: reads.stderr,
@@ -293,15 +327,14 @@ export class Command {
   }
 
   /** One stream's part of {@link read}. */
-  #readStream(
+  *#readStream(
     stream: StreamName,
+    output: StreamView,
     offset: number | undefined,
-    budget: number,
+    options: { raw?: boolean; final: boolean; budget: number },
     request: CommandReadRequest,
     end = Infinity,
-  ): CommandStreamRead {
-    const output = this.#output[stream];
-    const options = { raw: request.raw, final: !this.running, budget };
+  ): Steps<CommandStreamRead> {
     const hint = (at: number) =>
       request.hint ? request.hint(stream, at) : `read them from offset ${at}`;
     const done = (read: RangeRead, omitted: boolean): CommandStreamRead => ({
@@ -312,7 +345,7 @@ export class Command {
     if (request.headLines !== undefined || request.tailLines !== undefined) {
       const first = Math.max(offset ?? 0, output.start);
       const since = output.lineAt(first);
-      const lines = output.readLines({
+      const lines = yield* output.readLines({
         ...options,
         since,
         mode: request.tailLines === undefined
@@ -333,9 +366,9 @@ export class Command {
       return done({ text: "", start, end: start, dropped: start - offset }, false);
     }
     if (offset !== undefined) {
-      return done(output.readFrom(offset, end - offset, options), false);
+      return done(yield* output.readFrom(offset, end - offset, options), false);
     }
-    const shaped = output.readShaped(0, { ...options, hint: (at) => hint(at) });
+    const shaped = yield* output.readShaped(0, { ...options, hint: (at) => hint(at) });
     return done(shaped, shaped.omitted !== undefined);
   }
 
@@ -344,10 +377,10 @@ export class Command {
    * With `reread` (a page by time), a stream whose page goes past that time is read again up to
    * it (its rest would come again after the time told), which may lower the time in turn.
    */
-  #reportTime(
+  *#reportTime(
     reads: Record<StreamName, CommandStreamRead>,
-    reread?: (stream: StreamName, end: number) => CommandStreamRead,
-  ): number | null {
+    reread?: (stream: StreamName, end: number) => Steps<CommandStreamRead>,
+  ): Steps<number | null> {
     const streams = ["stdout", "stderr"] as const;
     const forced = new Set<StreamName>();
     while (true) {
@@ -367,7 +400,7 @@ export class Command {
       for (const s of reread === undefined ? [] : streams) {
         const cut = this.#output[s].offsetAfter(time);
         if (reads[s].end <= cut || forced.has(s)) continue;
-        const read = reread!(s, cut);
+        const read = yield* reread!(s, cut);
         if (read.end > cut) forced.add(s);
         else [reads[s], again] = [read, true];
       }

@@ -47,7 +47,8 @@ import type { Pattern, PatternMatch } from "../output/patterns.ts";
 import { Recording } from "../output/recording.ts";
 import type { ScreenView } from "../output/screen.ts";
 import { cutHead, DEFAULT_ANSWER_BYTES, estimateTokens, omissionMarker } from "../output/shape.ts";
-import { StreamOutput } from "../output/stream.ts";
+import { StreamOutput, type StreamView } from "../output/stream.ts";
+import { atOnce, type Steps } from "../slices.ts";
 import { boundaryAtOrAfter, utf8Length } from "../output/utf8.ts";
 import { buildTerminalInvocation, type TerminalInvocationRequest } from "../launching/shells.ts";
 import { shellIntegration, ShellScripts } from "../launching/integration/mod.ts";
@@ -552,13 +553,30 @@ export class Terminal {
    * last lines with a marker between (`head-tail`); with `since` it pages (`hasMore`).
    */
   read(request: TerminalReadRequest): TerminalRead {
+    return atOnce(this.readSteps(request));
+  }
+
+  /**
+   * {@link read} as steps (see src/engine/slices.ts): of the output, and the exit, as they
+   * stood when the steps began.
+   */
+  *readSteps(request: TerminalReadRequest): Steps<TerminalRead> {
     this.touch();
+    const exitStatus = this.exitStatus;
+    return yield* this.#output.frozen((output) => this.#read(output, request, exitStatus));
+  }
+
+  *#read(
+    output: StreamView,
+    request: TerminalReadRequest,
+    exitStatus: ExitStatus | null,
+  ): Steps<TerminalRead> {
     const budget = this.#budget(request.maxBytes);
     const options = { ...request, final: !this.running, budget: budget.value };
-    let read = this.#output.readLines(options);
+    let read = yield* output.readLines(options);
     if ((request.mode ?? "full") === "full" && request.since === undefined && read.hasMore) {
       const half = Math.ceil((request.maxLines ?? 1000) / 2);
-      read = this.#output.readLines({
+      read = yield* output.readLines({
         ...options,
         mode: "head-tail",
         headLines: half,
@@ -572,13 +590,13 @@ export class Terminal {
       hasMore: read.hasMore,
       truncated: read.truncated,
       stats: {
-        totalBytes: this.#output.end,
+        totalBytes: output.end,
         estimatedTokens: estimateTokens(read.output.length),
         linesShown: read.linesShown,
         linesOmitted: read.linesOmitted,
       },
       ...(budget.clamped ? { notice: maxBytesNotice(budget.clamped) } : {}),
-      ...(this.exitStatus ? { exitStatus: this.exitStatus } : {}),
+      ...(exitStatus ? { exitStatus } : {}),
     };
   }
 
@@ -595,12 +613,19 @@ export class Terminal {
    * size limit.
    */
   acpOutput(raw: boolean): { output: string; truncated: boolean } {
+    return atOnce(this.acpOutputSteps(raw));
+  }
+
+  /** {@link acpOutput} as steps (see src/engine/slices.ts), of the output as it stood then. */
+  *acpOutputSteps(raw: boolean): Steps<{ output: string; truncated: boolean }> {
     this.touch();
-    const read = this.#output.readNewest(0, {
-      raw,
-      final: !this.running,
-      budget: this.#answerBytes,
-    });
+    const read = yield* this.#output.frozen((output) =>
+      output.readNewest(0, {
+        raw,
+        final: !this.running,
+        budget: this.#answerBytes,
+      })
+    );
     let output = read.text;
     let cut = read.start > 0;
     const limit = this.outputByteLimit;
@@ -622,7 +647,24 @@ export class Terminal {
    * much was left out and from which line to read it.
    */
   waitOutput(from: number, maxBytes?: number, to?: number): WaitOutput & { notice?: string } {
-    const output = this.#output;
+    return atOnce(this.waitOutputSteps(from, maxBytes, to));
+  }
+
+  /** {@link waitOutput} as steps (see src/engine/slices.ts), of the output as it stood then. */
+  waitOutputSteps(
+    from: number,
+    maxBytes?: number,
+    to?: number,
+  ): Steps<WaitOutput & { notice?: string }> {
+    return this.#output.frozen((output) => this.#waitOutput(output, from, maxBytes, to));
+  }
+
+  *#waitOutput(
+    output: StreamView,
+    from: number,
+    maxBytes?: number,
+    to?: number,
+  ): Steps<WaitOutput & { notice?: string }> {
     const budget = this.#budget(maxBytes);
     const notice = budget.clamped ? { notice: maxBytesNotice(budget.clamped) } : {};
     const end = Math.min(to ?? output.end, output.end);
@@ -638,7 +680,7 @@ export class Terminal {
       return { output: dropped, truncated: gone > 0, ...notice };
     }
     const hint = (line: number) => `read them with since=${line}`;
-    const read = output.readShaped(from, {
+    const read = yield* output.readShaped(from, {
       final: !this.running || end < output.end,
       budget: budget.value,
       hint: (_offset, line) => hint(line),

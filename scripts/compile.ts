@@ -130,6 +130,36 @@ function withBuiltinRequire(code: string, file: string): string {
   return replaced;
 }
 
+/**
+ * Modules started as Workers (`new Worker(new URL("./name.ts", import.meta.url))`): esbuild
+ * leaves such a URL as it is, naming a source file the bundle does not have. Each is bundled on
+ * its own, whole, as `name.js` beside main.js (in main.js's chunks, a worker's packages loaded
+ * on the server's thread too: xterm, 1-2 MiB), and the URL made to name that; the executable
+ * includes it.
+ */
+export const WORKERS = ["src/engine/output/screen_worker.ts"];
+
+/** A worker's bundle's file name (see {@link WORKERS}). */
+export function workerBundle(worker: string): string {
+  return worker.slice(worker.lastIndexOf("/") + 1).replace(/\.ts$/, ".js");
+}
+
+/** `code` with each worker's URL (see {@link WORKERS}) naming its bundle; throws if one is not found. */
+function withWorkerUrls(code: Map<string, string>): void {
+  for (const worker of WORKERS) {
+    const url = `new URL("./${worker.slice(worker.lastIndexOf("/") + 1)}", import.meta.url)`;
+    const files = [...code.keys()].filter((file) => code.get(file)!.includes(url));
+    if (files.length !== 1) {
+      throw new Error(`${url} is in ${files.length} files of the bundle, not one: see WORKERS`);
+    }
+    const file = files[0];
+    code.set(
+      file,
+      code.get(file)!.replace(url, `new URL("./${workerBundle(worker)}", import.meta.url)`),
+    );
+  }
+}
+
 /** A chunk's file name: what esbuild named it after, a dash, and a hash of its content. */
 const CHUNK = /^(.+)-[A-Z0-9]{8}\.js$/;
 
@@ -164,7 +194,7 @@ async function chunkNames(code: Map<string, string>): Promise<Map<string, string
 /**
  * Bundles main.ts and everything it imports into `outDir`: main.js and the chunks it imports,
  * naming npm modules by package ({@link withoutCachePaths}) and chunks by content
- * ({@link chunkNames}). Returns main.js's path.
+ * ({@link chunkNames}), and each of {@link WORKERS} beside them. Returns main.js's path.
  */
 export async function bundle(outDir: string): Promise<string> {
   await deno([
@@ -177,6 +207,17 @@ export async function bundle(outDir: string): Promise<string> {
     outDir,
     "main.ts",
   ]);
+  for (const worker of WORKERS) {
+    await deno([
+      "bundle",
+      "--quiet",
+      "--platform",
+      "deno",
+      "--output",
+      `${outDir}/${workerBundle(worker)}`,
+      worker,
+    ]);
+  }
   const dirs = await denoDirs();
   const code = new Map<string, string>();
   for (const file of Deno.readDirSync(outDir)) {
@@ -185,6 +226,7 @@ export async function bundle(outDir: string): Promise<string> {
     code.set(file.name, withBuiltinRequire(withoutCachePaths(text, dirs), file.name));
     Deno.removeSync(`${outDir}/${file.name}`);
   }
+  withWorkerUrls(code);
   const names = await chunkNames(code);
   for (const [name, text] of code) {
     Deno.writeTextFileSync(`${outDir}/${names.get(name) ?? name}`, renamed(text, names));
@@ -208,6 +250,7 @@ if (import.meta.main) {
       "compile",
       "--quiet",
       ...PERMISSIONS,
+      ...WORKERS.flatMap((worker) => ["--include", `${ROOT}/dist/bundle/${workerBundle(worker)}`]),
       "--target",
       target,
       "--output",

@@ -15,7 +15,8 @@ import { openStream } from "../helpers/stream.ts";
 import { withBundle } from "../helpers/bundle.ts";
 
 Deno.test({
-  name: "bundle: serves over stdio and HTTP, its npm code (iconv-lite, ws) loaded when first used",
+  name:
+    "bundle: serves over stdio and HTTP, its npm code (iconv-lite, ws) loaded when first used, its screens' Worker beside it",
   ignore: Deno.build.os === "windows",
   async fn(t) {
     await withBundle(async (main) => {
@@ -30,6 +31,19 @@ Deno.test({
             wait_ms: 30_000,
           });
           assertEquals([done.status, done.stdout], ["completed", "你好"]);
+          // The screen's emulator runs in a Worker of its own, bundled beside main.js.
+          const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+            command: "printf '\\033[2J\\033[3;5Hon the screen\\n'; sleep 30",
+          });
+          let screen = "";
+          for (let read = 0; read < 100 && !screen.includes("on the screen"); read++) {
+            screen = (await mcp.callOk<{ output: string }>("terminal_read", {
+              terminalId,
+              mode: "screen",
+            })).output;
+          }
+          assertEquals(screen, "\n\n    on the screen\n");
+          await mcp.callOk("terminal_release", { terminalId });
         } finally {
           await mcp.close();
         }

@@ -30,7 +30,10 @@ async function type(server: HttpServer, id: string, input: string): Promise<void
   assertEquals(sent.status, 200, JSON.stringify(sent.json));
 }
 
-/** A raw stream client: the handshake, then it reads nothing until told to. */
+/**
+ * A raw stream client: the handshake and the hello (its watch has begun: what the terminal
+ * prints from then on is sent to it), then it reads nothing until told to.
+ */
 async function stalledClient(server: HttpServer, path: string): Promise<Deno.TcpConn> {
   const { hostname, port } = new URL(server.url);
   const stalled = await Deno.connect({ hostname, port: Number(port) });
@@ -40,8 +43,13 @@ async function stalledClient(server: HttpServer, path: string): Promise<Deno.Tcp
       `Sec-WebSocket-Version: 13\r\nAuthorization: Bearer ${server.token}\r\n\r\n`,
   ));
   const head = new Uint8Array(256);
-  const n = await stalled.read(head);
-  match(new TextDecoder().decode(head.subarray(0, n ?? 0)), /^HTTP\/1.1 101/);
+  let received = "";
+  while (!received.includes('"type":"hello"')) {
+    const n = await stalled.read(head);
+    if (n === null) break;
+    received += new TextDecoder().decode(head.subarray(0, n));
+  }
+  match(received, /^HTTP\/1.1 101/);
   return stalled;
 }
 
@@ -658,6 +666,8 @@ withHttp("recording: asciicast v2 of what the terminal printed and its resizes",
     async () => raw = await outputOf(server, id),
   );
   const stream = await openStream(server, `/api/terminals/${id}/stream`);
+  // Its watch has begun (a resize before it would come as the hello's size, not as a message).
+  await stream.until(() => stream.messages.some((m) => m.type === "hello"), "the hello");
   stream.send({ type: "takeover" });
   await stream.until(() => stream.messages.some((m) => m.holder === "you"), "control");
   stream.send({ type: "resize", cols: 100, rows: 40 });

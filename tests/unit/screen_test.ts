@@ -107,6 +107,18 @@ Deno.test("output with nothing to clamp passes byte for byte", () => {
   });
 });
 
+Deno.test("the first screen read starts the emulators' thread, which every screen then shares", async () => {
+  // (Under `deno test`, the thread's modules are type-checked as it starts: seconds, the first
+  // time after a change. Here, before the tests below that time a render.)
+  const buffers = [new OutputBuffer(), new OutputBuffer()];
+  const screens = buffers.map((buffer) => new Screen(buffer, 20, 3));
+  buffers[0].append(encoder.encode("one\r\n\x1b[3;4Hthree"));
+  buffers[1].append(encoder.encode("\x1b[2;2Htwo"));
+  const [first, second] = await Promise.all(screens.map((screen) => screen.render()));
+  assertEquals([first.text, second.text], ["one\n\n   three\n", "\n two\n"]);
+  for (const screen of screens) screen.dispose();
+});
+
 Deno.test("the screen shows huge-parameter output, quickly, and floods within its time budget", async () => {
   const buffer = new OutputBuffer({ maxBytes: 64 << 20 });
   const screen = new Screen(buffer, 80, 24);

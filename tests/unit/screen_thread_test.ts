@@ -1,7 +1,8 @@
 /**
- * The screen emulator fed in slices of the event loop's time (src/engine/slices.ts): however
- * its pieces and pauses fall, and whatever other screens are caught up meanwhile, a screen
- * shows what it shows fed a piece at a time.
+ * The screen emulators, fed in their own thread (screen_worker.ts) in pieces, the screens
+ * taking turns: however the pieces and turns fall, and whatever other screens are caught up
+ * meanwhile, a screen shows what it shows fed a piece at a time; and the event loop that sent
+ * them runs on meanwhile.
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
@@ -37,7 +38,7 @@ const redraws = fc.tuple(
   fc.integer({ min: 1, max: 400 }),
 ).map(([block, times]) => block.repeat(times).slice(0, 400_000));
 
-Deno.test("a screen fed in slices shows what it shows fed a piece at a time", async () => {
+Deno.test("a screen fed in turns with another shows what it shows fed a piece at a time", async () => {
   await fc.assert(
     fc.asyncProperty(
       redraws,
@@ -46,7 +47,7 @@ Deno.test("a screen fed in slices shows what it shows fed a piece at a time", as
       cuts,
       async (output, cols, rows, fractions) => {
         const bytes = encoder.encode(output);
-        // All at once: one render, in many pieces and slices, another screen caught up meanwhile.
+        // All at once: one render, in many pieces and turns, another screen caught up meanwhile.
         const whole = new OutputBuffer({ maxBytes: 1 << 20 });
         const other = new OutputBuffer({ maxBytes: 1 << 20 });
         const [screen, otherScreen] = [new Screen(whole, cols, rows), new Screen(other, 80, 24)];
@@ -73,7 +74,7 @@ Deno.test("a screen fed in slices shows what it shows fed a piece at a time", as
   );
 });
 
-Deno.test("a screen caught up in slices lets a timer set meanwhile run before it is done", async () => {
+Deno.test("a screen caught up in its thread lets a timer set meanwhile run before it is done", async () => {
   const buffer = new OutputBuffer({ maxBytes: 1 << 20 });
   const screen = new Screen(buffer, 80, 24);
   buffer.append(encoder.encode("\x1b[5;9H\x1b[31mx\x1b[0m\x1b[K\x1b[2P\x1b[3@".repeat(20_000)));

@@ -5,12 +5,13 @@
  * screen is never asked for cost nothing.
  *
  * The emulators live in a thread of their own, one for all screens (screen_worker.ts, started
- * with the first screen asked for and ended with the last one freed): feeding them, however
- * much output there is to catch up on, never holds the event loop that answers calls. Four
- * screens of terminals redrawing at 500 KB/s each, read without pause, held it in slices of
- * 4 ms between turns of the event loop on the same thread (a quiet get_version over HTTP: p99
- * 50-160 ms); in their thread, on the other core, 30 ms, and each screen read about twice as
- * often. That thread costs about 13 MiB of memory while any screen is in use.
+ * with the first screen asked for, ended {@link IDLE_THREAD_MS} after the last one is freed):
+ * feeding them, however much output there is to catch up on, never holds the event loop that
+ * answers calls. Measured (scripts/bench.ts, screen-reads: four terminals redrawing at 500 KB/s
+ * each, their screens read without pause, a quiet caller's get_version over HTTP), fed in
+ * slices of 4 ms on the server's own thread (src/engine/slices.ts): p50 9-15 ms, p99 35-92 ms,
+ * 120-240 screen reads a second; in their thread, which runs on the other core: p50 4-8 ms, p99
+ * 17-38 ms, 160-290 reads a second. The thread costs about 13 MiB while any screen is in use.
  *
  * The emulator is fed lazily, when the screen is asked for ({@link Screen.render},
  * {@link Screen.snapshot}), from the output buffer, and at a bounded cost:

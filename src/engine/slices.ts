@@ -1,12 +1,13 @@
 /**
- * Work that would hold the event loop for long (a screen emulator catching up on megabytes of
- * output, an answer cleaned out of them) is done in slices of about {@link SLICE_MS}, and
- * between two slices the event loop runs whatever else is ready: a call that comes in waits for
- * at most about one slice.
+ * Work that would hold the event loop for long (an answer cleaned out of megabytes of output,
+ * measured and cut to its size) is done in slices of about {@link SLICE_MS}, and between two
+ * slices the event loop runs whatever else is ready: a call that comes in waits for at most
+ * about one slice. (The screens' emulators, the other such work, have a thread of their own:
+ * see output/screen.ts.)
  *
  * All the sliced work of the server takes turns: one slice per task of the event loop, the
- * works in the order they asked, so that four screens caught up at once hold it no longer at a
- * time than one does. A turn is a timer task. Deno's event loop looks for I/O (a request on a
+ * works in the order they asked, so that several at once hold it no longer at a time than one
+ * does. A turn is a timer task. Deno's event loop looks for I/O (a request on a
  * socket) only when it has nothing ready to run, and only a timer makes it wait: promise jobs,
  * `setImmediate`, a `MessageChannel` and operations that complete at once (`Deno.stat`,
  * `crypto.subtle.digest`, an FFI call on the blocking pool) all kept a request from another
@@ -23,8 +24,7 @@
  * A work is written as a generator that yields where it may pause ({@link Steps}): run by
  * {@link inSlices}, it pauses there once its slice's time is spent; run by {@link atOnce}, it
  * never does (for callers that need the result now). So both get the same result by one
- * piece of code. Work that waits on something else between slices (an emulator's write) calls
- * {@link nextSlice} itself.
+ * piece of code.
  *
  * @example
  * ```ts

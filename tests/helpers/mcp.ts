@@ -51,15 +51,23 @@ export interface Connection {
   close(): Promise<void>;
 }
 
-/** Starts a server (main.ts, or another entry such as a bundle) with extra flags and environment. */
+/**
+ * Starts a server (main.ts, or another entry such as a bundle) with extra flags and environment;
+ * with `umask`, under that file mode creation mask (POSIX), as a service configured so would run.
+ */
 export async function connect(
   args: string[] = [],
   env: Record<string, string> = {},
   entry: string = MAIN,
+  options: { umask?: string } = {},
 ): Promise<Connection> {
+  const deno = [Deno.execPath(), "run", ...START_FLAGS, entry, ...args];
+  const command = options.umask === undefined
+    ? deno
+    : ["bash", "--norc", "-c", `umask ${options.umask} && exec "$@"`, "bash", ...deno];
   const transport = new StdioClientTransport({
-    command: Deno.execPath(),
-    args: ["run", ...START_FLAGS, entry, ...args],
+    command: command[0],
+    args: command.slice(1),
     env: { ...Deno.env.toObject(), WINTERM_LOG_LEVEL: "warn", ...START_ENV, ...env },
     stderr: "inherit",
   });

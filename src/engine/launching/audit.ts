@@ -13,6 +13,7 @@
  * @module
  */
 import { log } from "../../log.ts";
+import { openPrivateAppend } from "../../private_files.ts";
 
 /**
  * Where a request came from: `web` is a person in the web view, `stream` a WebSocket client
@@ -32,9 +33,16 @@ export class AuditLog {
   #file: Deno.FsFile;
   readonly inputContent: boolean;
 
-  /** Opens (appends to) the log. Throws if the file cannot be opened. */
+  /**
+   * Opens (appends to) the log, created readable by its owner only (0600): it names every
+   * program run and can hold what was typed. Throws if the file cannot be opened.
+   */
   constructor(readonly path: string, options: { inputContent: boolean }) {
-    this.#file = Deno.openSync(path, { append: true, create: true });
+    const file = openPrivateAppend(path);
+    if (file.readableByOthers) {
+      log.warn("the audit log can be read by other users (chmod 600 it)", { path });
+    }
+    this.#file = file;
     this.inputContent = options.inputContent;
   }
 

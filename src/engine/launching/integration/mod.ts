@@ -32,6 +32,7 @@
  * @module
  */
 import { join } from "node:path";
+import { makePrivateFolder, writePrivateFile } from "../../../private_files.ts";
 import BASH_INIT from "./bash.sh" with { type: "text" };
 import SH_ENV from "./env.sh" with { type: "text" };
 import FISH_INIT from "./init.fish" with { type: "text" };
@@ -98,7 +99,7 @@ export class ShellScripts {
     return this.#inDirectory((dir) => {
       const path = join(dir, `${name}-${contentName(all)}`);
       if (!this.#written.has(path)) {
-        Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
+        makePrivateFolder(path);
         for (const [file, text] of Object.entries(files)) this.#write(join(path, file), text);
         this.#written.add(path);
       }
@@ -122,7 +123,7 @@ export class ShellScripts {
   #inDirectory<T>(write: (dir: string) => T): T {
     if (this.#dir !== undefined && this.#temporary === undefined) {
       try {
-        Deno.mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
+        makePrivateFolder(this.#dir);
         return write(this.#dir);
       } catch {
         // A state directory that cannot be written: a temporary one serves.
@@ -136,7 +137,7 @@ export class ShellScripts {
   #write(path: string, content: string): void {
     if (this.#written.has(path)) return;
     const draft = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
-    Deno.writeTextFileSync(draft, content, { mode: 0o600 });
+    writePrivateFile(draft, content);
     Deno.renameSync(draft, path);
     this.#written.add(path);
   }

@@ -11,7 +11,7 @@ import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client } from "../helpers/mcp.ts";
 import { type HttpServer, request, withHttp } from "../helpers/http.ts";
-import { concat, eventually, tempDir } from "../helpers/process.ts";
+import { concat, eventually, staysFalse, tempDir } from "../helpers/process.ts";
 import { openStream, Refused, type StreamClient } from "../helpers/stream.ts";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
 import { Screen } from "../../src/engine/output/screen.ts";
@@ -504,7 +504,7 @@ withHttp(
       // that takes nothing is 4 intervals): nothing announces that none came.
       let closed = false;
       client.closed.then(() => closed = true);
-      ok(!(await eventually(() => closed, 7_000)), "the client was dropped while its paste waited");
+      ok(await staysFalse(() => closed, 7_000), "the client was dropped while its paste waited");
       Deno.writeTextFileSync(go, "");
       await client.until(
         () => /0\r?\n\s*1\r?\n[^]*got-all/.test(client.output()),

@@ -42,6 +42,17 @@ const withServer = (
   env: Record<string, string> = {},
 ) => serverTest(name, fn, { ignore: !posix, env });
 
+/** Returns once the terminal's output holds `text` (read raw, as it arrived). */
+async function arrived(mcp: Connection, terminalId: string, text: string): Promise<void> {
+  let output = "";
+  ok(
+    await eventually(() => output.includes(text), undefined, async () => {
+      output = (await mcp.callOk<{ output: string }>("terminal_output", { terminalId })).output;
+    }),
+    `${text} never arrived: ${output}`,
+  );
+}
+
 const wait = (mcp: Connection, args: Record<string, unknown>) =>
   mcp.callOk<Waited>("terminal_wait", args);
 
@@ -114,7 +125,7 @@ withServer("terminal_wait returns as soon as a server prints its pattern", async
 withServer("a wait after a write sees the answer even if it came before the wait", async (mcp) => {
   const { terminalId } = await mcp.callOk<Created>("terminal_create", { shell: "sh" });
   await mcp.callOk("terminal_write", { terminalId, input: "echo early-$((40 + 2))" });
-  await new Promise((resolve) => setTimeout(resolve, 500)); // the answer is long there
+  await arrived(mcp, terminalId, "early-42"); // the answer is there before the wait
   const seen = await wait(mcp, { terminalId, pattern: "early-42", timeoutMs: 5000 });
   assertEquals(seen.condition, "pattern");
   // The answer starts after the echo (a shell slow to start may print its prompt after the
@@ -127,7 +138,7 @@ withServer("a wait after a write sees the answer even if it came before the wait
   const server = await mcp.callOk<Created>("terminal_create", {
     command: "echo banner-ready; sleep 30",
   });
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  await arrived(mcp, server.terminalId, "banner-ready");
   assertEquals(
     (await wait(mcp, { terminalId: server.terminalId, pattern: "banner-ready", timeoutMs: 5000 }))
       .condition,
@@ -235,7 +246,7 @@ withServer("Ctrl+C by key name interrupts the program", async (mcp) => {
     command: "sleep",
     args: ["30"],
   });
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // It runs once created (the spawn returns after its exec): Ctrl+C reaches it at once.
   await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
   const done = await wait(mcp, { terminalId, timeoutMs: 10_000 });
   assertEquals(done.exitStatus, { exitCode: null, signal: "SIGINT" });

@@ -463,6 +463,55 @@ console.log(JSON.stringify({ procRefused, seen, survivors: count() }));
 });
 
 Deno.test({
+  name:
+    "when the drain limit passes while the blocking pool reads a flood, nothing written before it is lost",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    // The reactor only decides when to read: stood in for, so that the limit passes exactly
+    // while a pool read is in flight (the reads are real). A machine at load 7-76 got there by
+    // itself: the pool's read in flight was dropped, and the rest never read.
+    const pooling = {
+      add() {},
+      remove() {},
+      update() {},
+      countRead() {},
+      inTime: () => true,
+      poolFlood: () => true,
+      floodShared: () => false,
+      poolDone() {},
+    };
+    const [readEnd, writeEnd] = openPipe({ read: true, write: true });
+    const fill = (bytes: number) =>
+      assertEquals(Number(libc().write(writeEnd, new Uint8Array(bytes), BigInt(bytes))), bytes);
+    fill(64 * 1024);
+    let got = 0, drained = false, finished = false;
+    const { promise: ended, resolve: end } = Promise.withResolvers<void>();
+    const reader: FdReader = new FdReader(
+      pooling as unknown as ReturnType<typeof reactor>,
+      new SharedFd(readEnd, 1),
+      (data) => {
+        got += data.length;
+        // The first chunk read on the pool: the next read is in flight. The writer writes the
+        // last of its output, exits (its end closes), and the drain limit passes.
+        if (drained && !finished) {
+          finished = true;
+          fill(48 * 1024);
+          libc().close(writeEnd);
+          reader.finish();
+        }
+      },
+      () => end(),
+      true,
+    );
+    reader.drain();
+    drained = true;
+    await ended;
+    ok(finished, "the pool read nothing");
+    assertEquals(got, (64 + 48) * 1024);
+  },
+});
+
+Deno.test({
   name: "when the drain limit passes, what the stream holds is read before reading stops",
   ignore: !posix,
   fn() {

@@ -45,7 +45,7 @@ Deno.test({
       "/c",
       "set /p LINE=<CON & echo got [!LINE!]>CON",
     ]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Typed at once: the console keeps input until the program reads it.
     await run.child.write(encoder.encode("hello 世界\r"));
     assertEquals((await run.exited).exitCode, 0);
     match(screenText(run.stdout()), /got \[hello 世界\]/);
@@ -95,9 +95,10 @@ Deno.test({
       "start /b ping -n 100 127.0.0.1 >NUL & echo started>CON",
     ]);
     await run.exited;
-    await new Promise((resolve) => setTimeout(resolve, 200));
     ok(
-      !listProcesses().some((p) => p.ppid === run.child.pid && /ping/i.test(p.exe)),
+      await eventually(() =>
+        !listProcesses().some((p) => p.ppid === run.child.pid && /ping/i.test(p.exe))
+      ),
       "background ping survived",
     );
   },

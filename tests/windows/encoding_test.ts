@@ -161,7 +161,7 @@ withServer("set /p on a terminal: Chinese input whatever the code page", async (
     command: "cmd.exe",
     args: ["/d", "/v:on", "/c", "set /p ANSWER=<CON & echo got [!ANSWER!]>CON"],
   });
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Typed at once: the console keeps input until the program reads it.
   await mcp.callOk("terminal_write", { terminalId, input: "中文输入" });
   const seen = await mcp.callOk<{ condition: string; output: string }>("terminal_wait", {
     terminalId,

@@ -60,7 +60,7 @@ withServer("send_command_input answers a prompt", async (mcp) => {
     command: 'cmd.exe /d /v:on /c "set /p ANSWER=<CON & echo got [!ANSWER!]>CON"',
     shell_type: "executable",
   });
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Sent at once: the console keeps input until the program reads it.
   await mcp.callOk("send_command_input", { token, input: "forty two" });
   const result = await mcp.callOk<CommandQuery>("query_command_status", { token, wait_ms: 30_000 });
   assertEquals(result.exit_code, 0);

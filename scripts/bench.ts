@@ -43,7 +43,14 @@ import nodePty from "@lydell/node-pty";
 import { spawn } from "../src/pty/mod.ts";
 import { CommandService } from "../src/engine/services/commands.ts";
 import { Agent, AGENT_TASKS } from "../tests/helpers/agent_tasks.ts";
-import { connect, type Connection, MAIN, START_ENV, START_FLAGS } from "../tests/helpers/mcp.ts";
+import {
+  connect,
+  type Connection,
+  MAIN,
+  START_ENV,
+  START_FLAGS,
+  text,
+} from "../tests/helpers/mcp.ts";
 import { rawRequest, request, startHttpServer } from "../tests/helpers/http.ts";
 import { eventually, processesWith, tempDir, uniqueMarker } from "../tests/helpers/process.ts";
 import { C, cString, cStringArray, libc, OPAQUE_BYTES } from "../src/pty/posix/libc.ts";
@@ -1216,6 +1223,65 @@ async function streams(rows: Row[]): Promise<void> {
   }
 }
 
+/**
+ * 300 bash terminals, then `echo ok-N` in each at once through `terminal_run` (issue 35): every
+ * answer must be that command's output and exit code, whatever the machine's pace. Reports the
+ * wrong answers by kind and how long the runs took.
+ */
+async function concurrentRuns(rows: Row[]): Promise<void> {
+  const count = QUICK ? 50 : 300;
+  const home = tempDir("winterm-bench-home-");
+  const mcp = await connect([], { WINTERM_MAX_TERMINALS: String(count) });
+  try {
+    const ids = await Promise.all(
+      Array.from({ length: count }, () =>
+        mcp.callOk<{ terminalId: string }>("terminal_create", {
+          shell: "bash",
+          env: { HOME: home },
+        }, 600_000).then((created) => created.terminalId)),
+    );
+    const wrong = new Map<string, number>();
+    const times: number[] = [];
+    const elapsed = await timed(() =>
+      Promise.all(ids.map(async (terminalId, n) => {
+        const start = performance.now();
+        const answer = await mcp.call("terminal_run", {
+          terminalId,
+          command: `echo ok-${n}`,
+          timeoutMs: 300_000,
+        }, 600_000);
+        times.push(performance.now() - start);
+        const run = answer.structuredContent as
+          | { condition: string; output: string; exitCode: number | null }
+          | undefined;
+        const kind = answer.isError
+          ? `refused: ${text(answer).slice(0, 80)}`
+          : run?.condition !== "done"
+          ? `condition ${run?.condition}`
+          : run.output !== `ok-${n}\n` || run.exitCode !== 0
+          ? `answered ${JSON.stringify(run.output.slice(0, 40))}, exit code ${run.exitCode}`
+          : undefined;
+        if (kind) wrong.set(kind, (wrong.get(kind) ?? 0) + 1);
+      }))
+    );
+    const wrongCount = [...wrong.values()].reduce((sum, n) => sum + n, 0);
+    rows.push({
+      what: `\`terminal_run\` \`echo ok-N\` in ${count} bash terminals at once (SDK client over ` +
+        "stdio): answers that are not the command's output and exit code",
+      figure: `${wrongCount} of ${count} wrong; all answered in ${(elapsed / 1000).toFixed(1)} s ` +
+        `(each: p50 ${(median(times) / 1000).toFixed(1)} s, max ${
+          (Math.max(...times) / 1000).toFixed(1)
+        } s)`,
+      note: wrongCount === 0
+        ? "goal: 0 wrong"
+        : "goal: 0 wrong; " + [...wrong].map(([kind, n]) => `${n}x ${kind}`).join("; "),
+    });
+  } finally {
+    await mcp.close();
+    Deno.removeSync(home, { recursive: true });
+  }
+}
+
 const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["machine", "this machine's pace", machinePace],
   // Echo before throughput: node-pty's echo, its reference, took 12-16 ms after the 40 MB
@@ -1235,6 +1301,7 @@ const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["conpty", "ConPTY against a plain pipe (Windows, or the Wine test bed)", conpty],
   ["agent", "the agent-task suite", agentTasks],
   ["streams", "WebSocket streams", streams],
+  ["concurrent-runs", "terminal_run in 300 terminals at once", concurrentRuns],
 ];
 const rows: Row[] = [];
 const started = new Date();

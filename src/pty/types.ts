@@ -198,6 +198,13 @@ export interface ChildProcess {
    * mode, after the exit, Windows (a pseudoconsole's modes are its programs' console modes).
    */
   inputModes(): InputModes | undefined;
+  /**
+   * Whether the program the child runs now was started with `text` among its arguments or in
+   * its environment: false once the child has replaced itself (exec) with a program started
+   * without it. Undefined where the platform cannot tell: after the exit, macOS and Windows
+   * (Linux reads /proc/<pid>/cmdline and environ, which exec replaces).
+   */
+  startedWith(text: string): boolean | undefined;
   /** Changes the terminal size (PTY mode). Throws with the reason when the OS refuses. */
   resize(cols: number, rows: number): void;
   /**

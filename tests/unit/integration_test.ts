@@ -22,9 +22,12 @@ Deno.test("each shell gets its way in, and the user's own settings are passed on
     const sh = shellIntegration("sh", NONCE, { ENV: "$HOME/.shrc" }, scripts)!;
     match(Deno.readTextFileSync(sh.env!.ENV), /PS1=/);
     assertEquals(sh.env!.WINTERM_USER_ENV, "$HOME/.shrc");
-    // The prompt is handed over unexported: dash would export the nonce with it.
-    const prompted = shellIntegration("sh", NONCE, { PS1: "EX$ " }, scripts)!;
-    assertEquals([prompted.env!.WINTERM_USER_PS1, prompted.unset], ["EX$ ", ["PS1"]]);
+    // The prompts are handed over unexported: dash would export the nonce with them.
+    const prompted = shellIntegration("sh", NONCE, { PS1: "EX$ ", PS2: "more> " }, scripts)!;
+    assertEquals(
+      [prompted.env!.WINTERM_USER_PS1, prompted.env!.WINTERM_USER_PS2, prompted.unset],
+      ["EX$ ", "more> ", ["PS1", "PS2"]],
+    );
 
     const fish = shellIntegration("fish", NONCE, {}, scripts)!;
     match(fish.args![1], new RegExp(`^set -g __winterm_nonce ${NONCE}; source '.*\\.fish'$`));

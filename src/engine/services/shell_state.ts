@@ -116,8 +116,6 @@ export class ShellTracker {
   #reportsWaiting = false;
   /** It has said so since its last command ended. */
   #waitingReported = false;
-  /** When the newest prompt ended (ms since the epoch). */
-  promptShownAt = 0;
   /** See {@link readsOn}. */
   #readsOn = false;
   #readsOnAt = -1;
@@ -153,14 +151,6 @@ export class ShellTracker {
    */
   get entered(): string | null | undefined {
     return this.#entered?.text;
-  }
-
-  /**
-   * Whether the shell marks where a command's output starts (`C`): then a line entered that it
-   * reads on from without one is not a command yet (a continuation line).
-   */
-  get marksOutputStart(): boolean {
-    return this.#sendsOutputStart;
   }
 
   /**
@@ -256,7 +246,6 @@ export class ShellTracker {
     else this.#finishStartedNothing(null, offset);
     if (mark.kind === "prompt-end") {
       this.promptEnd = offset;
-      this.promptShownAt = Date.now();
       this.#pasting = false;
       // What was typed after the line entered is still there: the line editor reads it next.
       // The prompt a line typed ahead is read at; or the one after a line that started nothing.

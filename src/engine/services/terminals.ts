@@ -220,23 +220,10 @@ export interface WaitOutcome {
 }
 
 /**
- * How long the prompt a line typed before it is read at is waited for, at most, by a wait after
- * that line (see `Terminal.#waitOrigin`): from the shell's start for its first prompt (startup
- * files that run pyenv, nvm or conda take a second or a few), from the line for the prompt after
- * a command (its prompt hooks: a `git status` in a large repository).
- */
-const PROMPT_WAIT_MS = 10_000;
-
-/**
  * How long a run sent right after Ctrl+C waits for the shell to report the end of what it
  * interrupted, rather than being refused as busy.
  */
 const INTERRUPT_GRACE_MS = 2_000;
-
-/** How long after a prompt the line editor's echo of what was typed ahead is looked for. */
-const TYPEAHEAD_ECHO_MS = 50;
-/** Output still for this long before a shell reading on after a line is taken to want more. */
-const CONTINUATION_SETTLE_MS = 150;
 
 /** Input written to a terminal, as a wait after it needs it. */
 interface TypedInput {
@@ -245,18 +232,18 @@ interface TypedInput {
   text: string;
   /**
    * Written while the shell showed no prompt to read it at (before its first, or after a
-   * command ended and before the next): the shell reads it at the next prompt, waited for until
-   * then (ms since the epoch).
+   * command ended and before the next): the shell reads it at the next prompt, which comes at
+   * output offset `readAt`.
    */
-  beforePrompt?: { until: number; readAt?: number };
+  beforePrompt?: { readAt?: number };
 }
 
 /** Where a wait looks (see `Terminal.#waitOrigin`). */
 interface WaitOrigin {
   from: number;
   echo?: EchoSkip;
-  /** The input waits for the prompt it is read at until then: `from` and `echo` are not final. */
-  awaitingPromptUntil?: number;
+  /** The input waits for the prompt it is read at: `from` and `echo` are not final. */
+  awaitingPrompt?: boolean;
 }
 
 /** The output since a wait's start, as a wait answers it. */
@@ -304,8 +291,6 @@ const CHECK_INTERVAL_MS = 25;
 const INPUT_HISTORY = 100;
 /** Looks at whether the program reads the terminal, while a wait for input runs, this often. */
 const INPUT_POLL_MS = 50;
-/** Right after a write, a reader that has not run since is taken to be waiting still after this. */
-const INPUT_SETTLE_MS = 250;
 /** The output kept after a watcher's snapshot is delivered in pieces of at most this size. */
 const WATCH_PIECE_BYTES = 64 * 1024;
 const encoder = new TextEncoder();
@@ -351,14 +336,22 @@ export class Terminal {
   #lastInput: TypedInput | undefined;
   /** The shell's state from its integration marks (shells started with it). */
   readonly #shell: ShellTracker | undefined;
+  /** The nonce the shell's marks carry (shells started with integration). */
+  readonly #nonce: string | undefined;
   /** cmd: what `run` types around a command (to mark its output and learn its exit code). */
   readonly #runWrapping: { prefix: string; suffix: string } | undefined;
-  /** The last write: when, and who was reading the terminal just before it. */
-  #lastWrite: { time: number; reader: TerminalReader | null | undefined } | undefined;
-  /** When Ctrl+C was last typed (ms since the epoch). */
-  #interruptedAt = 0;
-  /** Where the output stood then: the prompt it brings comes after that. */
-  #interruptedOffset = 0;
+  /** The last write: who was reading the terminal just before it, and whether it wakes them. */
+  #lastWrite: { reader: TerminalReader | null | undefined; wakes: boolean } | undefined;
+  /**
+   * The last Ctrl+C typed: when (ms since the epoch), where the output stood (the prompt it
+   * brings comes after that), and whether the shell ran a command then (else its line editor
+   * took it).
+   */
+  #interrupt: { at: number; offset: number; commandRan: boolean } | undefined;
+  /** The shell draws a new prompt when Ctrl+C reaches its line editor (see ShellIntegration). */
+  readonly #promptOnInterrupt: boolean;
+  /** The shell drops a run's line it would read on from itself (see ShellIntegration). */
+  readonly #dropsContinuedRun: boolean;
 
   constructor(
     private readonly context: LaunchContext,
@@ -377,6 +370,8 @@ export class Terminal {
       nonce: string;
       runWrapping?: { prefix: string; suffix: string };
       marksOutputStart?: boolean;
+      promptOnInterrupt?: boolean;
+      dropsContinuedRun?: boolean;
     },
   ) {
     this.id = context.id;
@@ -390,6 +385,9 @@ export class Terminal {
     this.outputByteLimitClamped = applied?.clamped;
     this.#answerBytes = limits.answerBytes;
     this.#runWrapping = integration?.runWrapping;
+    this.#nonce = integration?.nonce;
+    this.#promptOnInterrupt = integration?.promptOnInterrupt ?? false;
+    this.#dropsContinuedRun = integration?.dropsContinuedRun ?? false;
     const shell = integration
       ? new ShellTracker((offset) => {
         const next = this.#output.lineStart(this.#output.lineAt(offset) + 1);
@@ -478,7 +476,6 @@ export class Terminal {
     if (refused !== undefined) throw new EngineError("failed", refused, field);
     this.launcher.input({ ...this.context, via }, text);
     const shell = this.#shell;
-    const firstUntil = this.created + PROMPT_WAIT_MS;
     // Only a whole line is read at the prompt; Ctrl+C (D, Z) brings a prompt of its own.
     // deno-lint-ignore no-control-regex -- those keys are control characters
     const aLine = /[\r\n]/.test(text) && !/[\x03\x04\x1a]/.test(text);
@@ -486,22 +483,27 @@ export class Terminal {
     // Before the first prompt, a line goes to whatever reads the terminal then (a question the
     // startup files ask), if anything does.
     const readElsewhere = shell !== undefined && shell.promptEnd < 0 && !!reader;
-    const beforePrompt = shell === undefined || shell.command !== undefined || !aLine
+    const beforePrompt = shell === undefined || shell.command !== undefined || !aLine ||
+        readElsewhere || (shell.promptEnd >= 0 && !shell.promptPending)
       ? undefined
-      : shell.promptEnd < 0
-      ? Date.now() < firstUntil && !readElsewhere ? { until: firstUntil } : undefined
-      : shell.promptPending
-      ? { until: Date.now() + PROMPT_WAIT_MS }
-      : undefined;
+      : {};
     this.#lastInput = { offset: this.#output.end, text, beforePrompt };
-    this.#lastWrite = { time: Date.now(), reader };
+    const modes = this.#child.inputModes();
+    // Whether this wakes the reader blocked now: in raw mode any key does; in line mode the end
+    // of a line, end of file, or a key that sends a signal.
+    const wakes = text !== "" &&
+      // deno-lint-ignore no-control-regex -- those keys are control characters
+      (modes === undefined || !modes.lineMode || /[\r\n\x03\x04\x1a\x1c]/.test(text));
+    this.#lastWrite = { reader, wakes };
     if (text.includes("\x03")) {
-      this.#interruptedAt = Date.now();
-      this.#interruptedOffset = this.#output.end;
+      this.#interrupt = {
+        at: Date.now(),
+        offset: this.#output.end,
+        commandRan: shell?.command !== undefined,
+      };
     }
     // A terminal collecting lines with its echo off shows nothing of them (a line editor in
     // raw mode shows them itself); in raw mode while a command runs, the command takes them.
-    const modes = shell && this.#child.inputModes();
     const context = {
       readElsewhere,
       unechoed: modes !== undefined && modes.lineMode && !modes.echo,
@@ -695,21 +697,23 @@ export class Terminal {
   #state(): TerminalState {
     if (!this.running) return "exited";
     if (this.#shell?.atPrompt) return "prompt";
+    // At its continuation prompt the shell reads the rest of the line.
+    if (this.#shell?.readsOn) return "input";
     return this.#readingInput() ? "input" : "running";
   }
 
   /**
    * Whether the foreground program is blocked reading the terminal, and not merely still
-   * blocked in the read that the last write is about to wake (the thread has run since, or the
-   * write is long enough ago).
+   * blocked in the read that the last write is about to wake (the thread has not run since).
+   * A write that does not wake it (part of a line, in line mode) leaves it waiting.
    */
   #readingInput(): boolean {
     const reader = this.#child.terminalReader();
     if (!reader) return false;
     const before = this.#lastWrite;
     return !(
-      before?.reader && before.reader.tid === reader.tid &&
-      before.reader.switches === reader.switches && Date.now() - before.time < INPUT_SETTLE_MS
+      before?.wakes && before.reader && before.reader.tid === reader.tid &&
+      before.reader.switches === reader.switches
     );
   }
 
@@ -822,11 +826,13 @@ export class Terminal {
    * before the next, while its prompt hooks run) is read at the next prompt: the terminal echoed
    * it as it was typed, and the line editor shows it again after the prompt. Its answer starts
    * after that prompt and that second echo; until the prompt has come, the origin is awaiting it
-   * (nothing matches, and that prompt is not the one a wait for a prompt wants), for
-   * {@link PROMPT_WAIT_MS} at most: a shell whose integration never starts (its startup file
-   * ends in `exec sh`, or Ctrl+C cut it short) shows none, and its waits fall back to the echo
-   * alone after that. Before, a wait right after `terminal_create` matched the line as typed,
-   * and a wait for the prompt answered at the prompt the command was about to run at.
+   * (nothing matches, and that prompt is not the one a wait for a prompt wants), however long
+   * the shell takes (a slow machine, startup files that run pyenv, prompt hooks that run `git
+   * status` in a large repository), until the shell is known to show none: it replaced itself
+   * with a program started without its nonce (a startup file's `exec sh`; see
+   * {@link #integrationGone}). Then its waits look at the echo alone, as without integration.
+   * Before, a wait right after `terminal_create` matched the line as typed, and a wait for the
+   * prompt answered at the prompt the command was about to run at.
    */
   #waitOrigin(since: number | undefined): WaitOrigin {
     if (since !== undefined) return { from: this.#output.lineStart(since) };
@@ -835,12 +841,20 @@ export class Terminal {
     const before = input.beforePrompt;
     const from = before?.readAt ?? input.offset;
     const awaiting = before !== undefined && before.readAt === undefined &&
-      Date.now() < before.until;
+      !this.#integrationGone();
     return {
       from,
       echo: this.#output.echo(from, input.text),
-      ...(awaiting ? { awaitingPromptUntil: before.until } : {}),
+      ...(awaiting ? { awaitingPrompt: true } : {}),
     };
+  }
+
+  /**
+   * The shell has replaced itself (exec) with a program started without the terminal's nonce,
+   * which sends no marks: known on Linux (see ChildProcess.startedWith), never assumed.
+   */
+  #integrationGone(): boolean {
+    return this.#nonce !== undefined && this.#child.startedWith(this.#nonce) === false;
   }
 
   /**
@@ -896,15 +910,21 @@ export class Terminal {
     let from = origin.from;
     const pattern = request.pattern;
     let scanner = pattern ? this.#output.scan(pattern, from) : undefined;
-    /** The origin once the prompt it waited for has come (see `#waitOrigin`). */
+    /** Called once the origin has settled (see `settle`). */
+    let onSettled = () => {};
+    /**
+     * The origin once the prompt it waited for has come, or the shell is known to show none
+     * (see `#waitOrigin`): looked at again on each change of state, and as output is matched.
+     */
     const settle = (): WaitOrigin => {
-      if (origin.awaitingPromptUntil === undefined) return origin;
+      if (!origin.awaitingPrompt) return origin;
       const next = this.#waitOrigin(request.since);
-      if (next.awaitingPromptUntil !== undefined) return origin;
+      if (next.awaitingPrompt) return origin;
       origin = next;
       from = next.from;
       scanner?.cancel();
       scanner = pattern ? this.#output.scan(pattern, from) : undefined;
+      onSettled();
       return origin;
     };
     /** The echo's end once known: matching (and the answer) start there. */
@@ -921,11 +941,8 @@ export class Terminal {
     /** The condition about the shell or the program that holds now, if one asked for does. */
     const stateCondition = (): "prompt" | "input" | undefined => {
       // A prompt shown after the write (or `since`): never the one a command was typed at.
-      const { awaitingPromptUntil, from: start } = settle();
-      if (
-        request.prompt && awaitingPromptUntil === undefined && shell?.atPrompt &&
-        shell.promptEnd > start
-      ) {
+      const { awaitingPrompt, from: start } = settle();
+      if (request.prompt && !awaitingPrompt && shell?.atPrompt && shell.promptEnd > start) {
         return "prompt";
       }
       if (request.input && this.running && !shell?.atPrompt && this.#readingInput()) {
@@ -956,7 +973,7 @@ export class Terminal {
         if (!scanner || done) return false;
         const echo = afterEcho();
         // Typed before the prompt it is read at, not read yet: nothing after it is its answer yet.
-        if (origin.awaitingPromptUntil !== undefined && !final) return false;
+        if (origin.awaitingPrompt && !final) return false;
         // The echo is arriving: match once it has (the output that completes it will come).
         if (echo?.state === "pending" && !final) return false;
         // Not echoed yet: match what is here, never the echo arriving while matching yields.
@@ -967,7 +984,7 @@ export class Terminal {
       };
       const armIdle = () => {
         // Quiet before the line typed early was even read is no answer to it.
-        if (request.idleMs === undefined || settle().awaitingPromptUntil !== undefined) return;
+        if (request.idleMs === undefined || origin.awaitingPrompt) return;
         clearTimeout(idleTimer);
         idleTimer = setTimeout(() => finish("idle"), request.idleMs);
       };
@@ -980,13 +997,7 @@ export class Terminal {
       if (request.signal?.aborted) return finish("cancelled");
       request.signal?.addEventListener("abort", onAbort, { once: true });
       timers.push(setTimeout(() => finish("timeout"), request.timeoutMs));
-      if (origin.awaitingPromptUntil !== undefined) {
-        // No prompt by then: the output so far is looked at by the echo alone.
-        timers.push(setTimeout(() => {
-          armIdle();
-          check(false);
-        }, Math.max(0, origin.awaitingPromptUntil - Date.now())));
-      }
+      onSettled = armIdle;
       // A program blocks to read without a word: it is looked at every so often, and soon after
       // each output (a prompt is printed, then read).
       const poll = request.input ? setInterval(checkState, INPUT_POLL_MS) : undefined;
@@ -1060,6 +1071,15 @@ export class Terminal {
       );
     }
     this.#assertRunning();
+    if (this.#integrationGone()) {
+      throw new EngineError(
+        "invalid_input",
+        `terminal ${this.id}'s shell replaced itself with another program (exec, in its ` +
+          "startup files perhaps), which does not report its prompt or commands: use " +
+          "terminal_write and terminal_wait",
+        "terminalId",
+      );
+    }
     if (shell.promptEnd < 0) {
       // Just opened: its first prompt is on its way.
       const first = await this.wait({ prompt: true, since: 0, timeoutMs, signal: options.signal });
@@ -1074,34 +1094,56 @@ export class Terminal {
         );
       }
     }
-    // Ctrl+C just typed: the end of what it interrupted is on its way.
-    // (At its prompt too: the shell draws a new one, and a run typed before it was answered by
-    // that prompt, with nothing.)
-    const graceLeft = this.#interruptedAt + INTERRUPT_GRACE_MS - Date.now();
-    if (graceLeft > 0 && shell.promptEnd <= this.#interruptedOffset) {
-      const offset = this.#interruptedOffset;
+    const left = () => Math.max(0, timeoutMs - (Date.now() - started));
+    const stopped = () => {
+      if (!options.signal?.aborted && this.running) return undefined;
+      const condition = this.running ? "cancelled" : "exit";
+      return this.#runOutcome(condition, this.#output.end, started, options.maxBytes);
+    };
+    // Ctrl+C typed, and no prompt shown since: the prompt it brings is on its way (a run typed
+    // before it is read by the line editor the interruption tears down, or answered by that
+    // prompt). At a line editor that always draws one (nothing ran), it is waited for as long as
+    // the run may wait; a command it reached may ignore it, and is given a moment to end.
+    const interrupt = this.#interrupt;
+    if (interrupt && shell.promptEnd <= interrupt.offset) {
+      const sure = this.#promptOnInterrupt && !interrupt.commandRan;
       await this.#until(
-        () => shell.promptEnd > offset,
-        Math.min(graceLeft, timeoutMs - (Date.now() - started)),
+        () => shell.promptEnd > interrupt.offset,
+        sure ? left() : Math.min(left(), interrupt.at + INTERRUPT_GRACE_MS - Date.now()),
         options.signal,
       );
-      if (options.signal?.aborted || !this.running) {
-        const condition = this.running ? "cancelled" : "exit";
-        return this.#runOutcome(condition, this.#output.end, started, options.maxBytes);
+      const outcome = stopped();
+      if (outcome) return outcome;
+      if (sure && shell.promptEnd <= interrupt.offset) {
+        throw new EngineError(
+          "busy",
+          `terminal ${this.id} was sent Ctrl+C and its shell has shown no prompt since ` +
+            `(${timeoutMs} ms): wait for it (terminal_wait with prompt), or press Enter ` +
+            "(terminal_write) for a new one",
+        );
       }
     }
-
-    // Its prompt on its way: whether a line typed ahead waits to be read first is said before it.
+    // Its prompt on its way: whether a line typed ahead waits to be read first is said before it
+    // (right after the end mark, by the same hook).
     if (shell.waitingReportDue) {
-      const left = timeoutMs - (Date.now() - started);
-      await this.#until(
-        () => !shell.waitingReportDue,
-        Math.min(left, PROMPT_WAIT_MS),
-        options.signal,
-      );
-      if (options.signal?.aborted) {
-        return this.#runOutcome("cancelled", this.#output.end, started, options.maxBytes);
+      await this.#until(() => !shell.waitingReportDue, left(), options.signal);
+      const outcome = stopped();
+      if (outcome) return outcome;
+      if (shell.waitingReportDue) {
+        throw new EngineError(
+          "busy",
+          `terminal ${this.id}'s shell ended a command and has not said yet (${timeoutMs} ms) ` +
+            "whether a line typed ahead waits: wait for its prompt (terminal_wait with prompt)",
+        );
       }
+    }
+    if (shell.readsOn) {
+      throw new EngineError(
+        "busy",
+        `terminal ${this.id} shows its shell's continuation prompt: the line entered before is ` +
+          "not a whole command yet (an unclosed quote, a trailing |, a here-document), and the " +
+          "shell reads on: finish it (terminal_write), or drop it (ctrl_c)",
+      );
     }
     // A line written before (by terminal_write, or typed ahead of a prompt) comes first.
     const entered = shell.entered;
@@ -1136,20 +1178,19 @@ export class Terminal {
       );
     }
     if (shell.typedMaybe === "visible" && shell.atPrompt) {
-      // Typed while the command before ran: the line editor echoes what it holds right after
-      // its prompt (looked at a moment after the prompt, when that echo has come).
-      const settle = shell.promptShownAt + TYPEAHEAD_ECHO_MS - Date.now();
-      if (settle > 0) await new Promise((resolve) => setTimeout(resolve, settle));
+      // Part of a line typed while the command before ran (the terminal in line mode): it waits
+      // in the terminal for whoever reads next, the line editor at this prompt, unless that
+      // command took it. Its echo after the prompt would tell, but comes when the line editor
+      // gets to it: no moment says it will not come. (Ctrl+C, or Enter, settles it.)
       const shown = this.waitOutput(shell.promptEnd, 1024, this.#output.end).output.trim();
-      if (shown !== "") {
-        throw new EngineError(
-          "busy",
-          `terminal ${this.id} has text typed at its prompt and not entered (typed while a ` +
-            `command ran; the terminal shows ${JSON.stringify(shown.slice(0, 100))} after the ` +
-            "prompt): finish it, or clear it (ctrl_c)",
-        );
-      }
-      shell.typedMaybe = false;
+      throw new EngineError(
+        "busy",
+        `terminal ${this.id} may have text typed at its prompt and not entered (part of a line ` +
+          "typed while a command ran, which its line editor reads at the prompt unless that " +
+          "command took it" +
+          (shown === "" ? "" : `; the terminal shows ${JSON.stringify(shown.slice(0, 100))}`) +
+          "): finish it (terminal_write), or clear it (ctrl_c)",
+      );
     }
     if (shell.typed !== "") {
       throw new EngineError(
@@ -1165,41 +1206,20 @@ export class Terminal {
       options.via,
       "command",
     );
-    const left = () => Math.max(1, timeoutMs - (Date.now() - started));
-    let outcome = await this.wait({
-      prompt: true,
-      // Where the platform can tell who reads the terminal (Linux), and the shell marks starts.
-      input: shell.marksOutputStart && this.#child.terminalReader() !== undefined,
-      timeoutMs: left(),
-      signal: options.signal,
+    // The shell reads on from the line (an open quote or bracket, a trailing \ | or &&, a
+    // here-document) and would wait for the rest for good: its continuation prompt says so.
+    const readsOn = new AbortController();
+    const stopWatching = this.events.add((event) => {
+      if (event.type === "state" && shell.readsOn) readsOn.abort();
     });
-    if (outcome.condition === "input") {
-      // The shell itself reads on, its line not a command yet (an open quote or bracket, a
-      // trailing \ | or &&, a here-document): it would wait for the rest for good. (A command
-      // it runs itself, `read`, marks its start first: looked at again once the output has
-      // been still a moment, so that a start mark on its way is not missed.)
-      const continues = () =>
-        shell.marksOutputStart && shell.command === undefined && shell.entered !== undefined &&
-        this.#child.terminalReader()?.pid === this.pid;
-      if (continues()) {
-        await this.wait({
-          idleMs: CONTINUATION_SETTLE_MS,
-          timeoutMs: Math.min(4 * CONTINUATION_SETTLE_MS, left()),
-          signal: options.signal,
-        });
-      }
-      if (continues()) {
-        await this.write("\x03", options.via);
-        throw new EngineError(
-          "invalid_input",
-          "the shell read it as the start of a longer command and waits for the rest of it (an " +
-            "unclosed quote or bracket, a trailing \\, | or &&, a here-document): nothing ran, " +
-            "and the line was dropped (Ctrl+C). Send the whole command on one line",
-          "command",
-        );
-      }
-      // A program reads the terminal: it answers to terminal_write; the run waits on.
-      outcome = await this.wait({ prompt: true, timeoutMs: left(), signal: options.signal });
+    if (shell.readsOn) readsOn.abort();
+    const outcome = await this.wait({
+      prompt: true,
+      timeoutMs: Math.max(1, left()),
+      signal: options.signal ? AbortSignal.any([options.signal, readsOn.signal]) : readsOn.signal,
+    }).finally(stopWatching);
+    if (outcome.condition === "cancelled" && readsOn.signal.aborted && !options.signal?.aborted) {
+      return await this.#dropContinued(left, options);
     }
     const condition = outcome.condition === "prompt"
       ? "done"
@@ -1209,7 +1229,41 @@ export class Terminal {
     return this.#runOutcome(condition, from, started, options.maxBytes, outcome.from);
   }
 
-  /** Resolves once `done` holds (looked at on each change of state or exit), or after `ms`. */
+  /**
+   * A run's line the shell reads on from (its continuation prompt showed): dropped with Ctrl+C
+   * (or by the shell itself: fish), and refused naming `command` once the prompt that brings
+   * has come, so that the next run finds the shell at it; if it did not come while the run could
+   * wait, the refusal says so.
+   */
+  async #dropContinued(
+    left: () => number,
+    options: { signal?: AbortSignal; via?: FrontEnd },
+  ): Promise<never> {
+    const shell = this.#shell!;
+    let offset = shell.readsOnAt;
+    if (!this.#dropsContinuedRun && this.running) {
+      await this.write("\x03", options.via);
+      offset = this.#interrupt!.offset;
+    }
+    await this.#until(() => shell.promptEnd > offset, left(), options.signal);
+    const dropped = shell.promptEnd > offset;
+    throw new EngineError(
+      "invalid_input",
+      "the shell read it as the start of a longer command and waits for the rest of it (an " +
+        "unclosed quote or bracket, a trailing \\, | or &&, a here-document): nothing ran, and " +
+        (dropped
+          ? "the line was dropped. "
+          : "the line was to be dropped (Ctrl+C), but the shell has shown no prompt since (see " +
+            "terminal_read). ") +
+        "Send the whole command on one line",
+      "command",
+    );
+  }
+
+  /**
+   * Resolves once `done` holds (looked at on each change of state, output, or exit), or after
+   * `ms`.
+   */
   #until(done: () => boolean, ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       const finish = () => {
@@ -1220,7 +1274,7 @@ export class Terminal {
       };
       const timer = setTimeout(finish, Math.max(0, ms));
       const stop = this.events.add((event) => {
-        if (event.type === "exit" || (event.type === "state" && done())) finish();
+        if (event.type === "exit" || (event.type !== "resize" && done())) finish();
       });
       signal?.addEventListener("abort", finish, { once: true });
       if (done() || signal?.aborted || !this.running) finish();
@@ -1450,6 +1504,8 @@ export class TerminalService {
           nonce,
           runWrapping: invocation.integration.runWrapping,
           marksOutputStart: invocation.integration.marksOutputStart,
+          promptOnInterrupt: invocation.integration.promptOnInterrupt,
+          dropsContinuedRun: invocation.integration.dropsContinuedRun,
         }
         : undefined,
     );

@@ -124,18 +124,18 @@ export class PosixChild extends ChildBase {
     return this.#master === undefined || this.hasExited ? undefined : inputModes(this.#master);
   }
 
-  /** Linux only: /proc/<pid>/cmdline and environ are those of the program it runs now. */
+  /**
+   * Linux only: /proc/<pid>/cmdline and environ are those of the program it runs now. Both read
+   * empty while exec loads a program (posix_spawn may return then): that says nothing.
+   */
   override startedWith(text: string): boolean | undefined {
     if (!IS_LINUX || this.hasExited) return undefined;
     const wanted = new TextEncoder().encode(text);
-    let readable = false;
-    for (const name of ["cmdline", "environ"]) {
-      const bytes = readProcFile(this.pid, name);
-      if (bytes === undefined) continue;
-      readable = true;
-      if (indexOfBytes(bytes, wanted) >= 0) return true;
-    }
-    return readable ? false : undefined;
+    const cmdline = readProcFile(this.pid, "cmdline");
+    if (!cmdline?.length) return undefined;
+    if (indexOfBytes(cmdline, wanted) >= 0) return true;
+    const environ = readProcFile(this.pid, "environ");
+    return environ === undefined ? undefined : indexOfBytes(environ, wanted) >= 0;
   }
 
   resize(cols: number, rows: number): void {

@@ -1241,9 +1241,17 @@ export class Terminal {
   ): Promise<never> {
     const shell = this.#shell!;
     let offset = shell.readsOnAt;
-    if (!this.#dropsContinuedRun && this.running) {
-      await this.write("\x03", options.via);
-      offset = this.#interrupt!.offset;
+    if (!this.#dropsContinuedRun) {
+      // Ctrl+C is taken well once the line editor reads again: bash, interrupted while it still
+      // drew its continuation prompt, drew it again and read on (where the platform can tell
+      // who reads the terminal; elsewhere it is typed at once).
+      if (this.#child.terminalReader() !== undefined) {
+        await this.wait({ input: true, timeoutMs: Math.max(1, left()), signal: options.signal });
+      }
+      if (this.running) {
+        await this.write("\x03", options.via);
+        offset = this.#interrupt!.offset;
+      }
     }
     await this.#until(() => shell.promptEnd > offset, left(), options.signal);
     const dropped = shell.promptEnd > offset;

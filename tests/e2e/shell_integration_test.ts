@@ -6,93 +6,23 @@
  * machine: its ~/.bashrc runs pyenv), where some tests write their own.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import { connect, type Connection, text } from "../helpers/mcp.ts";
+import { type Connection, text } from "../helpers/mcp.ts";
 import { request, startHttpServer } from "../helpers/http.ts";
-import { eventually, exists, tempDir } from "../helpers/process.ts";
+import { eventually, exists } from "../helpers/process.ts";
+import {
+  has,
+  home,
+  linux,
+  listed,
+  open,
+  type Run,
+  run,
+  shellTest,
+  type Waited,
+} from "../helpers/shells.ts";
 
-const linux = Deno.build.os === "linux";
-const has = (program: string) =>
-  ["/usr/bin", "/bin", "/usr/local/bin"].some((dir) => {
-    try {
-      return Deno.statSync(`${dir}/${program}`).isFile;
-    } catch {
-      return false;
-    }
-  });
 const PYTHON = has("python3") ? "/usr/bin/python3" : "python3";
-
-interface Run {
-  condition: string;
-  output: string;
-  truncated: boolean;
-  exitCode: number | null;
-  cwd: string | null;
-  durationMs: number;
-}
-
-interface Listed {
-  terminalId: string;
-  state: string;
-  cwd: string;
-  lastExitCode: number | null;
-  shellIntegration: string;
-  running?: { command: string | null; durationMs: number };
-}
-
-interface Waited {
-  condition: string;
-  output: string;
-  elapsedMs: number;
-  lastExitCode?: number | null;
-  cwd?: string;
-}
-
-/** The HOME the tests' shells get: an empty directory, or one a test filled. */
-let home = "";
-
-/** A server run, then closed; its shells find in HOME only what `files` writes there. */
-function shellTest(
-  name: string,
-  fn: (mcp: Connection, home: string) => Promise<void>,
-  options: { ignore?: boolean; files?: Record<string, string> } = {},
-): void {
-  Deno.test({
-    name,
-    ignore: options.ignore ?? !linux,
-    async fn() {
-      home = tempDir("winterm-home-");
-      for (const [file, text] of Object.entries(options.files ?? {})) {
-        Deno.writeTextFileSync(`${home}/${file}`, text);
-      }
-      const mcp = await connect();
-      try {
-        await fn(mcp, home);
-      } finally {
-        await mcp.close();
-        Deno.removeSync(home, { recursive: true });
-      }
-    },
-  });
-}
-
-async function open(mcp: Connection, shell: string, cwd = "/"): Promise<string> {
-  const created = await mcp.callOk<{ terminalId: string }>("terminal_create", {
-    shell,
-    cwd,
-    // fish's runtime files go there, not to a $TMPDIR/fish.$USER that would outlive the test.
-    env: { HOME: home, XDG_RUNTIME_DIR: home },
-  });
-  return created.terminalId;
-}
-
-const run = (mcp: Connection, terminalId: string, command: string, timeoutMs = 15_000) =>
-  mcp.callOk<Run>("terminal_run", { terminalId, command, timeoutMs });
 const runFor = run;
-
-const listed = async (mcp: Connection, terminalId: string) =>
-  (await mcp.callOk<{ terminals: Listed[] }>("terminal_list")).terminals.find((terminal) =>
-    terminal.terminalId === terminalId
-  )!;
 
 /** The issue's cases, for one shell. */
 async function provesCommands(mcp: Connection, terminalId: string): Promise<void> {
@@ -566,71 +496,6 @@ shellTest(
   },
   { ignore: !linux },
 );
-
-for (const shell of ["bash", "zsh", "sh", "fish"]) {
-  shellTest(
-    `${shell}: a line that is only the start of a command is refused by its continuation prompt's mark and dropped`,
-    async (mcp) => {
-      // The run waited its whole timeout at the continuation prompt, answered "> " as output,
-      // and the terminal counted as running the line until Ctrl+C (found by an attack helper).
-      // Then the refusal came from a guess (the shell read the terminal and its output was still
-      // for 150 ms), which a shell merely slow to start the command also met: now the shell's
-      // continuation prompt (PS2; Enter's binding in fish) says so, and sh is covered too.
-      const terminalId = await open(mcp, shell);
-      await run(mcp, terminalId, "true");
-      const lines = ["echo 'it''s open", "echo a |", "echo a \\", "echo a &&"];
-      // fish has no here-documents (`<<` is an error there); it reads on after an open block.
-      lines.push(shell === "fish" ? "begin" : "cat <<EOF");
-      for (const line of lines) {
-        const refused = await mcp.call("terminal_run", {
-          terminalId,
-          command: line,
-          timeoutMs: 60_000,
-        });
-        ok(refused.isError, `${line}: ${JSON.stringify(refused.structuredContent)}`);
-        match(text(refused), /^'command': the shell read it as the start of a longer command/);
-        const next = await run(mcp, terminalId, "echo next; sh -c 'exit 4'");
-        assertEquals([line, next.output, next.exitCode], [line, "next\n", 4]);
-      }
-      // A command the shell runs itself that reads the terminal is no such line: it waits.
-      const reading = await mcp.callOk<Run>("terminal_run", {
-        terminalId,
-        command: "read x; echo got-$x",
-        timeoutMs: 1500,
-      });
-      assertEquals(reading.condition, "timeout");
-      await mcp.callOk("terminal_write", { terminalId, input: "abc" });
-      const answered = await mcp.callOk<{ output: string }>("terminal_wait", {
-        terminalId,
-        prompt: true,
-        timeoutMs: 15_000,
-      });
-      match(answered.output, /got-abc/);
-      // A line that is whole after all runs as usual, and the next prompt is the shell's.
-      const whole = await run(mcp, terminalId, "echo 'it''s closed'");
-      assertEquals(whole.condition, "done");
-      assertEquals((await listed(mcp, terminalId)).state, "prompt");
-      // A syntax error starts nothing: answered with what the shell said, and the next run is
-      // its own (fish kept the line, and drew its prompt twice: the next run was answered by
-      // the second, and appended to the line).
-      for (const wrong of ["echo ) oops", "echo ) again"]) {
-        const error = await run(mcp, terminalId, wrong);
-        assertEquals([error.condition, error.exitCode === 0], ["done", false]);
-        match(error.output, /\)/);
-        const after = await run(
-          mcp,
-          terminalId,
-          "echo after-$((6*7))".replace(
-            "$((6*7))",
-            shell === "fish" ? "(math 6 '*' 7)" : "$((6*7))",
-          ),
-        );
-        assertEquals([wrong, after.output, after.exitCode], [wrong, "after-42\n", 0]);
-      }
-    },
-    { ignore: !linux || !has(shell) },
-  );
-}
 
 for (const shell of ["sh", "bash"]) {
   shellTest(

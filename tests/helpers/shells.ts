@@ -52,11 +52,14 @@ export interface Waited {
 /** The HOME the tests' shells get: an empty directory, or one a test filled. */
 export let home = "";
 
-/** A server run, then closed; its shells find in HOME only what `files` writes there. */
+/**
+ * A server run (with `env` added to its environment), then closed; its shells find in HOME only
+ * what `files` writes there.
+ */
 export function shellTest(
   name: string,
   fn: (mcp: Connection, home: string) => Promise<void>,
-  options: { ignore?: boolean; files?: Record<string, string> } = {},
+  options: { ignore?: boolean; files?: Record<string, string>; env?: Record<string, string> } = {},
 ): void {
   Deno.test({
     name,
@@ -66,7 +69,7 @@ export function shellTest(
       for (const [file, text] of Object.entries(options.files ?? {})) {
         Deno.writeTextFileSync(`${home}/${file}`, text);
       }
-      const mcp = await connect();
+      const mcp = await connect([], options.env);
       try {
         await fn(mcp, home);
       } finally {

@@ -4,7 +4,19 @@
  * output/kill/release, the screen view, limits.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import { type Connection, serverTest, text } from "../helpers/mcp.ts";
+import {
+  Client,
+  type Connection,
+  MAIN,
+  serverTest,
+  START_ENV,
+  START_FLAGS,
+  text,
+} from "../helpers/mcp.ts";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { eventually, processesWith, uniqueMarker } from "../helpers/process.ts";
 
 const posix = Deno.build.os !== "windows";
@@ -665,4 +677,48 @@ withServer("bad terminal input is refused clearly", async (mcp) => {
     match(text(result), expected);
   }
   assertEquals((await mcp.callOk<{ count: number }>("terminal_list")).count, 1);
+});
+
+Deno.test({
+  name:
+    "out of descriptors: a start is refused as the server's limit, naming ulimit -n, and the server answers on",
+  ignore: !linux,
+  async fn() {
+    // It was refused naming 'shell' ("cannot open /dev/pts/171"), as though the request were
+    // at fault. Each terminal holds one descriptor; the server itself about 30.
+    const transport = new StdioClientTransport({
+      command: "bash",
+      args: [
+        "-c",
+        'ulimit -n 64 && exec "$@"',
+        "bash",
+        Deno.execPath(),
+        "run",
+        ...START_FLAGS,
+        MAIN,
+      ],
+      env: { ...Deno.env.toObject(), WINTERM_LOG_LEVEL: "error", ...START_ENV },
+      stderr: "inherit",
+    });
+    const client = new Client({ name: "winterm-tests", version: "1.0.0" });
+    await client.connect(transport);
+    const call = async (name: string, args: Record<string, unknown>) =>
+      await client.callTool({ name, arguments: args }) as CallToolResult;
+    try {
+      let refused: CallToolResult | undefined;
+      const opened: string[] = [];
+      for (let i = 0; i < 64 && !refused; i++) {
+        const created = await call("terminal_create", { command: "cat" });
+        if (created.isError) refused = created;
+        else opened.push((created.structuredContent as unknown as Created).terminalId);
+      }
+      ok(refused, "64 terminals started under a limit of 64 descriptors");
+      match(text(refused), /^cannot start \S+: .*descriptor limit, ulimit -n.*\(EMFILE\)/);
+      ok(opened.length > 10, `${opened.length} started`);
+      await call("terminal_release", { terminalId: opened[0] });
+      ok(!(await call("terminal_create", { command: "cat" })).isError);
+    } finally {
+      await client.close();
+    }
+  },
 });

@@ -100,6 +100,8 @@ export async function inputFailure(write: Promise<void>, field = "input"): Promi
 const encoder = new TextEncoder();
 /** Characters of a command line shown in a message about it. */
 const DISPLAY_MOST = 200;
+/** Errors of a start that say a limit of the server or the system was met. */
+const LIMITS_MET = new Set(["EMFILE", "ENFILE"]);
 /** Starts under way at once: one a core (at least two) waiting on the blocking pool. */
 const START_WIDTH = Math.max(2, navigator.hardwareConcurrency ?? 2);
 
@@ -172,9 +174,10 @@ export class Launcher {
     const failed = (error: unknown) =>
       error instanceof SpawnError
         ? new EngineError(
-          "invalid_input",
+          // Out of descriptors: the server's limit, not the request's fault.
+          LIMITS_MET.has(error.code) ? "limit" : "invalid_input",
           `cannot start ${shown}: ${error.message}`,
-          fields.program,
+          LIMITS_MET.has(error.code) ? undefined : fields.program,
           error.detail,
         )
         : error;

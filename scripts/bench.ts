@@ -1223,63 +1223,91 @@ async function streams(rows: Row[]): Promise<void> {
   }
 }
 
+/** What one `terminal_run` of `echo ok-N` should answer, else the kind of wrong answer it was. */
+async function okRun(mcp: Connection, terminalId: string, n: number): Promise<string | undefined> {
+  const answer = await mcp.call("terminal_run", {
+    terminalId,
+    command: `echo ok-${n}`,
+    timeoutMs: 300_000,
+  }, 600_000);
+  const run = answer.structuredContent as
+    | { condition: string; output: string; exitCode: number | null }
+    | undefined;
+  return answer.isError
+    ? `refused: ${text(answer).slice(0, 80)}`
+    : run?.condition !== "done"
+    ? `condition ${run?.condition}`
+    : run.output !== `ok-${n}\n` || run.exitCode !== 0
+    ? `answered ${JSON.stringify(run.output.slice(0, 40))}, exit code ${run.exitCode}`
+    : undefined;
+}
+
+/** Runs `each(n)` for 0..count-1 at once: the wrong answers by kind, each one's time, the total. */
+async function atOnce(count: number, each: (n: number) => Promise<string | undefined>) {
+  const wrong = new Map<string, number>();
+  const times: number[] = [];
+  const elapsed = await timed(() =>
+    Promise.all(Array.from({ length: count }, async (_, n) => {
+      const start = performance.now();
+      const kind = await each(n);
+      times.push(performance.now() - start);
+      if (kind) wrong.set(kind, (wrong.get(kind) ?? 0) + 1);
+    }))
+  );
+  const wrongCount = [...wrong.values()].reduce((sum, n) => sum + n, 0);
+  return {
+    figure: `${wrongCount} of ${count} wrong; all answered in ${(elapsed / 1000).toFixed(1)} s ` +
+      `(each: p50 ${(median(times) / 1000).toFixed(1)} s, max ${
+        (Math.max(...times) / 1000).toFixed(1)
+      } s)`,
+    note: wrongCount === 0
+      ? "goal: 0 wrong"
+      : "goal: 0 wrong; " + [...wrong].map(([kind, n]) => `${n}x ${kind}`).join("; "),
+  };
+}
+
 /**
  * 300 bash terminals, then `echo ok-N` in each at once through `terminal_run` (issue 35): every
- * answer must be that command's output and exit code, whatever the machine's pace. Reports the
- * wrong answers by kind and how long the runs took.
+ * answer must be that command's output and exit code, whatever the machine's pace. Then 300 more,
+ * each run sent as soon as its terminal is created (its shell still starting). Reports the
+ * wrong answers by kind, how long the runs took, and the server's open descriptors.
  */
 async function concurrentRuns(rows: Row[]): Promise<void> {
   const count = QUICK ? 50 : 300;
   const home = tempDir("winterm-bench-home-");
-  const mcp = await connect([], { WINTERM_MAX_TERMINALS: String(count) });
+  const mcp = await connect([], { WINTERM_MAX_TERMINALS: String(2 * count) });
+  const create = () =>
+    mcp.callOk<{ terminalId: string }>("terminal_create", {
+      shell: "bash",
+      env: { HOME: home },
+    }, 600_000).then((created) => created.terminalId);
   try {
-    const ids = await Promise.all(
-      Array.from({ length: count }, () =>
-        mcp.callOk<{ terminalId: string }>("terminal_create", {
-          shell: "bash",
-          env: { HOME: home },
-        }, 600_000).then((created) => created.terminalId)),
-    );
-    const wrong = new Map<string, number>();
-    const times: number[] = [];
-    const elapsed = await timed(() =>
-      Promise.all(ids.map(async (terminalId, n) => {
-        const start = performance.now();
-        const answer = await mcp.call("terminal_run", {
-          terminalId,
-          command: `echo ok-${n}`,
-          timeoutMs: 300_000,
-        }, 600_000);
-        times.push(performance.now() - start);
-        const run = answer.structuredContent as
-          | { condition: string; output: string; exitCode: number | null }
-          | undefined;
-        const kind = answer.isError
-          ? `refused: ${text(answer).slice(0, 80)}`
-          : run?.condition !== "done"
-          ? `condition ${run?.condition}`
-          : run.output !== `ok-${n}\n` || run.exitCode !== 0
-          ? `answered ${JSON.stringify(run.output.slice(0, 40))}, exit code ${run.exitCode}`
-          : undefined;
-        if (kind) wrong.set(kind, (wrong.get(kind) ?? 0) + 1);
-      }))
-    );
-    const wrongCount = [...wrong.values()].reduce((sum, n) => sum + n, 0);
+    const ids = await Promise.all(Array.from({ length: count }, create));
+    const started = await atOnce(count, (n) => okRun(mcp, ids[n], n));
     rows.push({
       what: `\`terminal_run\` \`echo ok-N\` in ${count} bash terminals at once (SDK client over ` +
         "stdio): answers that are not the command's output and exit code",
-      figure: `${wrongCount} of ${count} wrong; all answered in ${(elapsed / 1000).toFixed(1)} s ` +
-        `(each: p50 ${(median(times) / 1000).toFixed(1)} s, max ${
-          (Math.max(...times) / 1000).toFixed(1)
-        } s)`,
-      note: wrongCount === 0
-        ? "goal: 0 wrong"
-        : "goal: 0 wrong; " + [...wrong].map(([kind, n]) => `${n}x ${kind}`).join("; "),
+      ...started,
+    });
+    const starting = await atOnce(count, async (n) => okRun(mcp, await create(), n));
+    const descriptors = [...Deno.readDirSync(`/proc/${mcp.pid}/fd`)].length;
+    rows.push({
+      what: `the same, each run sent as soon as its terminal is created (${count} more shells ` +
+        "still starting)",
+      ...starting,
+      note: `${starting.note}; the server then held ${descriptors} descriptors for ` +
+        `${2 * count} terminals (\`ulimit -n\` ${ulimitNoFile()})`,
     });
   } finally {
     await mcp.close();
     Deno.removeSync(home, { recursive: true });
   }
+}
+
+/** The soft limit on open descriptors this process (and so the server it starts) has. */
+function ulimitNoFile(): string {
+  const limits = Deno.readTextFileSync("/proc/self/limits").match(/Max open files\s+(\S+)/);
+  return limits?.[1] ?? "unknown";
 }
 
 const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [

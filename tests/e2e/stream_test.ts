@@ -11,7 +11,7 @@ import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client } from "../helpers/mcp.ts";
 import { type HttpServer, request, withHttp } from "../helpers/http.ts";
-import { concat, eventually, staysFalse, tempDir } from "../helpers/process.ts";
+import { concat, eventually, staysFalse, tempDir, WAIT_FLOOR_MS } from "../helpers/process.ts";
 import { openStream, Refused, type StreamClient } from "../helpers/stream.ts";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
 import { Screen } from "../../src/engine/output/screen.ts";
@@ -49,23 +49,47 @@ async function stalledClient(server: HttpServer, path: string): Promise<Deno.Tcp
  * Reads a stalled client's frames until 2 s pass without any (or it closes): how many bytes,
  * whether a resync came, the flood's end ("flood-25-done") and an exit message.
  */
-async function readUntilQuiet(stalled: Deno.TcpConn) {
-  let total = 0, text = "", resynced = false, ended = false, exited = false;
+/** What a stalled client has read so far. */
+interface StalledRead {
+  total: number;
+  resynced: boolean;
+  ended: boolean;
+  exited: boolean;
+}
+
+/**
+ * Reads a stalled client's stream until `until` holds for what it has read, the connection
+ * ends, or WAIT_FLOOR_MS passes; with `quietMs`, also once nothing came for that long (only for
+ * what has no last word: a stop there can only make the test's bound easier to meet). Never
+ * "until quiet" where the test waits for something: a loaded machine pauses mid-stream too.
+ */
+async function readStalled(
+  stalled: Deno.TcpConn,
+  { until = () => false, quietMs }: { until?: (read: StalledRead) => boolean; quietMs?: number },
+): Promise<StalledRead> {
+  const read: StalledRead = { total: 0, resynced: false, ended: false, exited: false };
+  let text = "";
   const sink = new Uint8Array(1 << 16);
   const decoder = new TextDecoder();
-  for (;;) {
+  const timers: ReturnType<typeof setTimeout>[] = [];
+  const after = (ms: number) =>
+    new Promise<"stop">((resolve) => timers.push(setTimeout(resolve, ms, "stop")));
+  const bound = after(WAIT_FLOOR_MS);
+  while (!until(read)) {
     const got = await Promise.race([
       stalled.read(sink),
-      new Promise<"quiet">((resolve) => setTimeout(() => resolve("quiet"), 2000)),
+      bound,
+      ...(quietMs === undefined ? [] : [after(quietMs)]),
     ]);
-    if (got === "quiet" || got === null) break;
-    total += got;
+    if (got === "stop" || got === null) break;
+    read.total += got;
     text = (text + decoder.decode(sink.subarray(0, got), { stream: true })).slice(-4096);
-    resynced ||= text.includes('"type":"resync"');
-    ended ||= text.includes("flood-25-done");
-    exited ||= text.includes('"type":"exit"');
+    read.resynced ||= text.includes('"type":"resync"');
+    read.ended ||= text.includes("flood-25-done");
+    read.exited ||= text.includes('"type":"exit"');
   }
-  return { total, resynced, ended, exited };
+  for (const timer of timers) clearTimeout(timer);
+  return read;
 }
 
 async function outputOf(server: HttpServer, id: string): Promise<string> {
@@ -338,7 +362,9 @@ withHttp(
       await stalled.write(new Uint8Array([0x81, 0x80 | resync.length, 0, 0, 0, 0, ...resync]));
       // Now the stalled client reads what there is: what the kernel held and at most the
       // bound, then a fresh screen; never the whole flood.
-      const { total, resynced, ended } = await readUntilQuiet(stalled);
+      const { total, resynced, ended } = await readStalled(stalled, {
+        until: (read) => read.resynced && read.ended,
+      });
       // Without the bound it would get all of it: the server would have queued it.
       ok(total < FLOOD / 2, `the stalled client got ${total} bytes`);
       ok(resynced && ended, "it caught up with a fresh screen, and saw the end");
@@ -361,7 +387,7 @@ withHttp(
     for (let at = 0; at < junk.length; at += 7) junk.set([0x81, 0x81, 0, 0, 0, 0, 0x78], at);
     for (let sent = 0; sent < 1_000_000; sent += 1000) await stalled.write(junk);
     // Sent, then read: what the kernel held and the bound, not a million answers (70 MB).
-    const { total } = await readUntilQuiet(stalled);
+    const { total } = await readStalled(stalled, { quietMs: 2000 });
     ok(total < 20_000_000, `the client was sent ${total} bytes`);
     stalled.close();
     // The terminal is still there for others.
@@ -615,7 +641,9 @@ withHttp(
         );
       };
       ok(await eventually(() => !running, 120_000, status), "the program exited");
-      const { total, resynced, ended, exited } = await readUntilQuiet(stalled);
+      const { total, resynced, ended, exited } = await readStalled(stalled, {
+        until: (read) => read.exited,
+      });
       // It fell behind (unless the kernel's socket buffers took the whole flood): then it was
       // sent a fresh screen. Either way it saw the end, then the exit.
       ok(resynced || total > FLOOD, `${total} bytes, no resync`);

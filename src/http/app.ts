@@ -130,7 +130,7 @@ export function createApp(options: AppOptions): App {
       return refusal(c, 403, "FORBIDDEN", `Host '${host}' is not allowed`);
     }
     const origin = c.req.header("origin") ?? null;
-    if (!guard.originAllowed(origin)) {
+    if (!guard.originAllowed(origin, host)) {
       return refusal(c, 403, "FORBIDDEN", `Origin '${origin}' is not allowed`);
     }
     if (c.req.method === "OPTIONS" && !guard.corsAllowed(origin)) {

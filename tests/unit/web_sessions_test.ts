@@ -9,9 +9,9 @@ import {
   KEY_HEADER,
   keyFromProtocols,
   MAX_SESSIONS,
-  sameOrigin,
   WebSessions,
 } from "../../src/http/web/sessions.ts";
+import { sameOrigin } from "../../src/http/security.ts";
 
 const TOKEN = "0123456789abcdef0123456789abcdef";
 

@@ -19,8 +19,9 @@ import type { Engine } from "../../engine/mod.ts";
 import { EngineError } from "../../engine/errors.ts";
 import type { AppEnv } from "../app.ts";
 import { restError } from "../rest.ts";
+import { sameOrigin } from "../security.ts";
 import { servePageAsset } from "./page.ts";
-import { sameOrigin, type WebSessions } from "./sessions.ts";
+import type { WebSessions } from "./sessions.ts";
 
 /** What the routes need. */
 export interface WebRoutesOptions {

@@ -25,6 +25,7 @@
  * ```
  * @module
  */
+import { sameOrigin } from "../security.ts";
 
 /** Sessions kept at once. */
 export const MAX_SESSIONS = 64;
@@ -89,21 +90,6 @@ export function cookieValue(header: string | null, name: string): string | undef
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
   return undefined;
-}
-
-/**
- * Whether `origin` is this server itself: the same host and port as the request's Host
- * header (http, or https behind a proxy that keeps Host).
- */
-export function sameOrigin(origin: string | null, host: string | null): boolean {
-  if (!origin || !host) return false;
-  try {
-    const url = new URL(origin);
-    return (url.protocol === "http:" || url.protocol === "https:") &&
-      url.host.toLowerCase() === host.trim().toLowerCase();
-  } catch {
-    return false;
-  }
 }
 
 /** The key offered in a WebSocket handshake's subprotocols, if any. */

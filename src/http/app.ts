@@ -79,6 +79,12 @@ export interface AppOptions {
   onAuthorized?(c: Context<AppEnv>): void;
 }
 
+/** Headers every answer carries (one written straight to the connection, too). */
+export const ALWAYS_HEADERS: Readonly<Record<string, string>> = {
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
+
 /** True for the routes anyone may ask for: health, the web view's page and scripts, its login. */
 export function isPublicRoute(method: string, path: string): boolean {
   const route = path.replace(/\/+$/, "") || "/";
@@ -120,8 +126,7 @@ export function createApp(options: AppOptions): App {
 
   app.use(async (c, next) => {
     await next();
-    c.res.headers.set("x-content-type-options", "nosniff");
-    c.res.headers.set("referrer-policy", "no-referrer");
+    for (const [name, value] of Object.entries(ALWAYS_HEADERS)) c.res.headers.set(name, value);
   });
   app.use(async (c, next) => {
     const host = c.req.header("host") ?? null;

@@ -92,6 +92,10 @@ export interface HttpConfig {
   idleTimeoutMs: number;
   /** Connections open at once. */
   maxConnections: number;
+  /** A write to a client that makes no progress for this long closes its connection. */
+  writeTimeoutMs: number;
+  /** Bytes waiting to be sent to all clients together; past it, those that read least are cut. */
+  maxQueuedBytes: number;
   /** MCP sessions unused this long are closed. */
   sessionIdleSeconds: number;
   /** MCP sessions open at once. */
@@ -176,6 +180,11 @@ Environment:
   WINTERM_HTTP_IDLE_TIMEOUT_MS    kept-alive connections close after this idle (default 30000)
   WINTERM_HTTP_MAX_CONNECTIONS    connections open at once (default 256): an idle one makes
                                   room for a newcomer; when all are busy, 503
+  WINTERM_HTTP_WRITE_TIMEOUT_MS   a connection whose answer makes no progress (the client reads
+                                  nothing of it) for this long is closed (default 30000)
+  WINTERM_HTTP_MAX_QUEUED_BYTES   bytes waiting to be sent to all clients together (default
+                                  67108864): past it, the connections that read least are
+                                  closed, those that never carried the token first
   WINTERM_MCP_SESSION_IDLE_SECONDS  MCP sessions unused this long are closed (default 3600)
   WINTERM_MCP_MAX_SESSIONS        MCP sessions at once (default 256): the least recently used
                                   idle one makes room for a new client
@@ -344,6 +353,14 @@ export function parseConfig(
       requestTimeoutMs: integer(env, "WINTERM_HTTP_REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000),
       idleTimeoutMs: integer(env, "WINTERM_HTTP_IDLE_TIMEOUT_MS", 30_000, 100, 3_600_000),
       maxConnections: integer(env, "WINTERM_HTTP_MAX_CONNECTIONS", 256, 1, 100_000),
+      writeTimeoutMs: integer(env, "WINTERM_HTTP_WRITE_TIMEOUT_MS", 30_000, 100, 3_600_000),
+      maxQueuedBytes: integer(
+        env,
+        "WINTERM_HTTP_MAX_QUEUED_BYTES",
+        64 * 1024 * 1024,
+        8 * 1024 * 1024,
+        16 * 1024 * 1024 * 1024,
+      ),
       sessionIdleSeconds: integer(env, "WINTERM_MCP_SESSION_IDLE_SECONDS", 3600, 1, 7 * 24 * 3600),
       maxSessions: integer(env, "WINTERM_MCP_MAX_SESSIONS", 256, 1, 100_000),
       maxStreams: integer(env, "WINTERM_STREAM_MAX_CONNECTIONS", 32, 1, 10_000),

@@ -18,12 +18,17 @@
  * @module
  */
 import { log } from "../log.ts";
+import { SendBudget } from "./send_budget.ts";
 import { ConnectionSocket } from "./socket.ts";
 
 /** What a {@link ConnectionFront} does with connections. */
 export interface FrontOptions {
   /** Connections open at once. */
   maxConnections: number;
+  /** Bytes waiting to be sent over all connections together (see send_budget.ts); none: no bound. */
+  maxQueuedBytes?: number;
+  /** A write that makes no progress for this long closes its connection (0 or none: never). */
+  writeTimeoutMs?: number;
   /** Receives every connection that is let in. */
   onConnection(socket: ConnectionSocket): void;
 }
@@ -109,6 +114,7 @@ export class ConnectionFront {
   #receivedWhenIdle = new WeakMap<ConnectionSocket, number>();
   /** Connections that have carried an authorized request. */
   #trusted = new WeakSet<ConnectionSocket>();
+  #budget?: SendBudget;
   #closing = false;
   #refusing = 0;
   #fail!: (error: Error) => void;
@@ -117,6 +123,12 @@ export class ConnectionFront {
 
   constructor(private readonly listener: Deno.Listener, private readonly options: FrontOptions) {
     this.addr = listener.addr as Deno.NetAddr;
+    if (options.maxQueuedBytes !== undefined) {
+      this.#budget = new SendBudget(
+        options.maxQueuedBytes,
+        (sender) => this.#trusted.has(sender as ConnectionSocket),
+      );
+    }
     this.failed = new Promise((resolve) => this.#fail = resolve);
     this.#acceptLoop().catch((error) => {
       log.error("the HTTP accept loop failed", { error, stack: error?.stack });
@@ -197,7 +209,10 @@ export class ConnectionFront {
   #admit(conn: Deno.Conn): void {
     let socket: ConnectionSocket;
     try {
-      socket = new ConnectionSocket(conn);
+      socket = new ConnectionSocket(conn, {
+        writeTimeoutMs: this.options.writeTimeoutMs,
+        budget: this.#budget,
+      });
     } catch (error) {
       // The peer left before we looked at it (no address any more).
       log.debug("dropped a connection", { error });
@@ -233,7 +248,9 @@ export class ConnectionFront {
         if (this.#arriving(socket) !== arriving) continue;
         this.#open.delete(socket);
         socket.destroy();
-        log.debug("closed an idle connection to make room", { remote: socket.remoteAddress });
+        log.debug("closed an idle connection to make room", {
+          remote: `${socket.remoteAddress}:${socket.remotePort}`,
+        });
         return true;
       }
     }

@@ -8,7 +8,10 @@
  *   newcomers, and survives EMFILE; a fatal listener error settles {@link HttpFrontEnd.failed};
  * - `node:http` parses requests and enforces the header, request (body) and keep-alive
  *   timeouts (Deno.serve has none); `@hono/node-server` hands the requests to the Hono app
- *   ({@link createApp}) as web Requests;
+ *   ({@link createApp}) as web Requests, one at a time per connection (answer_queue.ts: no
+ *   pipelined answers pile up);
+ * - what waits to be sent is bounded over all connections, and a client that reads nothing of
+ *   its answer is cut after the write timeout (socket.ts, send_budget.ts);
  * - MCP sessions expire when unused, and a full table makes room for a new client;
  * - the web view (web/): a page at `/`, a login link printed on stderr, WebSocket streams
  *   upgraded from node:http's `upgrade` event after the same checks as any request.
@@ -32,6 +35,7 @@ import type { Engine } from "../engine/mod.ts";
 import { log } from "../log.ts";
 import { toolsFor } from "../mcp/profiles.ts";
 import { createMcpServer } from "../mcp/server.ts";
+import { AnswerQueue } from "./answer_queue.ts";
 import { type App, createApp, isMcpPath } from "./app.ts";
 import { ConnectionFront, rawErrorResponse } from "./listener.ts";
 import { McpSessions } from "./mcp_sessions.ts";
@@ -136,6 +140,13 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
     },
   });
 
+  // One answer at a time on each connection (answer_queue.ts).
+  const answers = new AnswerQueue(getRequestListener(app.fetch, {
+    overrideGlobalObjects: false,
+    // A request the adapter cannot turn into a web Request (no Host, a bad absolute URL).
+    errorHandler: (error) =>
+      restError(400, "INVALID_INPUT", `malformed request: ${(error as Error).message}`),
+  }));
   const parser = createServer(
     {
       headersTimeout: config.headersTimeoutMs,
@@ -147,17 +158,14 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
       // A missing Host is refused by the app, in the API's error shape.
       requireHostHeader: false,
     },
-    getRequestListener(app.fetch, {
-      overrideGlobalObjects: false,
-      // A request the adapter cannot turn into a web Request (no Host, a bad absolute URL).
-      errorHandler: (error) =>
-        restError(400, "INVALID_INPUT", `malformed request: ${(error as Error).message}`),
-    }),
+    (request, response) => answers.admit(request, response),
   );
   const front = new ConnectionFront(
     listener,
     {
       maxConnections: config.maxConnections,
+      maxQueuedBytes: config.maxQueuedBytes,
+      writeTimeoutMs: config.writeTimeoutMs,
       onConnection: (socket) => parser.emit("connection", socket),
     },
   );

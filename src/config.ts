@@ -90,7 +90,7 @@ export interface HttpConfig {
   requestTimeoutMs: number;
   /** How long a kept-alive connection may wait for its next request. */
   idleTimeoutMs: number;
-  /** Connections open at once. */
+  /** Connections open at once (a standing MCP event stream aside: one per session at most). */
   maxConnections: number;
   /** A write to a client that makes no progress for this long closes its connection. */
   writeTimeoutMs: number;
@@ -179,15 +179,17 @@ Environment:
   WINTERM_HTTP_REQUEST_TIMEOUT_MS ... and its body within this of its start (default 30000)
   WINTERM_HTTP_IDLE_TIMEOUT_MS    kept-alive connections close after this idle (default 30000)
   WINTERM_HTTP_MAX_CONNECTIONS    connections open at once (default 256): an idle one makes
-                                  room for a newcomer; when all are busy, 503
+                                  room for a newcomer; when all are busy, 503. An MCP session's
+                                  standing event stream (GET /mcp) does not count: the session
+                                  table bounds those (one per session)
   WINTERM_HTTP_WRITE_TIMEOUT_MS   a connection whose answer makes no progress (the client reads
                                   nothing of it) for this long is closed (default 30000)
   WINTERM_HTTP_MAX_QUEUED_BYTES   bytes waiting to be sent to all clients together (default
                                   67108864): past it, the connections that read least are
                                   closed, those that never carried the token first
   WINTERM_MCP_SESSION_IDLE_SECONDS  MCP sessions unused this long are closed (default 3600)
-  WINTERM_MCP_MAX_SESSIONS        MCP sessions at once (default 256): the least recently used
-                                  idle one makes room for a new client
+  WINTERM_MCP_MAX_SESSIONS        MCP sessions at once (default 512): the least recently used
+                                  idle one makes room for a new client (its event stream ends)
   WINTERM_STREAM_MAX_CONNECTIONS  WebSocket streams (/api/terminals/:id/stream) at once (default 32)
   WINTERM_STREAM_MAX_BUFFERED_BYTES  output queued for a slow stream client at most (default
                                   4194304): beyond, a terminal's client misses output, then
@@ -362,7 +364,7 @@ export function parseConfig(
         16 * 1024 * 1024 * 1024,
       ),
       sessionIdleSeconds: integer(env, "WINTERM_MCP_SESSION_IDLE_SECONDS", 3600, 1, 7 * 24 * 3600),
-      maxSessions: integer(env, "WINTERM_MCP_MAX_SESSIONS", 256, 1, 100_000),
+      maxSessions: integer(env, "WINTERM_MCP_MAX_SESSIONS", 512, 1, 100_000),
       maxStreams: integer(env, "WINTERM_STREAM_MAX_CONNECTIONS", 32, 1, 10_000),
       streamMaxBufferedBytes: integer(
         env,

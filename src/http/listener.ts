@@ -23,7 +23,7 @@ import { ConnectionSocket } from "./socket.ts";
 
 /** What a {@link ConnectionFront} does with connections. */
 export interface FrontOptions {
-  /** Connections open at once. */
+  /** Connections open at once (standing event streams aside: see {@link ConnectionFront.stand}). */
   maxConnections: number;
   /** Bytes waiting to be sent over all connections together (see send_budget.ts); none: no bound. */
   maxQueuedBytes?: number;
@@ -114,6 +114,8 @@ export class ConnectionFront {
   #receivedWhenIdle = new WeakMap<ConnectionSocket, number>();
   /** Connections that have carried an authorized request. */
   #trusted = new WeakSet<ConnectionSocket>();
+  /** Connections given over to a standing event stream: outside the cap, never evicted. */
+  #standing = new Set<ConnectionSocket>();
   #budget?: SendBudget;
   #closing = false;
   #refusing = 0;
@@ -136,9 +138,19 @@ export class ConnectionFront {
     });
   }
 
-  /** Connections open now. */
+  /** Connections open now under the cap (standing streams aside). */
   get size(): number {
     return this.#open.size;
+  }
+
+  /**
+   * `socket` now carries a standing event stream (MCP's GET /mcp): it leaves the cap, so that
+   * streams, which never end, take nothing of the capacity requests need, and it is never
+   * closed to make room. Their number is the MCP session table's to bound (one per session).
+   */
+  stand(socket: object): void {
+    if (!this.#open.delete(socket as ConnectionSocket)) return;
+    this.#standing.add(socket as ConnectionSocket);
   }
 
   /** A request started on `socket`: it is busy (never evicted) until {@link idle}. */
@@ -174,8 +186,9 @@ export class ConnectionFront {
     } catch {
       // already closed
     }
-    for (const socket of this.#open.keys()) socket.destroy();
+    for (const socket of [...this.#open.keys(), ...this.#standing]) socket.destroy();
     this.#open.clear();
+    this.#standing.clear();
     return Promise.resolve();
   }
 
@@ -221,7 +234,10 @@ export class ConnectionFront {
     }
     this.#open.set(socket, 0);
     this.#receivedWhenIdle.set(socket, 0);
-    socket.once("close", () => this.#open.delete(socket));
+    socket.once("close", () => {
+      this.#open.delete(socket);
+      this.#standing.delete(socket);
+    });
     // Errors (resets, timeouts) end the connection; node:http has its own listener too.
     socket.on("error", () => {});
     try {

@@ -12,7 +12,8 @@
  *   pipelined answers pile up);
  * - what waits to be sent is bounded over all connections, and a client that reads nothing of
  *   its answer is cut after the write timeout (socket.ts, send_budget.ts);
- * - MCP sessions expire when unused, and a full table makes room for a new client;
+ * - MCP sessions expire when unused, and a full table makes room for a new client; a session's
+ *   standing event stream counts neither as a busy connection nor as a request in flight;
  * - the web view (web/): a page at `/`, a login link printed on stderr, WebSocket streams
  *   upgraded from node:http's `upgrade` event after the same checks as any request.
  *
@@ -30,13 +31,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
+import type { Context } from "hono";
 import type { HttpConfig, ToolProfile } from "../config.ts";
 import type { Engine } from "../engine/mod.ts";
 import { log } from "../log.ts";
 import { toolsFor } from "../mcp/profiles.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { AnswerQueue } from "./answer_queue.ts";
-import { type App, createApp, isMcpPath } from "./app.ts";
+import { type App, type AppEnv, createApp, isMcpPath } from "./app.ts";
 import { ConnectionFront, rawErrorResponse } from "./listener.ts";
 import { McpSessions } from "./mcp_sessions.ts";
 import { RestApi, restError } from "./rest.ts";
@@ -125,8 +127,19 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
       outgoing.once("close", () => front.idle(socket));
     },
     mount(app: App) {
-      app.all("/mcp", (c) => sessions.handle(c.req.raw, c.get("body"), c.get("roundedIds")));
-      app.all("/mcp/*", (c) => sessions.handle(c.req.raw, c.get("body"), c.get("roundedIds")));
+      const mcp = async (c: Context<AppEnv>) => {
+        const response = await sessions.handle(c.req.raw, c.get("body"), c.get("roundedIds"));
+        // A session's standing event stream leaves the connection cap (the session table bounds
+        // them), and its connection serves nothing else: closed when the stream ends.
+        const socket = c.env?.incoming?.socket;
+        if (c.req.method === "GET" && response.status === 200 && socket) {
+          front.stand(socket);
+          response.headers.set("connection", "close");
+        }
+        return response;
+      };
+      app.all("/mcp", mcp);
+      app.all("/mcp/*", mcp);
       app.route(
         "/",
         webRoutes({

@@ -525,7 +525,7 @@ Deno.test({
   name: "300 initialize calls, then a new client is served (the oldest session made room)",
   ignore: !posix,
   async fn() {
-    const server = await startHttpServer();
+    const server = await startHttpServer([], { WINTERM_MCP_MAX_SESSIONS: "256" });
     try {
       const first = await postMcp(server, initializeBody(0));
       assertEquals(first.status, 200);

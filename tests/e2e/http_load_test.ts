@@ -8,6 +8,9 @@
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { gunzipSync } from "node:zlib";
+// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client } from "../helpers/mcp.ts";
 import { type HttpServer, rawRequest, startHttpServer, withHttp } from "../helpers/http.ts";
 import { eventually } from "../helpers/process.ts";
 
@@ -271,3 +274,113 @@ function splitAnswers(bytes: Uint8Array): { status: number; headers: Headers; bo
 function isBlankLine(bytes: Uint8Array, at: number): boolean {
   return bytes[at] === 13 && bytes[at + 1] === 10 && bytes[at + 2] === 13 && bytes[at + 3] === 10;
 }
+
+/** An SDK client over Streamable HTTP, and what became of its standing event streams. */
+interface Watched {
+  client: Client;
+  /** The status of each GET /mcp (the standing stream) it made, in order. */
+  gets: number[];
+  /** How each of its standing streams (those answered 200) ended, in order: "clean", "error". */
+  ends: string[];
+  /** The errors its transport reported (reconnections that failed, say). */
+  errors: string[];
+}
+
+/** Connects an SDK client and waits until its standing event stream is open. */
+async function connectWatched(server: HttpServer, name: string): Promise<Watched> {
+  const watched: Watched = {
+    client: new Client({ name, version: "1" }),
+    gets: [],
+    ends: [],
+    errors: [],
+  };
+  const watchingFetch = async (url: string | URL, init?: RequestInit) => {
+    const response = await fetch(url, init);
+    if ((init?.method ?? "GET") !== "GET") return response;
+    watched.gets.push(response.status);
+    if (response.status !== 200 || !response.body) return response;
+    const reader = response.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            watched.ends.push("clean");
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (error) {
+          watched.ends.push("error");
+          controller.error(error);
+        }
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  };
+  watched.client.onerror = (error) => watched.errors.push(String(error));
+  await watched.client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${server.token}` } },
+      fetch: watchingFetch,
+    }),
+  );
+  ok(await eventually(() => watched.gets.length > 0, 20_000), `${name}: no event stream`);
+  assertEquals(watched.gets, [200], `${name}'s event stream`);
+  return watched;
+}
+
+/** A call of `get_version`: "ok", or the error it failed with. */
+async function callOf(watched: Watched): Promise<string> {
+  try {
+    const result = await watched.client.callTool({ name: "get_version", arguments: {} });
+    return result.isError ? "isError" : "ok";
+  } catch (error) {
+    return String(error);
+  }
+}
+
+Deno.test({
+  name:
+    "MCP: standing event streams take no connection requests need; a full table closes the least recently used idle session, its stream ending cleanly, with no reconnection loop",
+  ignore: !linux,
+  async fn() {
+    const server = await startHttpServer([], {
+      WINTERM_HTTP_MAX_CONNECTIONS: "4",
+      WINTERM_MCP_MAX_SESSIONS: "6",
+    });
+    const clients: Watched[] = [];
+    try {
+      // Nine clients, each keeping its event stream: twice the connections allowed, and three
+      // sessions more than the table holds. Every one gets in (the fifth got 503 before).
+      for (let i = 0; i < 9; i++) clients.push(await connectWatched(server, `client-${i}`));
+      // The three least recently used made room: their calls are refused as the protocol says
+      // (404: initialize again), their streams ended cleanly, and after the SDK's two tries to
+      // reopen them (404 too) they stay closed.
+      for (const evicted of clients.slice(0, 3)) {
+        match(await callOf(evicted), /404|Session not found/);
+        ok(
+          await eventually(
+            () => evicted.errors.some((error) => /Maximum reconnection attempts/.test(error)),
+            30_000,
+          ),
+          evicted.errors.join("\n"),
+        );
+        assertEquals(evicted.ends, ["clean"]);
+        assertEquals(evicted.gets, [200, 404, 404]);
+      }
+      // Every other session is answered, oldest first, and kept its one stream throughout.
+      for (const kept of clients.slice(3)) assertEquals(await callOf(kept), "ok");
+      const newcomer = await connectWatched(server, "newcomer");
+      clients.push(newcomer);
+      assertEquals(await callOf(newcomer), "ok");
+      for (const kept of clients.slice(4)) {
+        assertEquals([kept.gets, kept.ends], [[200], []]);
+        assertEquals(await callOf(kept), "ok");
+      }
+      assertEquals(await probe(server), 200);
+    } finally {
+      await Promise.all(clients.map(({ client }) => client.close().catch(() => {})));
+      await server.stop();
+    }
+  },
+});

@@ -107,6 +107,10 @@ export class AnswerQueue {
     // slowly would hold its turn: the request timeout bounds those).
     if (hasCredentials(request) || !request.complete) return void answer();
     const begin = () => {
+      // Its client left while it waited: nothing to make.
+      if (response.destroyed || request.socket.destroyed) {
+        return void this.#anonymousWaiting.shift()?.();
+      }
       this.#anonymous++;
       // The turn ends once the answer is made and handed to the connection (not sent: a client
       // that does not read must not hold it), and the next begins in a later turn of the event

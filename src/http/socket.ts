@@ -31,6 +31,8 @@ import type { SendBudget, Sender } from "./send_budget.ts";
 const LINGER_MS = 2000;
 /** The bytes one read takes at most. */
 const READ_SIZE = 16 * 1024;
+/** What the parser is handed at a time while requests may be arriving (see #deliver). */
+const PIECE_BYTES = 1024;
 /** Chunks written together up to this size are joined into one write; larger ones are not copied. */
 const JOIN_BYTES = 64 * 1024;
 
@@ -118,7 +120,9 @@ export class ConnectionSocket extends Duplex implements Sender {
 
   override _read(): void {
     this.#wanted = true;
-    this.#drive();
+    // Not within _read: what is pushed there reaches the parser only later (on the next tick),
+    // and a piece must be parsed before the next is handed over (see #deliver).
+    queueMicrotask(() => this.#drive());
   }
 
   #drive(): void {
@@ -127,7 +131,7 @@ export class ConnectionSocket extends Duplex implements Sender {
       const chunk = this.#ahead;
       this.#ahead = undefined;
       this.#deliver(chunk);
-      if (chunk === null) return;
+      if (chunk === null || this.#ahead !== undefined) return;
     }
     if (this.#reading || this.#ahead !== undefined) return;
     // Held: one read ahead, whether or not the stream wants it; otherwise only when it does.
@@ -135,8 +139,25 @@ export class ConnectionSocket extends Duplex implements Sender {
     this.#readOne();
   }
 
+  /**
+   * Hands `chunk` to the parser a piece at a time, keeping the rest once reading may not go on:
+   * the parser takes every request of what it is given, and a packet of 100 pipelined requests
+   * made 100 of them (each aborted, with an error and its stack, when the connection closed).
+   */
   #deliver(chunk: Uint8Array | null): void {
-    this.#wanted = this.push(chunk) && chunk !== null;
+    if (chunk === null) {
+      this.push(null);
+      this.#wanted = false;
+      return;
+    }
+    for (let at = 0; at < chunk.length; at += PIECE_BYTES) {
+      if (at > 0 && !(this.#wanted && this.#mayRead())) {
+        this.#ahead = chunk.subarray(at);
+        return;
+      }
+      this.#wanted = this.push(chunk.subarray(at, at + PIECE_BYTES));
+      if (this.destroyed) return;
+    }
   }
 
   async #readOne(): Promise<void> {

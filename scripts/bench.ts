@@ -22,6 +22,9 @@
  *   answer on the stream.
  * - the agent-task suite (tests/helpers/agent_tasks.ts): calls and bytes an agent reads per
  *   task, against each task's budget, in a table of its own.
+ * - HTTP under a pipelining flood without the token (connections that pipeline requests for
+ *   the 614 KB script and read nothing): RSS during and after, the token-bearer's latency;
+ *   270 SDK clients keeping their event streams: who is answered (Linux).
  *
  * - this machine's pace, first: what a fresh page of memory, a call on Deno's blocking pool and
  *   a program's start cost here, which the absolute goals (start-up, echo) rest on.
@@ -32,7 +35,8 @@
  * only (ConPTY's figures: scripts/bench_windows.ts in the Windows test bed).
  *
  * `--only NAME,...` runs some of them (machine, throughput, echo, shell, startup, memory, terminals, http,
- * idle-crowd, loaded, flooded, commands, trees, conpty, agent, streams) and `--quick` shortens each;
+ * idle-crowd, loaded, flooded, commands, trees, conpty, agent, streams, pipelined, sdk-crowd) and
+ * `--quick` shortens each;
  * either prints the table without writing docs/benchmarks.md (a smoke run).
  *
  * @module
@@ -58,6 +62,9 @@ import { processTable } from "../src/pty/posix/process_table.ts";
 import { signalTrees } from "../src/pty/posix/tree.ts";
 import { openStream } from "../tests/helpers/stream.ts";
 import { bundle } from "./compile.ts";
+// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client } from "../tests/helpers/mcp.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const { values: flags } = parseArgs({
@@ -1310,6 +1317,149 @@ function ulimitNoFile(): string {
   return limits?.[1] ?? "unknown";
 }
 
+/**
+ * A flood without the token: `connections` connections each pipeline `each` requests for the
+ * web view's script (614 KB, no gzip) in one write and read nothing, for `seconds`; then they
+ * close. The server's RSS idle, at its peak during, and 10 s after; the token-bearer's latency
+ * during, on its kept-alive connection and on a new one each time (behind the flood's accepts).
+ */
+async function pipelinedAttack(
+  rows: Row[],
+  connections: number,
+  each: number,
+  seconds: number,
+): Promise<void> {
+  const server = await startHttpServer();
+  const pid = server.process.pid;
+  const { hostname, port } = new URL(server.url);
+  const flood: Deno.Conn[] = [];
+  try {
+    // The script once, and a kept-alive connection, before idle is measured.
+    await (await fetch(`${server.url}/assets/app.js`)).arrayBuffer();
+    await request(server, "GET", "/api/terminals");
+    const idle = rssMiB(pid);
+    const ask = new TextEncoder().encode(
+      `GET /assets/app.js HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`.repeat(each),
+    );
+    for (let i = 0; i < connections; i++) {
+      const conn = await Deno.connect({ hostname, port: Number(port) });
+      flood.push(conn);
+      conn.write(ask).catch(() => {});
+    }
+    let peak = 0;
+    const kept: number[] = [], fresh: number[] = [];
+    const deadline = performance.now() + seconds * 1000;
+    while (performance.now() < deadline) {
+      peak = Math.max(peak, rssMiB(pid));
+      kept.push(await timed(() => request(server, "GET", "/api/terminals")));
+      fresh.push(
+        await timed(() =>
+          rawRequest(
+            server,
+            `GET /api/terminals HTTP/1.1\nhost: localhost\nauthorization: Bearer ${server.token}\n`,
+          )
+        ),
+      );
+      peak = Math.max(peak, rssMiB(pid));
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    flood.splice(0).forEach((conn) => conn.close());
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    const after = rssMiB(pid);
+    rows.push({
+      what: `HTTP: ${connections} connections without the token each pipeline ${each} requests ` +
+        `for the 614 KB script and read nothing (${seconds} s): RSS during / 10 s after they close`,
+      figure: `${peak.toFixed(0)} MiB (+${(peak - idle).toFixed(0)}) / ${after.toFixed(0)} MiB ` +
+        `(+${(after - idle).toFixed(0)})`,
+      reference: `idle ${idle.toFixed(0)} MiB`,
+      ratio: ratio(peak, idle),
+      note: "goal: within 128 MiB of idle during, 64 MiB after (2.1 GB during and after before)",
+    });
+    rows.push({
+      what: `HTTP: the token-bearer's \`GET /api/terminals\` meanwhile (${connections} x ${each})`,
+      figure: `kept-alive connection: median ${median(kept).toFixed(1)} ms, max ${
+        Math.max(...kept).toFixed(0)
+      } ms; new connection: median ${median(fresh).toFixed(1)} ms, max ${
+        Math.max(...fresh).toFixed(0)
+      } ms`,
+      note: "goal: within 500 ms (a new connection waits behind the flood's own accepts)",
+    });
+  } finally {
+    flood.forEach((conn) => conn.close());
+    await server.stop();
+  }
+}
+
+/** The issue's flood (20 connections of 100), and one within the bound on each (250 of 16). */
+async function pipelinedFlood(rows: Row[]): Promise<void> {
+  const seconds = QUICK ? 5 : 10;
+  await pipelinedAttack(rows, 20, 100, seconds);
+  await pipelinedAttack(rows, 250, 16, seconds);
+}
+
+/**
+ * 270 SDK clients over Streamable HTTP, each keeping its standing event stream (more than the
+ * 256 connections allowed): how many connect, then whether the oldest's and the 200th's calls,
+ * a newcomer's `initialize` and call, and REST with the token are answered, and every client's
+ * call.
+ */
+async function sdkCrowd(rows: Row[]): Promise<void> {
+  const server = await startHttpServer();
+  const url = new URL(`${server.url}/mcp`);
+  const clients: Client[] = [];
+  const connectOne = async (name: string) => {
+    const client = new Client({ name, version: "1" });
+    await client.connect(
+      new StreamableHTTPClientTransport(url, {
+        requestInit: { headers: { authorization: `Bearer ${server.token}` } },
+      }),
+    );
+    return client;
+  };
+  const call = (client: Client | undefined) =>
+    client
+      ? client.callTool({ name: "get_version", arguments: {} }).then(
+        (result) => result.isError ? "error" : "ok",
+        (error) => String(error).slice(0, 80),
+      )
+      : Promise.resolve("not connected");
+  try {
+    const pid = server.process.pid;
+    const idle = rssMiB(pid);
+    let failed = 0;
+    for (let i = 0; i < 270; i++) {
+      await connectOne(`client-${i}`).then((client) => clients.push(client), () => failed++);
+    }
+    // Each client opens its event stream after initializing: wait until the server holds them.
+    await eventually(() => [...Deno.readDirSync(`/proc/${pid}/fd`)].length > 270, 30_000);
+    const oldest = await call(clients[0]);
+    const twoHundredth = await call(clients[199]);
+    const started = performance.now();
+    const newcomer = await connectOne("newcomer").then(call, (error) => String(error));
+    const newcomerMs = performance.now() - started;
+    const rest = (await request(server, "GET", "/api/terminals")).status;
+    // All at once: 271 requests in flight, more than the 256 connections requests may hold.
+    const all = await Promise.all(clients.map(call));
+    const answered = all.filter((result) => result === "ok").length;
+    // The cap's refusal: 503, or the connection closed before the client had sent its request.
+    const busy = all.filter((result) => /UNAVAILABLE|503|fetch failed/.test(result)).length;
+    rows.push({
+      what: "MCP: 270 SDK clients over HTTP, each keeping its event stream (the cap is 256 " +
+        "connections): connected; the oldest's, the 200th's and a newcomer's calls; REST",
+      figure: `${clients.length} connected, ${failed} refused; oldest ${oldest}, 200th ` +
+        `${twoHundredth}, newcomer ${newcomer} (${newcomerMs.toFixed(0)} ms), REST ${rest}; ` +
+        `then every client's call at once: ${answered} answered, ${busy} refused at the ` +
+        `connection cap (503 or closed), ${all.length - answered - busy} otherwise`,
+      reference: `RSS idle ${idle.toFixed(0)} MiB`,
+      ratio: `${(rssMiB(pid) - idle).toFixed(0)} MiB more`,
+      note: "before: from about the 257th, every request 503 (the oldest's, REST with the token)",
+    });
+  } finally {
+    await Promise.all(clients.map((client) => client.close().catch(() => {})));
+    await server.stop();
+  }
+}
+
 const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["machine", "this machine's pace", machinePace],
   // Echo before throughput: node-pty's echo, its reference, took 12-16 ms after the 40 MB
@@ -1330,6 +1480,8 @@ const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["agent", "the agent-task suite", agentTasks],
   ["streams", "WebSocket streams", streams],
   ["concurrent-runs", "terminal_run in 300 terminals at once", concurrentRuns],
+  ["pipelined", "HTTP under a pipelining flood", pipelinedFlood],
+  ["sdk-crowd", "270 MCP SDK clients over HTTP", sdkCrowd],
 ];
 const rows: Row[] = [];
 const started = new Date();

@@ -31,7 +31,7 @@ import type { SendBudget, Sender } from "./send_budget.ts";
 const LINGER_MS = 2000;
 /** The bytes one read takes at most. */
 const READ_SIZE = 16 * 1024;
-/** What the parser is handed at a time while requests may be arriving (see #deliver). */
+/** What the parser is handed at a time at first (see #deliver). */
 const PIECE_BYTES = 1024;
 /** Chunks written together up to this size are joined into one write; larger ones are not copied. */
 const JOIN_BYTES = 64 * 1024;
@@ -61,8 +61,10 @@ export class ConnectionSocket extends Duplex implements Sender {
   #wanted = false;
   /** Whether reading may go on (see readWhile). */
   #mayRead: () => boolean = () => true;
-  /** A chunk read while reading was held, kept for when it may go on (null: the peer's end). */
-  #ahead: Uint8Array | null | undefined;
+  /** What the parser is handed at a time now (see #deliver). */
+  #piece = PIECE_BYTES;
+  /** What was read but not handed over while reading was held, kept for when it may go on. */
+  #ahead: Uint8Array | undefined;
   /** Bytes handed to the socket and not yet taken by the kernel. */
   #unsent = 0;
   #writing = false;
@@ -131,7 +133,7 @@ export class ConnectionSocket extends Duplex implements Sender {
       const chunk = this.#ahead;
       this.#ahead = undefined;
       this.#deliver(chunk);
-      if (chunk === null || this.#ahead !== undefined) return;
+      if (this.#ahead !== undefined) return;
     }
     if (this.#reading || this.#ahead !== undefined) return;
     // Held: one read ahead, whether or not the stream wants it; otherwise only when it does.
@@ -143,6 +145,8 @@ export class ConnectionSocket extends Duplex implements Sender {
    * Hands `chunk` to the parser a piece at a time, keeping the rest once reading may not go on:
    * the parser takes every request of what it is given, and a packet of 100 pipelined requests
    * made 100 of them (each aborted, with an error and its stack, when the connection closed).
+   * Pieces start at 1 KiB and double while reading goes on (a body arriving), back to 1 KiB
+   * once it is held (an answer under way): a 1 MB body in 1 KiB pieces took 5 times as long.
    */
   #deliver(chunk: Uint8Array | null): void {
     if (chunk === null) {
@@ -150,13 +154,18 @@ export class ConnectionSocket extends Duplex implements Sender {
       this.#wanted = false;
       return;
     }
-    for (let at = 0; at < chunk.length; at += PIECE_BYTES) {
+    for (let at = 0; at < chunk.length;) {
       if (at > 0 && !(this.#wanted && this.#mayRead())) {
         this.#ahead = chunk.subarray(at);
+        this.#piece = PIECE_BYTES;
         return;
       }
-      this.#wanted = this.push(chunk.subarray(at, at + PIECE_BYTES));
+      const piece = chunk.subarray(at, at + this.#piece);
+      at += piece.length;
+      this.#wanted = this.push(piece);
       if (this.destroyed) return;
+      if (this.#mayRead()) this.#piece = Math.min(2 * this.#piece, READ_SIZE);
+      else this.#piece = PIECE_BYTES;
     }
   }
 
@@ -173,8 +182,8 @@ export class ConnectionSocket extends Duplex implements Sender {
     this.#reading = false;
     if (this.destroyed) return;
     if (count === null) {
-      if (this.#ahead === undefined) this.#deliver(null);
-      else this.#ahead = null;
+      // Nothing is kept (no read starts while something is): the end is passed on at once.
+      this.#deliver(null);
       return;
     }
     this.#active();

@@ -21,10 +21,12 @@
  * ```ts
  * import { createApp } from "./app.ts";
  * import { Guard } from "./security.ts";
+ * import { WebSessions } from "./web/sessions.ts";
  * const app = createApp({
  *   guard: new Guard({ loopback: true, allowedHosts: [], corsOrigins: [] }),
  *   token: "0123456789abcdef0123456789abcdef",
  *   maxBodyBytes: 1 << 20,
+ *   web: new WebSessions({ port: 3001, loginSeconds: 600, sessionHours: 12 }),
  *   mount: () => {},
  * });
  * ```

@@ -22,9 +22,12 @@
  * ```ts
  * import { Hono } from "hono";
  * import { parseConfig } from "../config.ts";
+ * import { layGroundwork } from "../engine/groundwork.ts";
  * import { Engine } from "../engine/mod.ts";
  * import { RestApi } from "./rest.ts";
- * const app = new Hono().route("/api", new RestApi(new Engine(parseConfig([], {}).config)).routes());
+ * const { config } = parseConfig([], {});
+ * const engine = new Engine(config, await layGroundwork(config));
+ * const app = new Hono().route("/api", new RestApi(engine).routes());
  * ```
  * @module
  */

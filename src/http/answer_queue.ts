@@ -10,15 +10,19 @@
  * that pipelines more in one go has its connection closed (HTTP/1.1 clients retry what was not
  * answered on a new connection; browsers and common clients do not pipeline at all).
  *
- * Requests that carry no credentials (anyone may send them: the page, health, a refusal) take
+ * Requests without valid credentials (anyone may send them: the page, health, a refusal) take
  * turns server-wide, {@link MAX_ANONYMOUS} at a time, each next turn in a later turn of the
- * event loop: a flood of them never holds up a client with the token.
+ * event loop: a flood of them never holds up a client with the token. Valid, not merely
+ * present: the page is public, and a flood that sent `Authorization: Bearer x` with it was
+ * answered as if it were the token's.
  *
  * @example
  * ```ts
  * import { createServer } from "node:http";
  * import { AnswerQueue } from "./answer_queue.ts";
- * const queue = new AnswerQueue((_request, response) => response.end("hi"));
+ * const queue = new AnswerQueue((_request, response) => response.end("hi"), {
+ *   trusted: (request) => request.headers.authorization === "Bearer 0123456789abcdef0123456789abcdef",
+ * });
  * const server = createServer((request, response) => queue.admit(request, response));
  * ```
  * @module
@@ -56,8 +60,15 @@ export class AnswerQueue {
   /** Requests without credentials waiting for one of those to end, oldest first. */
   #anonymousWaiting: (() => void)[] = [];
 
-  /** `handle` answers a request (the application). */
-  constructor(private readonly handle: Handler, private readonly maxWaiting = MAX_WAITING) {}
+  /**
+   * `handle` answers a request (the application); `trusted` says whether a request carries
+   * valid credentials (none does, without it).
+   */
+  constructor(
+    private readonly handle: Handler,
+    private readonly options: { trusted?: (request: IncomingMessage) => boolean; maxWaiting?: number } =
+      {},
+  ) {}
 
   /** node:http's `request` listener. */
   admit(request: IncomingMessage, response: ServerResponse): void {
@@ -65,8 +76,9 @@ export class AnswerQueue {
     if (connection.destroyed) return;
     const lane = this.#lane(connection);
     if (lane.current === undefined) return this.#start(connection, lane, request, response);
-    if (lane.waiting.length >= this.maxWaiting) {
-      log.debug("closed a connection pipelining too many requests", { most: this.maxWaiting });
+    const most = this.options.maxWaiting ?? MAX_WAITING;
+    if (lane.waiting.length >= most) {
+      log.debug("closed a connection pipelining too many requests", { most });
       lane.waiting = [];
       connection.destroy();
       return;
@@ -105,7 +117,7 @@ export class AnswerQueue {
     // A request anyone may send waits for one of a few turns, so that a flood of them never
     // holds up a client with the token; not one whose body is still arriving (a login sent
     // slowly would hold its turn: the request timeout bounds those).
-    if (hasCredentials(request) || !request.complete) return void answer();
+    if (!request.complete || this.options.trusted?.(request)) return void answer();
     const begin = () => {
       // Its client left while it waited: nothing to make.
       if (response.destroyed || request.socket.destroyed) {
@@ -125,9 +137,4 @@ export class AnswerQueue {
     if (this.#anonymous < MAX_ANONYMOUS) begin();
     else this.#anonymousWaiting.push(begin);
   }
-}
-
-/** Whether a request carries a token or a session cookie (it is judged by the app, first). */
-function hasCredentials(request: IncomingMessage): boolean {
-  return request.headers.authorization !== undefined || request.headers.cookie !== undefined;
 }

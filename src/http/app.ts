@@ -43,7 +43,7 @@ import { log } from "../log.ts";
 import { jsonRpcError } from "./mcp_sessions.ts";
 import { type ErrorCode, restError } from "./rest.ts";
 import type { Guard } from "./security.ts";
-import type { WebSession, WebSessions } from "./web/sessions.ts";
+import { sameSecret, type WebSession, type WebSessions } from "./web/sessions.ts";
 import type { UpgradeTicket } from "./web/stream.ts";
 
 /** Who made a request: a client with the bearer token, or a browser logged in to the web view. */
@@ -214,11 +214,10 @@ function authenticate(token: string): MiddlewareHandler<AppEnv> {
     refusal(c, status, status === 400 ? "INVALID_INPUT" : "UNAUTHORIZED", message, {
       connection: "close",
     });
-  const expected = encoder.encode(token);
   return bearerAuth({
     // Hono's own comparison hashes both tokens with SHA-256 on every request, a third of the
     // server's time under load here; this loop is constant-time without it.
-    verifyToken: (given) => sameBytes(encoder.encode(given), expected),
+    verifyToken: (given) => sameSecret(given, token),
     realm: "winterm-mcp",
     noAuthenticationHeader: { message: refuse(401, UNAUTHORIZED) },
     invalidToken: { message: refuse(401, UNAUTHORIZED) },
@@ -229,15 +228,6 @@ function authenticate(token: string): MiddlewareHandler<AppEnv> {
       ),
     },
   });
-}
-
-const encoder = new TextEncoder();
-
-/** Whether `given` equals `expected`, in a time that depends on `expected`'s length only. */
-function sameBytes(given: Uint8Array, expected: Uint8Array): boolean {
-  let difference = given.length ^ expected.length;
-  for (let i = 0; i < expected.length; i++) difference |= expected[i] ^ (given[i] ?? 0);
-  return difference === 0;
 }
 
 /** A body larger than allowed. */

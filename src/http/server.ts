@@ -45,7 +45,7 @@ import { McpSessions } from "./mcp_sessions.ts";
 import { RestApi, restError } from "./rest.ts";
 import { Guard, isLoopbackAddress, tokenProblem } from "./security.ts";
 import { loginLink, webRoutes } from "./web/routes.ts";
-import { WebSessions } from "./web/sessions.ts";
+import { sameSecret, WebSessions } from "./web/sessions.ts";
 import { StreamHub } from "./web/stream.ts";
 
 /** A running HTTP front end. */
@@ -160,7 +160,12 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
     // A request the adapter cannot turn into a web Request (no Host, a bad absolute URL).
     errorHandler: (error) =>
       restError(400, "INVALID_INPUT", `malformed request: ${(error as Error).message}`),
-  }));
+  }), {
+    // The app judges every request; this only says whose answers need not take turns.
+    trusted: (request) =>
+      sameSecret(/^bearer +(.*)$/i.exec(request.headers.authorization ?? "")?.[1] ?? "", token) ||
+      web.knows(request.headers.cookie),
+  });
   const parser = createServer(
     {
       headersTimeout: config.headersTimeoutMs,

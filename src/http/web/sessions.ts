@@ -157,6 +157,17 @@ export class WebSessions {
     return this.#cookie("", 0);
   }
 
+  /**
+   * Whether a Cookie header names a live session (nothing else is checked, nothing changes):
+   * enough to tell a logged-in browser's requests from anyone's before they are answered.
+   */
+  knows(cookieHeader: string | null | undefined): boolean {
+    const id = cookieValue(cookieHeader ?? null, this.cookieName);
+    const session = id === undefined ? undefined : this.#sessions.get(id);
+    return session !== undefined &&
+      Date.now() - session.lastUsed <= this.options.sessionHours * 3_600_000;
+  }
+
   /** Whether a request carries this server's session cookie at all. */
   hasCookie(headers: Headers): boolean {
     return cookieValue(headers.get("cookie"), this.cookieName) !== undefined;

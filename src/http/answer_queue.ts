@@ -66,8 +66,10 @@ export class AnswerQueue {
    */
   constructor(
     private readonly handle: Handler,
-    private readonly options: { trusted?: (request: IncomingMessage) => boolean; maxWaiting?: number } =
-      {},
+    private readonly options: {
+      trusted?: (request: IncomingMessage) => boolean;
+      maxWaiting?: number;
+    } = {},
   ) {}
 
   /** node:http's `request` listener. */

@@ -155,17 +155,20 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
   });
 
   // One answer at a time on each connection (answer_queue.ts).
-  const answers = new AnswerQueue(getRequestListener(app.fetch, {
-    overrideGlobalObjects: false,
-    // A request the adapter cannot turn into a web Request (no Host, a bad absolute URL).
-    errorHandler: (error) =>
-      restError(400, "INVALID_INPUT", `malformed request: ${(error as Error).message}`),
-  }), {
-    // The app judges every request; this only says whose answers need not take turns.
-    trusted: (request) =>
-      sameSecret(/^bearer +(.*)$/i.exec(request.headers.authorization ?? "")?.[1] ?? "", token) ||
-      web.knows(request.headers.cookie),
-  });
+  const answers = new AnswerQueue(
+    getRequestListener(app.fetch, {
+      overrideGlobalObjects: false,
+      // A request the adapter cannot turn into a web Request (no Host, a bad absolute URL).
+      errorHandler: (error) =>
+        restError(400, "INVALID_INPUT", `malformed request: ${(error as Error).message}`),
+    }),
+    {
+      // The app judges every request; this only says whose answers need not take turns.
+      trusted: (request) =>
+        sameSecret(/^bearer +(.*)$/i.exec(request.headers.authorization ?? "")?.[1] ?? "", token) ||
+        web.knows(request.headers.cookie),
+    },
+  );
   const parser = createServer(
     {
       headersTimeout: config.headersTimeoutMs,

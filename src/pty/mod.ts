@@ -22,12 +22,15 @@ export * from "./types.ts";
 export { endAllChildren, superviseChildren, type Supervision } from "./supervision.ts";
 export {
   envValue,
+  fileIdentity,
   HOST_FLAVOR,
   isDirectory,
   type PathFlavor,
   realPathOf,
   resolveProgram,
+  searchPath,
 } from "./resolve.ts";
+export { type Interpreter, type Interpreters, scriptInterpreters } from "./posix/shebang.ts";
 export { quoteWindowsCommandLine } from "./windows/command_line.ts";
 export { runningUnderWine, systemCodePages } from "./windows/kernel32.ts";
 

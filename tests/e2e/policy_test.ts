@@ -5,7 +5,7 @@
  * a JSON-lines record of everything started, refused, typed, killed and ended.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { request, startHttpServer } from "../helpers/http.ts";
 import { connect, text } from "../helpers/mcp.ts";
 import { eventually } from "../helpers/process.ts";
@@ -238,5 +238,95 @@ Deno.test({
       match(new TextDecoder().decode(stderr), reason);
     }
     Deno.removeSync(dir, { recursive: true });
+  },
+});
+
+/**
+ * The bypasses of a bare name and of `#!` lines (issue 37): with `python3` and `perl` denied,
+ * the file python3 links to (by path and by its own name), a link to it under another name, and
+ * scripts whose `#!` line names a denied interpreter (directly or through `/usr/bin/env`) are all
+ * refused, from run_command and terminal_create, naming the rule; the audit log names the
+ * interpreter.
+ */
+Deno.test({
+  name:
+    "stdio MCP: a denied bare name covers every file it denotes, links and other names included, and a script's #! interpreter is judged",
+  ignore: !linux,
+  async fn() {
+    const python = Deno.realPathSync("/usr/bin/python3"); // /usr/bin/python3.11 here
+    const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "winterm-policy-files-" }));
+    const script = (name: string, line: string) => {
+      const path = join(root, name);
+      Deno.writeTextFileSync(path, `${line}\nprint("ran")\n`);
+      Deno.chmodSync(path, 0o755);
+      return path;
+    };
+    Deno.symlinkSync(python, join(root, "snake"));
+    const perlScript = script("tool.pl", "#!/usr/bin/perl");
+    const pythonScript = script("tool.py", `#!${python}`);
+    const envScript = script("env.py", "#!/usr/bin/env python3");
+    const policy = join(root, "policy.json"), audit = join(root, "audit.jsonl");
+    Deno.writeTextFileSync(policy, JSON.stringify({ programs: { deny: ["python3", "perl"] } }));
+    const mcp = await connect(["--policy", policy, "--audit", audit]);
+    // The child's PATH, so that `python3.11` and env's `python3` are found where they are here.
+    const env = { PATH: "/usr/local/bin:/usr/bin:/bin" };
+    try {
+      const cases: [string, RegExp][] = [
+        [
+          python,
+          /^'command': refused by policy: \/usr\/bin\/python3\S* matches programs\.deny entry 'python3'$/,
+        ],
+        [basename(python), /\/python3\S* matches programs\.deny entry 'python3'$/],
+        [join(root, "snake"), /snake \(really .*\) matches programs\.deny entry 'python3'$/],
+        [
+          perlScript,
+          /\/usr\/bin\/perl matches programs\.deny entry 'perl' \(it is the interpreter of .*tool\.pl's #! line\)/,
+        ],
+        [
+          pythonScript,
+          /matches programs\.deny entry 'python3' \(it is the interpreter of .*tool\.py's #! line\)/,
+        ],
+        [
+          envScript,
+          /python3 \(really .*\) matches programs\.deny entry 'python3' \(found on PATH by the #!\/usr\/bin\/env line of .*env\.py\)/,
+        ],
+      ];
+      for (const [program, reason] of cases) {
+        const run = await mcp.call("run_command", {
+          command: program,
+          shell_type: "executable",
+          working_directory: root,
+          env,
+        });
+        ok(run.isError, `run_command ${program} was not refused: ${text(run)}`);
+        match(text(run), /^'command': refused by policy: /);
+        match(text(run), reason);
+        const terminal = await mcp.call("terminal_create", {
+          command: program,
+          args: ["-c", "1"],
+          cwd: root,
+          env,
+        });
+        ok(terminal.isError, `terminal_create ${program} was not refused: ${text(terminal)}`);
+        match(text(terminal), reason);
+      }
+      // deno-lint-ignore no-explicit-any
+      let records: any[] = [];
+      await eventually(() => records.length >= cases.length * 2, 5000, () => {
+        records = Deno.readTextFileSync(audit).trim().split("\n").filter(Boolean).map((line) =>
+          JSON.parse(line)
+        );
+      });
+      const refused = records.filter((r) => r.event === "refused");
+      assertEquals(refused.length, cases.length * 2);
+      const perl = refused.find((r) => r.program === perlScript);
+      ok(perl, "the perl script's refusal is recorded");
+      assertEquals(perl.interpreter, Deno.realPathSync("/usr/bin/perl"));
+      const viaEnv = refused.find((r) => r.program === envScript);
+      assertEquals(viaEnv.interpreter, [Deno.realPathSync("/usr/bin/env"), python]);
+    } finally {
+      await mcp.close();
+      Deno.removeSync(root, { recursive: true });
+    }
   },
 });

@@ -20,6 +20,8 @@ import {
   type PreparedSpawn,
   prepareSpawn,
   realPathOf,
+  scriptInterpreters,
+  searchPath,
   spawn,
   SpawnError,
   type StdioMode,
@@ -27,6 +29,7 @@ import {
 import type { AuditLog, FrontEnd } from "./audit.ts";
 import { EngineError, shuttingDown } from "../errors.ts";
 import type { Policy } from "./policy.ts";
+import { serverEnvironment } from "./environment.ts";
 import { Turns } from "../turns.ts";
 import type { Invocation } from "./shells.ts";
 
@@ -95,6 +98,24 @@ export async function inputFailure(write: Promise<void>, field = "input"): Promi
   } catch (error) {
     throw new EngineError("failed", (error as Error).message, field);
   }
+}
+
+const WINDOWS = Deno.build.os === "windows";
+
+/** An image that runs, for the policy to judge. */
+interface Image {
+  program: string;
+  realProgram: string;
+  /** What it is to the program asked for, when it is not that program (for the refusal). */
+  role?: string;
+}
+
+/**
+ * The directories a bare name of the policy finds programs in: the child's PATH, then the
+ * server's (each once).
+ */
+function policySearchPath(env: Record<string, string>, cwd: string): string[] {
+  return [...new Set([...searchPath(env, cwd), ...searchPath(serverEnvironment(), cwd)])];
 }
 
 const encoder = new TextEncoder();
@@ -197,34 +218,61 @@ export class Launcher {
     } catch (error) {
       throw failed(error);
     }
+    // Every image that runs, to judge: the program, and whatever runs it (cmd.exe for a batch
+    // file; a script's #! interpreters). Read only for a policy that names programs.
+    const images: Image[] = [{ program: prepared.program, realProgram: prepared.realProgram }];
+    let unclear: string | undefined;
+    if (prepared.interpreter) {
+      images.push({
+        program: prepared.interpreter,
+        realProgram: realPathOf(prepared.interpreter),
+        role: `it is what runs the batch file ${prepared.program}`,
+      });
+    } else if (!WINDOWS && this.policy?.judgesPrograms) {
+      const interpreters = scriptInterpreters(prepared.realProgram, {
+        cwd: directory.path,
+        env: options.env,
+      });
+      for (const interpreter of interpreters.chain) {
+        images.push({
+          program: interpreter.viaEnv ? interpreter.name : resolve(directory.path, interpreter.name),
+          realProgram: interpreter.realPath,
+          role: interpreter.viaEnv
+            ? `found on PATH by the #!/usr/bin/env line of ${interpreter.script}`
+            : `it is the interpreter of ${interpreter.script}'s #! line`,
+        });
+      }
+      unclear = interpreters.unclear;
+    }
     // What really runs, and where: the audit says so.
+    const runners = images.slice(1).map((image) => image.realProgram);
     const ran = {
       program: prepared.realProgram,
       ...(prepared.realProgram === prepared.program ? {} : { requested: prepared.program }),
-      ...(prepared.interpreter ? { interpreter: prepared.interpreter } : {}),
+      ...(runners.length ? { interpreter: runners.length === 1 ? runners[0] : runners } : {}),
       cwd: directory.path,
     };
-    const images = [
-      { program: prepared.program, realProgram: prepared.realProgram },
-      ...(prepared.interpreter
-        ? [{ program: prepared.interpreter, realProgram: realPathOf(prepared.interpreter) }]
-        : []),
-    ];
+    const judged = this.policy ? policySearchPath(options.env, directory.path) : [];
     try {
+      if (unclear !== undefined) {
+        throw new EngineError(
+          "forbidden",
+          `refused by policy: cannot tell what runs ${prepared.program}: ${unclear}`,
+          fields.program,
+        );
+      }
       for (const image of images) {
         try {
           this.policy?.check({
-            ...image,
+            program: image.program,
+            realProgram: image.realProgram,
             cwd: directory.path,
             envOverrides: options.envOverrides,
+            searchPath: judged,
           }, fields);
         } catch (error) {
-          if (!(error instanceof EngineError) || image === images[0]) throw error;
-          throw new EngineError(
-            error.kind,
-            `${error.message} (it is what runs the batch file ${prepared.program})`,
-            error.field,
-          );
+          if (!(error instanceof EngineError) || image.role === undefined) throw error;
+          throw new EngineError(error.kind, `${error.message} (${image.role})`, error.field);
         }
       }
     } catch (error) {

@@ -15,13 +15,19 @@
  * }
  * ```
  *
- * A bare name matches a program of that name wherever it lives (`python3` also matches the
- * file a `python3` symlink points to); a path matches that file however it is reached.
- * `deny` wins over `allow`; with an `allow` list, everything else is refused.
+ * A bare name names every file it denotes: a program of that name wherever it lives, and the
+ * file that name finds in each PATH directory (the child's and the server's), however else
+ * it is reached: `python3` is also `/usr/bin/python3.11`, `python3.11`, and a link named
+ * `snake` to it (links resolved, files matched by identity: device and inode). A path matches
+ * that file however it is reached. A copy of a program is another file: only the sandbox
+ * confines what a copy does. `deny` wins over `allow`; with an `allow` list, everything else is
+ * refused. Every image that runs is judged: the program, and the interpreters that run a
+ * script (its `#!` line's, and the program `#!/usr/bin/env NAME` finds).
  *
  * @module
  */
 import { basename, resolve, sep } from "node:path";
+import { fileIdentity } from "../../pty/resolve.ts";
 import { Type } from "../../typebox.ts";
 import { TypeCompiler } from "../../typebox_compiler.ts";
 import { EngineError } from "../errors.ts";
@@ -72,14 +78,7 @@ function realPath(path: string): string | undefined {
 }
 
 /** The file's identity (device and inode), where the OS reports one. */
-function identity(path: string): string | undefined {
-  try {
-    const info = Deno.statSync(path);
-    return info.ino !== null && info.dev !== null ? `${info.dev}:${info.ino}` : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const identity = fileIdentity;
 
 /** One program rule, ready to match. */
 interface ProgramRule {
@@ -113,6 +112,11 @@ export interface LaunchRequest {
   cwd: string;
   /** The variables the request sets. */
   envOverrides: Record<string, string>;
+  /**
+   * The directories a bare name finds programs in: the child's PATH and the server's. A bare
+   * name's rule names the file it finds in each.
+   */
+  searchPath: readonly string[];
 }
 
 /** See the module documentation. */
@@ -220,9 +224,29 @@ export class Policy {
       path: fold(real),
       identity: identity(real),
     };
-    const matches = (rule: ProgramRule) =>
-      rule.name !== undefined ? candidate.names.has(rule.name) : rule.path === candidate.path ||
-        (rule.identity !== undefined && rule.identity === candidate.identity);
+    const denoted = new Map<string, Set<string>>();
+    /** The identities of the files `name` finds in the search path. */
+    const filesNamed = (name: string) => {
+      let found = denoted.get(name);
+      if (!found) {
+        found = new Set();
+        for (const dir of request.searchPath) {
+          const file = identity(resolve(dir, name));
+          if (file !== undefined) found.add(file);
+        }
+        denoted.set(name, found);
+      }
+      return found;
+    };
+    const matches = (rule: ProgramRule) => {
+      if (rule.name === undefined) {
+        return rule.path === candidate.path ||
+          (rule.identity !== undefined && rule.identity === candidate.identity);
+      }
+      return candidate.names.has(rule.name) ||
+        (!WINDOWS && candidate.identity !== undefined &&
+          filesNamed(rule.name).has(candidate.identity));
+    };
     const what = real === request.program ? real : `${request.program} (really ${real})`;
     const denied = this.#deny.find(matches);
     if (denied) {
@@ -231,6 +255,11 @@ export class Policy {
     if (this.#allow && !this.#allow.some(matches)) {
       throw refused(`${what} is not in programs.allow`, fields.program);
     }
+  }
+
+  /** True when the policy names programs (and so must see every image that runs). */
+  get judgesPrograms(): boolean {
+    return this.#allow !== undefined || this.#deny.length > 0;
   }
 }
 

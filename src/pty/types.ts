@@ -48,6 +48,39 @@ export interface SpawnOptions {
    * cmd.exe, whose `/s /c "..."` takes the rest of the line verbatim). Ignored elsewhere.
    */
   verbatimArguments?: boolean;
+  /** Confine the child and everything it starts (see {@link SandboxSpec}). */
+  sandbox?: SandboxSpec;
+}
+
+/**
+ * How a sandboxed child is confined. Reading is allowed everywhere but `hidden`; writing only
+ * where `mode` says; the network as `network` says. Everything it starts is confined the same
+ * way, for good.
+ */
+export interface SandboxSpec {
+  /** `read-only`: no writes but to its terminal and /dev/null; `workspace-write`: also `writable`. */
+  mode: "read-only" | "workspace-write";
+  /** Directories the child may write under (workspace-write): absolute real paths. */
+  writable: string[];
+  /** Paths whose contents the child may not read, nor create or change (absolute). */
+  hidden: string[];
+  /** Directories it may read whatever is hidden (the shell integration's files). */
+  readable?: string[];
+  /**
+   * Its own temporary directory (workspace-write), writable though its parent is hidden (which
+   * keeps other sandboxes' out of reach).
+   */
+  scratch?: string;
+  /** `off`: no socket but AF_UNIX; `proxy`: TCP to this loopback port only; `on`: anything. */
+  network: { kind: "off" } | { kind: "on" } | { kind: "proxy"; port: number };
+}
+
+/** How a sandbox is enforced here (see `sandboxSupport`). */
+export interface SandboxBackend {
+  /** `landlock+seccomp` (Linux), `seatbelt` (macOS). */
+  name: string;
+  /** What this kernel cannot enforce of what the sandbox promises elsewhere. */
+  unenforced: string[];
 }
 
 /**
@@ -73,6 +106,8 @@ export interface PreparedSpawn {
   readonly interpreter?: string;
   /** Windows: what CreateProcessW gets. */
   readonly windows?: { application: string; commandLine: string };
+  /** How the sandbox asked for is enforced. */
+  readonly sandbox?: SandboxBackend;
 }
 
 /**

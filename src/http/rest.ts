@@ -42,7 +42,7 @@ import { LINE_MODES, type Terminal } from "../engine/services/terminals.ts";
 import type { Command } from "../engine/services/commands.ts";
 import { log } from "../log.ts";
 import { SIGNAL_NAMES, type SignalName } from "../pty/mod.ts";
-import { CString, Encoding, Env, literals } from "../schema.ts";
+import { CString, Encoding, Env, literals, Sandbox } from "../schema.ts";
 import { validationErrors } from "../validation.ts";
 import { VERSION } from "../version.ts";
 
@@ -91,6 +91,7 @@ const CreateBody = Type.Object({
   outputByteLimit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1024 * 1024 * 1024 })),
   encoding: Type.Optional(Encoding),
   shellIntegration: Type.Optional(Type.Boolean()),
+  sandbox: Type.Optional(Sandbox),
 }, { additionalProperties: false });
 
 const RunBody = Type.Object({

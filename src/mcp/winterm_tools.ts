@@ -19,7 +19,8 @@ import { EngineError } from "../engine/errors.ts";
 import { waitFor } from "../engine/events.ts";
 import { SHELL_TYPES } from "../engine/vocabulary.ts";
 import { NAME, VERSION } from "../version.ts";
-import { CString, Encoding, Env, literals } from "../schema.ts";
+import { CString, Encoding, Env, literals, Sandbox, SandboxInfo } from "../schema.ts";
+import { sandboxHint } from "../engine/sandbox_info.ts";
 import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
 
 const MIB = 1024 * 1024;
@@ -111,6 +112,7 @@ const RunCommandInput = Type.Object({
   })),
   env: Type.Optional(Env),
   encoding: Type.Optional(Encoding),
+  sandbox: Type.Optional(Sandbox),
   wait_ms: Type.Optional(Type.Integer({
     minimum: 0,
     maximum: 600_000,
@@ -193,6 +195,7 @@ const QueryFields = {
       "to enhanced_query_command_status to follow the command; nothing is missed.",
   }),
   message: Type.String(),
+  sandbox: Type.Optional(SandboxInfo),
 };
 const QueryOutput = Type.Object(QueryFields);
 type QueryOutput = Static<typeof QueryOutput>;
@@ -207,9 +210,10 @@ const RunCommandOutput = Type.Object({
   pid: Type.Integer(),
   command: Type.String({ description: "What runs, as a command line." }),
   max_buffer_size: Type.Integer({ description: "Bytes kept per stream, as applied." }),
+  sandbox: Type.Optional(SandboxInfo),
   ...Object.fromEntries(
     Object.entries(QueryFields)
-      .filter(([name]) => !["token", "status", "message"].includes(name))
+      .filter(([name]) => !["token", "status", "message", "sandbox"].includes(name))
       .map(([name, schema]) => [name, Type.Optional(schema)]),
   ),
 });
@@ -271,8 +275,13 @@ function lookup(commands: CommandService, token: string): Command {
   return command;
 }
 
-function describeState(command: Command): string {
+function describeState(command: Command, read?: CommandRead): string {
   if (command.running) return `running for ${Math.round(command.executionTimeMs / 1000)} s`;
+  // A failed sandboxed command whose output looks like a refusal: say it may be the sandbox's.
+  const hint = command.exitCode !== 0 && read
+    ? sandboxHint(command.sandbox, [read.stdout.text, read.stderr.text])
+    : undefined;
+  if (hint) return `${describeState(command)}; ${hint}`;
   if (command.status === "terminated") return "terminated";
   if (command.timeoutOccurred) return "timed out and was killed";
   if (command.signal) return `killed by ${command.signal}`;
@@ -323,7 +332,8 @@ function report(command: Command, request: CommandReadRequest): QueryOutput {
     execution_time: command.executionTimeMs,
     timeout_occurred: command.timeoutOccurred,
     last_output_timestamp: read.lastOutputTime,
-    message: describeState(command) + clamped,
+    message: describeState(command, read) + clamped,
+    ...(command.sandbox ? { sandbox: command.sandbox } : {}),
   };
 }
 
@@ -388,7 +398,8 @@ export function wintermTools(
         "its first and last lines with a marker saying what was left out (tail_lines: just the end). " +
         "Without wait_ms it returns the token at once: then query_command_status. The command and " +
         "everything it starts are killed at the timeout (30 s). Pagers are off (PAGER, GIT_PAGER, ... " +
-        "are cat). For servers, REPLs and anything that must outlive one command: terminal_create.",
+        "are cat). For servers, REPLs and anything that must outlive one command: terminal_create. " +
+        "sandbox confines it (writes, network, credentials), within the server's sandbox.",
       input: RunCommandInput,
       output: RunCommandOutput,
       annotations: {
@@ -409,6 +420,7 @@ export function wintermTools(
           maxBufferSize: args.max_buffer_size,
           env: args.env,
           encoding: args.encoding,
+          sandbox: args.sandbox,
           via,
           signal: context.signal,
         });
@@ -430,6 +442,7 @@ export function wintermTools(
             pid: command.pid,
             command: command.display,
             max_buffer_size: command.bufferSize,
+            ...(command.sandbox ? { sandbox: command.sandbox } : {}),
           };
           if (!args.wait_ms) return { ...started, status: "pending" as const };
           if (command.running) {

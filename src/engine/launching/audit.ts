@@ -1,8 +1,8 @@
 /**
  * The audit log: one JSON object per line for every process started (or refused), every input
  * written (its size; its content only when asked for), every kill and every exit, every
- * take-over of a terminal by a viewer and its hand-back, with the time and the front end that
- * asked.
+ * take-over of a terminal by a viewer and its hand-back, every connection a sandbox's proxy
+ * refused, with the time and the front end that asked.
  *
  * @example
  * ```ts
@@ -23,7 +23,17 @@ export type FrontEnd = "mcp-stdio" | "mcp-http" | "rest" | "web" | "stream" | "i
 
 /** A record's fields besides the time. */
 export type AuditRecord =
-  & { event: "start" | "refused" | "input" | "kill" | "exit" | "takeover" | "handback" }
+  & {
+    event:
+      | "start"
+      | "refused"
+      | "network-refused"
+      | "input"
+      | "kill"
+      | "exit"
+      | "takeover"
+      | "handback";
+  }
   & Record<string, unknown>;
 
 const encoder = new TextEncoder();

@@ -30,6 +30,13 @@ import type { AuditLog, FrontEnd } from "./audit.ts";
 import { EngineError, shuttingDown } from "../errors.ts";
 import type { Policy } from "./policy.ts";
 import { serverEnvironment } from "./environment.ts";
+import {
+  type PreparedSandbox,
+  Sandboxes,
+  type SandboxInfo,
+  type SandboxRequest,
+  sandboxSettings,
+} from "./sandbox.ts";
 import { Turns } from "../turns.ts";
 import type { Invocation } from "./shells.ts";
 
@@ -53,6 +60,10 @@ export interface LaunchOptions {
   rows: number;
   /** The caller gave up (its request was cancelled): a start still waiting for its turn leaves. */
   signal?: AbortSignal;
+  /** The call's sandbox (it can only tighten the server's, which applies without one). */
+  sandbox?: SandboxRequest;
+  /** Directories a sandboxed child must be able to read whatever is hidden (shell integration). */
+  readable?: string[];
 }
 
 /** The names of the request fields that errors should point at. */
@@ -60,6 +71,8 @@ export interface LaunchFields {
   program: string;
   cwd: string;
   env: string;
+  /** Default `sandbox`. */
+  sandbox?: string;
 }
 
 /** Resolves a working directory and checks that it is one. */
@@ -110,6 +123,13 @@ interface Image {
   role?: string;
 }
 
+/** `prepared`, to start confined by `sandbox` (with its variables). */
+function sandboxed(prepared: PreparedSpawn, sandbox: PreparedSandbox): PreparedSpawn {
+  const env = { ...prepared.options.env, ...sandbox.env };
+  for (const name of sandbox.unset) delete env[name];
+  return { ...prepared, options: { ...prepared.options, env, sandbox: sandbox.spec } };
+}
+
 /**
  * The directories a bare name of the policy finds programs in: the child's PATH, then the
  * server's (each once).
@@ -137,7 +157,34 @@ export class Launcher {
    */
   #starts = new Turns(START_WIDTH);
 
-  constructor(readonly policy?: Policy, readonly audit?: AuditLog) {}
+  /** The sandbox each started child was given. */
+  #sandboxOf = new WeakMap<ChildProcess, SandboxInfo>();
+  #sandboxes: Sandboxes | undefined;
+
+  /** `sandboxes`: the server's (default: none configured, `off` unless a call asks). */
+  constructor(readonly policy?: Policy, readonly audit?: AuditLog, sandboxes?: Sandboxes) {
+    this.#sandboxes = sandboxes;
+  }
+
+  /** The sandboxes, made with the default settings if none were given. */
+  get sandboxes(): Sandboxes {
+    return this.#sandboxes ??= new Sandboxes(
+      sandboxSettings({}, undefined, {
+        home: serverEnvironment().HOME,
+        auditPath: this.audit?.path,
+      }),
+    );
+  }
+
+  /** The sandbox `child` runs in, if any (for answers). */
+  sandboxOf(child: ChildProcess): SandboxInfo | undefined {
+    return this.#sandboxOf.get(child);
+  }
+
+  /** Once nothing runs: stops the sandboxes' proxy, removes their temporary directories. */
+  async closeSandboxes(): Promise<void> {
+    await this.#sandboxes?.close();
+  }
 
   /**
    * Nothing starts from now on: the server is shutting down, and a process started after its
@@ -235,7 +282,9 @@ export class Launcher {
       });
       for (const interpreter of interpreters.chain) {
         images.push({
-          program: interpreter.viaEnv ? interpreter.name : resolve(directory.path, interpreter.name),
+          program: interpreter.viaEnv
+            ? interpreter.name
+            : resolve(directory.path, interpreter.name),
           realProgram: interpreter.realPath,
           role: interpreter.viaEnv
             ? `found on PATH by the #!/usr/bin/env line of ${interpreter.script}`
@@ -284,12 +333,54 @@ export class Launcher {
       });
       throw error;
     }
+    const sandboxField = fields.sandbox ?? "sandbox";
+    let sandbox: PreparedSandbox | undefined;
+    try {
+      const resolved = this.sandboxes.resolve(options.sandbox, sandboxField, directory.path);
+      if (resolved) {
+        sandbox = await this.sandboxes.prepare(resolved, {
+          cwd: directory.path,
+          readable: options.readable,
+          base: sandboxField,
+          refused: (refusal) =>
+            this.audit?.record({
+              event: "network-refused",
+              kind: context.kind,
+              id: context.id,
+              ...refusal,
+            }),
+        });
+      }
+    } catch (error) {
+      this.audit?.record({
+        event: "refused",
+        ...context,
+        ...ran,
+        reason: (error as Error).message,
+      });
+      throw error;
+    }
     let child: ChildProcess;
     try {
-      child = await spawn(prepared);
+      child = await spawn(sandbox ? sandboxed(prepared, sandbox) : prepared);
     } catch (error) {
+      sandbox?.release();
+      if (error instanceof SpawnError && error.code === "ESANDBOX") {
+        throw new EngineError("failed", error.message, sandboxField);
+      }
       throw failed(error);
     }
+    if (sandbox) {
+      this.#sandboxOf.set(child, sandbox.info);
+      child.exited.finally(sandbox.release);
+    }
+    const confined = sandbox && {
+      sandbox: {
+        mode: sandbox.info.mode,
+        network: sandbox.info.network,
+        backend: sandbox.info.backend,
+      },
+    };
     this.audit?.record({
       event: "start",
       ...context,
@@ -297,6 +388,7 @@ export class Launcher {
       ...ran,
       args: invocation.args,
       command: invocation.display,
+      ...confined,
     });
     child.exited.then((status) =>
       this.audit?.record({ event: "exit", kind: context.kind, id: context.id, ...status })

@@ -11,9 +11,13 @@
  * {
  *   "programs": { "allow": ["git", "python3", "/usr/local/bin/node"], "deny": ["sudo"] },
  *   "cwd": { "allow": ["/home/me/projects"] },
- *   "env": { "protect": ["PATH", "LD_PRELOAD", "NODE_OPTIONS"] }
+ *   "env": { "protect": ["PATH", "LD_PRELOAD", "NODE_OPTIONS"] },
+ *   "sandbox": { "mode": "workspace-write", "network": { "allow": ["registry.npmjs.org"] } }
  * }
  * ```
+ *
+ * The `sandbox` section is the operator's sandbox (see sandbox.ts), combined with `--sandbox`
+ * and the WINTERM_SANDBOX* variables: where both say something, the stricter applies.
  *
  * A bare name names every file it denotes: a program of that name wherever it lives, and the
  * file that name finds in each PATH directory (the child's and the server's), however else
@@ -31,6 +35,8 @@ import { fileIdentity } from "../../pty/resolve.ts";
 import { Type } from "../../typebox.ts";
 import { TypeCompiler } from "../../typebox_compiler.ts";
 import { EngineError } from "../errors.ts";
+import { SANDBOX_MODES } from "../vocabulary.ts";
+import type { SandboxConfig } from "../../config.ts";
 
 const Names = Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), { maxItems: 10_000 });
 const PolicySchema = Type.Object({
@@ -41,6 +47,16 @@ const PolicySchema = Type.Object({
   env: Type.Optional(
     Type.Object({ protect: Type.Optional(Names) }, { additionalProperties: false }),
   ),
+  sandbox: Type.Optional(Type.Object({
+    mode: Type.Optional(Type.Union(SANDBOX_MODES.map((mode) => Type.Literal(mode)))),
+    network: Type.Optional(Type.Union([
+      Type.Literal("off"),
+      Type.Literal("on"),
+      Type.Object({ allow: Names }, { additionalProperties: false }),
+    ])),
+    writable: Type.Optional(Names),
+    hidden: Type.Optional(Names),
+  }, { additionalProperties: false })),
 }, { additionalProperties: false });
 
 /** A policy file that cannot be used. */
@@ -125,6 +141,8 @@ export class Policy {
   #deny: ProgramRule[];
   #roots: string[] | undefined;
   #protected: Map<string, string>;
+  /** The file's `sandbox` section (checked and combined with the flags by the groundwork). */
+  readonly sandbox?: SandboxConfig;
 
   constructor(readonly source: string, file: unknown) {
     const checker = TypeCompiler.Compile(PolicySchema);
@@ -161,6 +179,7 @@ export class Policy {
           "which no variable's name can: it would never match",
       );
     }
+    this.sandbox = valid.sandbox;
     this.#allow = valid.programs?.allow?.map(programRule);
     this.#deny = (valid.programs?.deny ?? []).map(programRule);
     this.#roots = valid.cwd?.allow?.map((root) => {

@@ -27,6 +27,7 @@ import {
   resolveDirectory,
 } from "../launching/launcher.ts";
 import { stopProcess } from "../launching/lifecycle.ts";
+import type { SandboxInfo, SandboxRequest } from "../launching/sandbox.ts";
 import { DEFAULT_MAX_BYTES } from "../output/buffer.ts";
 import { OutputBudget } from "../output/budget.ts";
 import { TextFollower } from "../output/follow.ts";
@@ -64,6 +65,8 @@ export interface RunRequest extends InvocationRequest {
   via?: FrontEnd;
   /** Aborted when the caller gives up: a start still waiting for its turn is not made. */
   signal?: AbortSignal;
+  /** Its sandbox (it can only tighten the server's, which applies without one). */
+  sandbox?: SandboxRequest;
 }
 
 /** Where a command is in its life. */
@@ -235,6 +238,11 @@ export class Command {
   /** The child's process id. */
   get pid(): number {
     return this.#child.pid;
+  }
+
+  /** The sandbox it runs in, if any. */
+  get sandbox(): SandboxInfo | undefined {
+    return this.launcher.sandboxOf(this.#child);
   }
 
   /** `pty` or `pipe`. */
@@ -599,6 +607,7 @@ export class CommandService {
         cols: COMMAND_COLS,
         rows: COMMAND_ROWS,
         signal: request.signal,
+        sandbox: request.sandbox,
       },
       {
         program: request.executable ? "executable" : "command",

@@ -51,6 +51,7 @@ import { StreamOutput } from "../output/stream.ts";
 import { boundaryAtOrAfter, utf8Length } from "../output/utf8.ts";
 import { buildTerminalInvocation, type TerminalInvocationRequest } from "../launching/shells.ts";
 import { shellIntegration, ShellScripts } from "../launching/integration/mod.ts";
+import type { SandboxInfo, SandboxRequest } from "../launching/sandbox.ts";
 import { MarkFilter, newNonce } from "../output/marks.ts";
 import { type FinishedCommand, ShellTracker } from "./shell_state.ts";
 import {
@@ -123,6 +124,8 @@ export interface CreateTerminalRequest extends Omit<TerminalInvocationRequest, "
   via?: FrontEnd;
   /** Aborted when the caller gives up: a start still waiting for its turn is not made. */
   signal?: AbortSignal;
+  /** Its sandbox (it can only tighten the server's, which applies without one). */
+  sandbox?: SandboxRequest;
 }
 
 /** Something that happened to a terminal. */
@@ -671,7 +674,13 @@ export class Terminal {
       status: this.running ? "active" : "exited",
       size: { cols: this.cols, rows: this.rows },
       ...(this.exitStatus ? { exitStatus: this.exitStatus } : {}),
+      ...(this.sandbox ? { sandbox: this.sandbox } : {}),
     };
+  }
+
+  /** The sandbox it runs in, if any. */
+  get sandbox(): SandboxInfo | undefined {
+    return this.launcher.sandboxOf(this.#child);
   }
 
   /** What the terminal is doing now (see {@link TerminalActivity}). */
@@ -1356,6 +1365,8 @@ export interface TerminalInfo extends TerminalActivity {
   status: "active" | "exited";
   size: { cols: number; rows: number };
   exitStatus?: ExitStatus;
+  /** The sandbox it runs in. */
+  sandbox?: SandboxInfo;
 }
 
 /** A line read, with statistics. */
@@ -1485,6 +1496,9 @@ export class TerminalService {
         cols,
         rows,
         signal: request.signal,
+        sandbox: request.sandbox,
+        // A sandboxed shell reads its integration files whatever is hidden.
+        readable: invocation.integration ? this.#scripts.location() : undefined,
       },
       { program: request.command === undefined ? "shell" : "command", cwd: "cwd", env: "env" },
       context,

@@ -127,6 +127,12 @@ export class ShellScripts {
     });
   }
 
+  /** The directory its files are in, once one was written (a sandbox lets it be read). */
+  location(): string[] {
+    const dir = this.#temporary ?? (this.#written.size ? this.#dir : undefined);
+    return dir === undefined ? [] : [dir];
+  }
+
   /** Removes the temporary directory, if one was made. */
   remove(): void {
     if (this.#temporary === undefined) return;

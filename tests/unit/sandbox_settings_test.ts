@@ -168,6 +168,8 @@ Deno.test("a call can only tighten the server's sandbox; each refusal names its 
     assertEquals(open.resolve(undefined, "sandbox", cwd), undefined);
     assertEquals(open.resolve({}, "sandbox", cwd)?.mode, "workspace-write");
     assertEquals(open.resolve({ mode: "off" }, "sandbox", cwd), undefined);
+    assertEquals(open.resolve({ network: { allow: ["a.org"] } }, "sandbox", cwd)?.network, "allow");
+    assertEquals(open.resolve({ network: "on" }, "sandbox", cwd)?.network, "on");
     assertEquals(open.resolve({ writable: ["/tmp"] }, "sandbox", cwd)?.writable, [
       Deno.realPathSync("/tmp"),
     ]);

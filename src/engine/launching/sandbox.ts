@@ -48,8 +48,13 @@ export interface SandboxRequest {
 /** The operator's settings, checked: the default and the ceiling of every call. */
 export interface SandboxSettings {
   mode: SandboxMode;
-  /** Set by the operator (else a sandboxed call's network is `off` unless it says). */
+  /**
+   * The network of a sandboxed call that does not say (`off` unless the operator says), and the
+   * loosest it may ask for when the operator sandboxes or sets it.
+   */
   network: "off" | "on" | "allow";
+  /** Whether `network` bounds calls (the operator sandboxes, or set a network). */
+  networkBounds: boolean;
   /** The operator's allowlists (all must allow a connection). */
   lists: HostRule[][];
   /** The allowlists as written, for answers. */
@@ -188,6 +193,7 @@ export function sandboxSettings(
   return {
     mode,
     network: network ?? "off",
+    networkBounds: mode !== "off" || network !== undefined,
     lists: network === "allow" ? lists : [],
     allowed: network === "allow" ? allowed : [],
     writable: writable ?? [],
@@ -232,7 +238,7 @@ export class Sandboxes {
     if (mode === "off") return undefined;
     const network = request?.network ?? operator.network;
     const kind = networkKind(network);
-    if (NETWORK_RANK[kind] < NETWORK_RANK[operator.network]) {
+    if (operator.networkBounds && NETWORK_RANK[kind] < NETWORK_RANK[operator.network]) {
       throw new EngineError(
         "forbidden",
         `sandbox network '${kind === "allow" ? "allow" : kind}' is looser than the server's ` +

@@ -25,6 +25,7 @@
  * - HTTP under a pipelining flood without the token (connections that pipeline requests for
  *   the 614 KB script and read nothing): RSS during and after, the token-bearer's latency;
  *   270 SDK clients keeping their event streams: who is answered (Linux).
+ * - a sandboxed start against an unconfined one (Linux), and the launcher design not taken.
  *
  * - this machine's pace, first: what a fresh page of memory, a call on Deno's blocking pool and
  *   a program's start cost here, which the absolute goals (start-up, echo) rest on.
@@ -35,8 +36,8 @@
  * only (ConPTY's figures: scripts/bench_windows.ts in the Windows test bed).
  *
  * `--only NAME,...` runs some of them (machine, throughput, echo, shell, startup, memory, terminals, http,
- * idle-crowd, loaded, flooded, commands, trees, conpty, agent, streams, pipelined, sdk-crowd) and
- * `--quick` shortens each;
+ * idle-crowd, loaded, flooded, commands, trees, conpty, agent, streams, pipelined, sdk-crowd,
+ * sandbox) and `--quick` shortens each;
  * either prints the table without writing docs/benchmarks.md (a smoke run).
  *
  * @module
@@ -44,7 +45,7 @@
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import nodePty from "@lydell/node-pty";
-import { spawn } from "../src/pty/mod.ts";
+import { type SandboxSpec, spawn } from "../src/pty/mod.ts";
 import { CommandService } from "../src/engine/services/commands.ts";
 import { Agent, AGENT_TASKS } from "../tests/helpers/agent_tasks.ts";
 import {
@@ -1459,6 +1460,182 @@ async function sdkCrowd(rows: Row[]): Promise<void> {
     await server.stop();
   }
 }
+/**
+ * A confined start's cost (Linux): the platform layer's sandboxed spawn of echo against the same
+ * spawn unconfined, 500 ms apart (the spare Worker ready, as when an agent's commands come one
+ * at a time) and back to back (each start then makes its Worker); `run_command` with and without
+ * `sandbox`; how long a Worker's constructor holds the event loop (once per sandboxed start,
+ * after it); and the design not taken: Deno re-run as a launcher that confines its main thread
+ * with the same code and execs echo, against the machine's floor (posix_spawn of echo).
+ */
+async function sandboxCost(rows: Row[]): Promise<void> {
+  if (Deno.build.os !== "linux") return;
+  const runs = QUICK ? 20 : 100;
+  const dir = Deno.realPathSync(tempDir("winterm-bench-sandbox-"));
+  const home = Deno.env.get("HOME")!;
+  const sandbox: SandboxSpec = {
+    mode: "workspace-write",
+    writable: [dir],
+    hidden: [".ssh", ".aws", ".gnupg"].map((name) => `${home}/${name}`),
+    network: { kind: "off" },
+  };
+  const start = async (confined: boolean) => {
+    const child = await spawn({
+      file: ECHO_PATH,
+      args: ["hi"],
+      cwd: dir,
+      env: { PATH: "/usr/bin:/bin" },
+      ...(confined ? { sandbox } : {}),
+    });
+    await child.exited;
+  };
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const mcp = await connect();
+  const launcher = `${dir}/launcher.ts`;
+  Deno.writeTextFileSync(
+    launcher,
+    LAUNCHER.replaceAll("ROOT/", new URL("../", import.meta.url).href),
+  );
+  const deno = cStringArray([
+    Deno.execPath(),
+    "run",
+    "-A",
+    "--no-config",
+    launcher,
+    ECHO_PATH,
+    dir,
+  ]);
+  const launched = () => {
+    const lib = libc(), pid = new Int32Array(1), env = cStringArray([]);
+    const actions = new Uint8Array(OPAQUE_BYTES);
+    lib.posix_spawn_file_actions_init(actions);
+    lib.posix_spawn_file_actions_addopen(actions, 1, ECHO.devNull, C.O_RDWR, 0);
+    const failed = lib.posix_spawn(
+      new Uint8Array(pid.buffer),
+      cString(Deno.execPath()),
+      actions,
+      null,
+      deno.array,
+      env.array,
+    );
+    lib.posix_spawn_file_actions_destroy(actions);
+    const status = new Int32Array(1);
+    if (failed !== 0 || lib.waitpid(pid[0], new Uint8Array(status.buffer), 0) !== pid[0]) {
+      throw new Error("the launcher did not start");
+    }
+    if (status[0] !== 0) throw new Error(`the launcher failed (status ${status[0]})`);
+    return Promise.resolve();
+  };
+  const command = (confined: boolean) => async () => {
+    const done = await mcp.callOk<{ status: string; sandbox?: unknown }>("run_command", {
+      command: "echo hi",
+      shell_type: "executable",
+      working_directory: dir,
+      wait_ms: 10_000,
+      ...(confined ? { sandbox: { mode: "workspace-write", network: "off" } } : {}),
+    });
+    if (done.status !== "completed" || !done.sandbox === confined) {
+      throw new Error(`echo did not complete as asked: ${JSON.stringify(done)}`);
+    }
+  };
+  try {
+    for (let i = 0; i < 3; i++) {
+      await start(true), await start(false), await launched();
+      await command(true)(), await command(false)();
+    }
+    const spaced = { confined: [] as number[], plain: [] as number[] };
+    const calls = { confined: [] as number[], plain: [] as number[] };
+    const burst = { confined: [] as number[], plain: [] as number[] };
+    const relaunched: number[] = [], floor: number[] = [], holds: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      await pause(500);
+      spaced.confined.push(await timed(() => start(true)));
+      await pause(500);
+      spaced.plain.push(await timed(() => start(false)));
+      await pause(500);
+      calls.confined.push(await timed(command(true)));
+      await pause(500);
+      calls.plain.push(await timed(command(false)));
+    }
+    for (let i = 0; i < runs; i++) {
+      burst.confined.push(await timed(() => start(true)));
+      burst.plain.push(await timed(() => start(false)));
+      relaunched.push(await timed(launched));
+      floor.push(await timed(plainStart));
+    }
+    const { WORKER_URL } = await import("../src/pty/posix/sandbox/worker.ts");
+    for (let i = 0; i < Math.min(runs, 20); i++) {
+      const began = performance.now();
+      const worker = new Worker(WORKER_URL, { type: "module" });
+      holds.push(performance.now() - began);
+      worker.terminate();
+      await pause(50);
+    }
+    const figure = (times: number[]) =>
+      `p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`;
+    const added = (a: number[], b: number[]) =>
+      `${ratio(percentile(a, 50), percentile(b, 50))} p50 (+${
+        (percentile(a, 50) - percentile(b, 50)).toFixed(1)
+      } ms)`;
+    rows.push({
+      what: `a sandboxed start of \`echo hi\` on a PTY until its exit (workspace-write, network ` +
+        `off; platform layer), 500 ms apart (the spare Worker ready), ${runs} runs`,
+      figure: figure(spaced.confined),
+      reference: `the same start unconfined: ${figure(spaced.plain)}`,
+      ratio: added(spaced.confined, spaced.plain),
+      note: "goal: at most +10 ms p50; a Worker confines its thread and spawns",
+    }, {
+      what: `\`run_command\` \`echo hi\` with \`sandbox\` until its answer, through the server, ` +
+        `500 ms apart, ${runs} runs`,
+      figure: figure(calls.confined),
+      reference: `without sandbox: ${figure(calls.plain)}`,
+      ratio: added(calls.confined, calls.plain),
+    }, {
+      what: `the sandboxed start back to back (no spare ready: each start makes its Worker), ` +
+        `${runs} runs`,
+      figure: figure(burst.confined),
+      reference: `unconfined, back to back: ${figure(burst.plain)}`,
+      ratio: added(burst.confined, burst.plain),
+    }, {
+      what: "what a Worker's constructor holds the event loop (once per sandboxed start, " +
+        "100 ms after it)",
+      figure: figure(holds),
+      note: "Deno waits for the new isolate",
+    }, {
+      what: "the design not taken: Deno re-run as a launcher that confines its main thread " +
+        "(the same code) and execs echo",
+      figure: figure(relaunched),
+      reference: `\`posix_spawn\` of echo and \`waitpid\`: ${figure(floor)}`,
+      ratio: added(relaunched, floor),
+      note: "Deno's own start dominates",
+    });
+  } finally {
+    await mcp.close();
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
+/** The launcher of the design not taken (see {@link sandboxCost}): confine, then exec. */
+const LAUNCHER =
+  `import { createRuleset, directoryView } from "ROOT/src/pty/posix/sandbox/landlock.ts";
+import { landlockPlan } from "ROOT/src/pty/posix/sandbox/landlock_plan.ts";
+import { landlockAbi } from "ROOT/src/pty/posix/sandbox/linux_calls.ts";
+import { hostArch, seccompFilter } from "ROOT/src/pty/posix/sandbox/seccomp.ts";
+import { confineThread } from "ROOT/src/pty/posix/sandbox/worker.ts";
+import { cString, cStringArray } from "ROOT/src/pty/posix/libc.ts";
+const [program, workspace] = Deno.args;
+const abi = landlockAbi();
+const plan = landlockPlan(
+  { abi, mode: "workspace-write", writable: [workspace], hidden: [], network: { kind: "off" } },
+  directoryView,
+);
+const failure = confineThread(createRuleset(plan, abi), seccompFilter({ arch: hostArch()!, network: "off" }));
+if (failure) throw new Error(failure);
+const execv = Deno.dlopen("libc.so.6", { execv: { parameters: ["buffer", "buffer"], result: "i32" } });
+const argv = cStringArray([program, "hi"]);
+execv.symbols.execv(cString(program), argv.array);
+throw new Error("execv failed");
+`;
 
 const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["machine", "this machine's pace", machinePace],
@@ -1482,6 +1659,7 @@ const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["concurrent-runs", "terminal_run in 300 terminals at once", concurrentRuns],
   ["pipelined", "HTTP under a pipelining flood", pipelinedFlood],
   ["sdk-crowd", "270 MCP SDK clients over HTTP", sdkCrowd],
+  ["sandbox", "the cost of a sandboxed start", sandboxCost],
 ];
 const rows: Row[] = [];
 const started = new Date();

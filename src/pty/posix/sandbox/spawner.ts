@@ -1,10 +1,18 @@
 /**
  * Starts sandboxed children through Workers (worker.ts), one per start: a confined thread
  * cannot be widened, and each child's rules name its own terminal, so no worker serves twice.
- * Starting a Worker costs 13-21 ms here, most of a sandboxed start; so one is kept ready (its
- * module loaded, not yet confined) once a sandboxed start has happened, and replaced as soon as
- * it is used. A spare unused for {@link SPARE_IDLE_MS} is let go (about 10 MiB each). An idle
- * server that never sandboxed anything has none and has not loaded this code.
+ *
+ * A Worker costs 40-75 ms before it can take a job here: its constructor holds the calling
+ * thread 20-30 ms (Deno waits for the new isolate), then its module and FFI bindings load on its
+ * own thread. So one is kept ready once a sandboxed start has happened, and the next is made
+ * {@link REFILL_DELAY_MS} after it is taken: a start then costs a message to a waiting thread,
+ * the confinement and the spawn, and the constructor's wait falls on the event loop after the
+ * start and after what a short command does at once (made at once, it held up the exit of the
+ * command just started: echo's took 25 ms more). A start that finds no spare makes one and
+ * waits for it.
+ * (Made from another Worker instead, a worker took 520-610 ms to start here, Deno 2.9.6.) A
+ * spare unused for {@link SPARE_IDLE_MS} is let go (about 10 MiB). An idle server that never
+ * sandboxed anything has none and has not loaded this code.
  *
  * @module
  */
@@ -13,6 +21,8 @@ import type { ConfinedSpawnAnswer, ConfinedSpawnJob } from "./worker.ts";
 
 /** How long a spare worker is kept without use. */
 export const SPARE_IDLE_MS = 60_000;
+/** How long after a start the next spare is made. */
+export const REFILL_DELAY_MS = 100;
 
 /** A worker whose module has loaded, waiting for its one job. */
 interface ReadyWorker {
@@ -94,13 +104,26 @@ export async function spawnConfined(job: ConfinedSpawnJob): Promise<number> {
     if (error instanceof SpawnError) throw error;
     throw new SpawnError("ESANDBOX", (error as Error).message);
   } finally {
-    refill();
+    scheduleRefill();
   }
+}
+
+let refilling: ReturnType<typeof setTimeout> | undefined;
+
+function scheduleRefill(): void {
+  if (refilling !== undefined) return;
+  refilling = setTimeout(() => {
+    refilling = undefined;
+    refill();
+  }, REFILL_DELAY_MS);
+  Deno.unrefTimer(refilling);
 }
 
 /** Lets the spare go (at shutdown). */
 export function releaseSpare(): void {
   clearTimeout(idle);
+  clearTimeout(refilling);
+  refilling = undefined;
   const held = spare;
   spare = undefined;
   held?.then(({ worker }) => worker.terminate(), () => {});

@@ -72,3 +72,43 @@ Deno.test("HTTP sending: write timeout 30 s and 64 MiB queued by default, bounde
     true,
   );
 });
+
+Deno.test("the sandbox settings: flags before variables, named when wrong", () => {
+  const sandbox = (args: string[], env: Record<string, string>) =>
+    parseConfig(args, env).config.sandbox;
+  assertEquals(sandbox([], {}), {});
+  assertEquals(sandbox(["--sandbox", "read-only"], { WINTERM_SANDBOX: "off" }), {
+    mode: "read-only",
+  });
+  const separator = os === "windows" ? ";" : ":";
+  assertEquals(
+    sandbox([], {
+      WINTERM_SANDBOX: "workspace-write",
+      WINTERM_SANDBOX_NETWORK: "allow: api.example.com , *.example.org",
+      WINTERM_SANDBOX_WRITABLE: `/a${separator}/b`,
+      WINTERM_SANDBOX_HIDDEN: "~/.ssh",
+    }),
+    {
+      mode: "workspace-write",
+      network: { allow: ["api.example.com", "*.example.org"] },
+      writable: ["/a", "/b"],
+      hidden: ["~/.ssh"],
+    },
+  );
+  assertEquals(sandbox(["--sandbox-network", "on"], {}), { network: "on" });
+  throws(
+    () => sandbox(["--sandbox", "strict"], {}),
+    (error: Error) =>
+      error instanceof ConfigError &&
+      error.message === "--sandbox must be one of off, workspace-write, read-only (got 'strict')",
+  );
+  for (const bad of ["allow:", "maybe", "api.example.com"]) {
+    throws(
+      () => sandbox([], { WINTERM_SANDBOX_NETWORK: bad }),
+      /WINTERM_SANDBOX_NETWORK must be off, on, or allow:/,
+    );
+  }
+  for (const name of ["--sandbox", "--sandbox-network", "WINTERM_SANDBOX_HIDDEN"]) {
+    assertEquals(USAGE.includes(name), true, name);
+  }
+});

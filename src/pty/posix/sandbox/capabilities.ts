@@ -49,11 +49,3 @@ export function dropCapabilities(): string | undefined {
   }
   return undefined;
 }
-
-/** Whether the calling thread holds any capability in any set, or its bounding set any. */
-export function holdsCapabilities(): boolean {
-  const sets = capget();
-  if ("result" in sets) return true;
-  return sets.effective !== 0n || sets.permitted !== 0n || sets.inheritable !== 0n ||
-    prctl(PR.CAPBSET_READ, 0n).result === 1;
-}

@@ -16,7 +16,7 @@
  * ```
  * @module
  */
-import { C, cString, errnoName, libc } from "../libc.ts";
+import { C, cString, errno, errnoName, libc } from "../libc.ts";
 import {
   LANDLOCK_RULE_NET_PORT,
   LANDLOCK_RULE_PATH_BENEATH,
@@ -24,7 +24,6 @@ import {
   landlockCreateRuleset,
 } from "./linux_calls.ts";
 import { type Entry, type FsView, type LandlockPlan, PlanError } from "./landlock_plan.ts";
-import { errno } from "../libc.ts";
 
 /** The file system as the server sees it (links left out: their targets have their own rules). */
 export const directoryView: FsView = {

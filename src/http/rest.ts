@@ -179,8 +179,8 @@ function queryObject(url: URL): Record<string, unknown> {
 
 /** A terminal as the API lists it: `id` and `shell` are the API's names. */
 function describe(terminal: Terminal) {
-  const { terminalId, pid, command, cwd, created, lastActivity, status, ...activity } = terminal
-    .info();
+  const { terminalId, pid, command, cwd, created, lastActivity, status, sandbox, ...activity } =
+    terminal.info();
   const { state, running, lastExitCode, shellIntegration } = activity;
   return {
     id: terminalId,
@@ -194,6 +194,7 @@ function describe(terminal: Terminal) {
     running,
     lastExitCode,
     shellIntegration,
+    ...(sandbox ? { sandbox } : {}),
   };
 }
 

@@ -19,6 +19,7 @@ import { landlockAbi } from "../../src/pty/posix/sandbox/linux_calls.ts";
 import { processStat } from "../../src/pty/posix/procfs.ts";
 import { withBundle } from "../helpers/bundle.ts";
 import { connect, type Connection, SERVER_TEST_LIMIT_MS } from "../helpers/mcp.ts";
+import { request, startHttpServer } from "../helpers/http.ts";
 import { eventually, exists, processesWith, staysFalse, uniqueMarker } from "../helpers/process.ts";
 
 const usable = Deno.build.os === "linux" && landlockAbi() >= 4;
@@ -438,5 +439,66 @@ Deno.test({
         remove();
       }
     });
+  },
+});
+
+Deno.test({
+  name: "the policy file's sandbox is every call's default and ceiling; REST takes sandbox too",
+  ignore: !usable,
+  async fn() {
+    const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "winterm-sandbox-policy-" }));
+    const policy = join(dir, "policy.json");
+    Deno.writeTextFileSync(policy, JSON.stringify({ sandbox: { mode: "read-only" } }));
+    const mcp = await connect(["--policy", policy], { DENO_DIR: await denoDir() });
+    try {
+      const plain = await mcp.callOk<Answer>("run_command", {
+        command: "touch made",
+        working_directory: dir,
+        wait_ms: 60_000,
+      });
+      assertEquals(plain.sandbox?.mode, "read-only");
+      ok(plain.exit_code !== 0 && !exists(join(dir, "made")));
+      match(plain.message, /it ran in a sandbox \(read-only, network off\): it may write nowhere/);
+      const looser = await mcp.call("run_command", {
+        command: "true",
+        sandbox: { mode: "workspace-write" },
+      });
+      ok(looser.isError);
+      match(
+        (looser.content as { text: string }[])[0].text,
+        /^'sandbox\.mode': sandbox mode 'workspace-write' is looser than the server's 'read-only'/,
+      );
+    } finally {
+      await mcp.close();
+    }
+    // A policy file whose sandbox cannot be used stops the server, with the reason.
+    Deno.writeTextFileSync(policy, JSON.stringify({ sandbox: { writable: ["/no/such/dir"] } }));
+    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", new URL("../../main.ts", import.meta.url).pathname, "--policy", policy],
+      stdin: "null",
+      stdout: "null",
+    }).output();
+    assertEquals(code, 2);
+    match(
+      new TextDecoder().decode(stderr),
+      /sandbox\.writable\[0\] '\/no\/such\/dir' does not exist/,
+    );
+    // REST.
+    const server = await startHttpServer([], { DENO_DIR: await denoDir() });
+    try {
+      const created = await request(server, "POST", "/api/terminals", {
+        body: { command: "tty", args: [], cwd: dir, sandbox: { mode: "workspace-write" } },
+      });
+      assertEquals(created.status, 201, JSON.stringify(created.json));
+      assertEquals(created.json.data.sandbox.mode, "workspace-write");
+      const bad = await request(server, "POST", "/api/terminals", {
+        body: { command: "true", cwd: dir, sandbox: { network: { allow: ["bad host"] } } },
+      });
+      assertEquals(bad.status, 400, JSON.stringify(bad.json));
+      match(bad.json.error.message, /is not a host/);
+    } finally {
+      await server.stop();
+      Deno.removeSync(dir, { recursive: true });
+    }
   },
 });

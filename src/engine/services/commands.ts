@@ -6,7 +6,7 @@
  * ```ts
  * import { CommandService } from "./commands.ts";
  * const service = new CommandService();
- * const command = await service.run({ command: "echo hi", shellType: "default" });
+ * const { command } = await service.run({ command: "echo hi", shellType: "default" });
  * await command.done;
  * command.read({}).stdout.text; // "hi\n" (cleaned)
  * await service.shutdown();

@@ -80,6 +80,8 @@ async function sandboxGroundwork(
       home: Deno.env.get("HOME"),
       auditPath: options.auditPath,
       policySource: policy?.source,
+      policyPath: options.policyPath,
+      stateDir: options.stateDir,
     });
   } catch (error) {
     if (error instanceof SandboxConfigError) throw new Error(`sandbox: ${error.message}`);

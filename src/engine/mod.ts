@@ -24,7 +24,7 @@ import { ShellScripts } from "./launching/integration/mod.ts";
 import { OutputBudget } from "./output/budget.ts";
 import { CommandService } from "./services/commands.ts";
 import { Launcher } from "./launching/launcher.ts";
-import { Sandboxes } from "./launching/sandbox.ts";
+import { Sandboxes, sandboxSettings } from "./launching/sandbox.ts";
 import { TerminalService } from "./services/terminals.ts";
 
 /** The engine's settings (a subset of the server's configuration). */
@@ -45,7 +45,14 @@ export class Engine {
     const launcher = this.#launcher = new Launcher(
       groundwork.policy,
       groundwork.audit,
-      groundwork.sandbox && new Sandboxes(groundwork.sandbox),
+      new Sandboxes(
+        groundwork.sandbox ?? sandboxSettings({}, undefined, {
+          home: Deno.env.get("HOME"),
+          auditPath: options.auditPath,
+          policyPath: options.policyPath,
+          stateDir: options.stateDir,
+        }),
+      ),
     );
     // One budget for the output of every command and terminal.
     const budget = new OutputBudget(options.outputBudgetBytes, returnFreedMemory);

@@ -84,8 +84,10 @@ Deno.test("proxy: hostile requests are answered with their reason, and nothing i
 
 Deno.test("proxy: an allowed upstream through CONNECT and plain HTTP; names resolving to loopback refused", async () => {
   const heads: string[] = [];
+  const hosts: (string | null)[] = [];
   const upstream = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
     heads.push([...request.headers.keys()].join(","));
+    hosts.push(request.headers.get("host"));
     return new Response(`upstream ${new URL(request.url).pathname}`);
   });
   const port = upstream.addr.port;

@@ -3,7 +3,7 @@
  * operator's settings combined strictest-first, and a call's sandbox, which can only tighten
  * them (src/engine/launching/sandbox.ts): each refusal names the field and the rule.
  */
-import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, ok, rejects, throws } from "node:assert/strict";
 import { join } from "node:path";
 import {
   allows,
@@ -98,6 +98,13 @@ Deno.test("settings: the stricter of the flags and the policy file applies; bad 
     assertEquals(settings.allowed, ["*.example.org"]);
     assertEquals(settings.writable, [join(home, "cache")]);
     assertEquals(settings.hidden, [join(home, "secret"), "/var/log/winterm.jsonl"]);
+    // The server's own files are hidden whatever the list says.
+    const own = sandboxSettings({ hidden: [] }, undefined, {
+      home,
+      stateDir: join(home, "state"),
+      policyPath: join(home, "policy.json"),
+    });
+    assertEquals(own.hidden, [join(home, "state"), join(home, "policy.json")]);
     const defaults = sandboxSettings({}, undefined, { home });
     assertEquals([defaults.mode, defaults.network], ["off", "off"]);
     assertEquals(defaults.hidden.length, DEFAULT_HIDDEN.length);
@@ -201,4 +208,37 @@ Deno.test("the hint: only for output that looks refused, or connections the prox
     refusedCount: 1,
   }, ["curl: (56) CONNECT tunnel failed, response 403"]);
   ok(refused?.includes("refused 1 connection (b.org:443 is not in"), String(refused));
+});
+
+Deno.test("a workspace that holds the home directory is refused: what runs outside reads from there", async () => {
+  const home = Deno.realPathSync(Deno.makeTempDirSync());
+  const project = join(home, "project");
+  Deno.mkdirSync(project);
+  try {
+    const sandboxes = new Sandboxes(sandboxSettings({}, undefined, { home }));
+    for (const cwd of [home, join(home, "..")]) {
+      const resolved = sandboxes.resolve({}, "sandbox", cwd)!;
+      await rejects(
+        sandboxes.prepare(resolved, { cwd, base: "sandbox", refused: () => {} }),
+        (error: Error) =>
+          error instanceof EngineError && error.field === "sandbox" &&
+          /holds the home directory/.test(error.message),
+      );
+    }
+    // A project in it, or read-only anywhere, is fine.
+    const inProject = await sandboxes.prepare(sandboxes.resolve({}, "sandbox", project)!, {
+      cwd: project,
+      base: "sandbox",
+      refused: () => {},
+    });
+    inProject.release();
+    const readOnly = await sandboxes.prepare(
+      sandboxes.resolve({ mode: "read-only" }, "sandbox", home)!,
+      { cwd: home, base: "sandbox", refused: () => {} },
+    );
+    readOnly.release();
+    await sandboxes.close();
+  } finally {
+    Deno.removeSync(home, { recursive: true });
+  }
 });

@@ -150,7 +150,7 @@ export class NetworkProxy {
       if (request.method === "CONNECT") {
         await writeAll(conn, encoder.encode("HTTP/1.1 200 Connection established\r\n\r\n"));
       } else {
-        await writeAll(upstream, encoder.encode(forwardedHead(request, target.path)));
+        await writeAll(upstream, encoder.encode(forwardedHead(request, target)));
       }
       if (request.rest.length) await writeAll(upstream, request.rest);
       await tunnel(conn, upstream);
@@ -279,14 +279,27 @@ async function resolve(host: string): Promise<string[]> {
   return lookups.flatMap((lookup) => lookup.status === "fulfilled" ? lookup.value : []);
 }
 
-/** The request as the origin gets it: origin-form, no proxy headers, one request only. */
-function forwardedHead(request: Head, path: string): string {
-  const skipped = new Set(["proxy-authorization", "proxy-connection", "connection", "keep-alive"]);
+/**
+ * The request as the origin gets it: origin-form, no proxy headers, one request only, and the
+ * Host it was judged by (a Host of another name would reach another site on a shared server).
+ */
+function forwardedHead(
+  request: Head,
+  target: { host: string; port: number; path: string },
+): string {
+  const skipped = new Set([
+    "proxy-authorization",
+    "proxy-connection",
+    "connection",
+    "keep-alive",
+    "host",
+  ]);
   const headers = request.headers.filter(([name]) => !skipped.has(name))
     .map(([name, value]) => `${name}: ${value}\r\n`).join("");
-  return `${request.method} ${
-    path || "/"
-  } ${request.version}\r\n${headers}connection: close\r\n\r\n`;
+  const host = target.host.includes(":") ? `[${target.host}]` : target.host;
+  return `${request.method} ${target.path || "/"} ${request.version}\r\n` +
+    `host: ${target.port === 80 ? host : `${host}:${target.port}`}\r\n${headers}` +
+    "connection: close\r\n\r\n";
 }
 
 /** Copies both ways until the upstream ends (the client's end half-closes the upstream). */

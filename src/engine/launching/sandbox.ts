@@ -63,6 +63,8 @@ export interface SandboxSettings {
   writable: string[];
   /** Absolute paths no sandboxed process may read. */
   hidden: string[];
+  /** The server user's home (real path): no writable root may hold it. */
+  home?: string;
 }
 
 /** A call's sandbox, checked against the operator's. */
@@ -152,7 +154,13 @@ function parseList(entries: string[], where: string): HostRule[] {
 export function sandboxSettings(
   fromConfig: SandboxConfig,
   fromPolicy: SandboxConfig | undefined,
-  options: { home?: string; auditPath?: string; policySource?: string },
+  options: {
+    home?: string;
+    auditPath?: string;
+    policySource?: string;
+    policyPath?: string;
+    stateDir?: string;
+  },
 ): SandboxSettings {
   const sources: [SandboxConfig, string][] = [[fromConfig, "the sandbox settings"]];
   if (fromPolicy) sources.push([fromPolicy, `${options.policySource ?? "policy"}: sandbox`]);
@@ -185,11 +193,15 @@ export function sandboxSettings(
     }
     if (source.hidden) hidden = [...(hidden ?? []), ...source.hidden];
   }
-  const hiddenPaths = [
-    ...(hidden ?? DEFAULT_HIDDEN),
-    ...(options.auditPath ? [options.auditPath] : []),
-  ]
-    .map((path) => expandPath(path, options.home));
+  // The server's own files are always hidden: the audit log can hold what was typed; the state
+  // directory holds the shell integration's scripts, which terminals outside any sandbox run
+  // (a sandbox may read those it needs, never change them); the policy.
+  const own = [options.auditPath, options.stateDir, options.policyPath].filter((path) =>
+    path !== undefined
+  ) as string[];
+  const hiddenPaths = [...(hidden ?? DEFAULT_HIDDEN), ...own].map((path) =>
+    expandPath(path, options.home)
+  );
   return {
     mode,
     network: network ?? "off",
@@ -198,6 +210,7 @@ export function sandboxSettings(
     allowed: network === "allow" ? allowed : [],
     writable: writable ?? [],
     hidden: [...new Set(hiddenPaths)],
+    home: options.home === undefined ? undefined : realPath(options.home),
   };
 }
 
@@ -357,6 +370,18 @@ export class Sandboxes {
         unset.push("NO_PROXY", "no_proxy");
       }
       const writable = [...new Set([context.cwd, ...sandbox.writable])];
+      const home = this.settings.home;
+      const holdsHome = sandbox.mode === "workspace-write" && home !== undefined &&
+        writable.find((root) => within(home, root));
+      if (holdsHome) {
+        throw new EngineError(
+          "forbidden",
+          `the sandbox would make ${holdsHome} writable, which holds the home directory ` +
+            `${home}: what runs outside the sandbox reads from there (shell start-up files, ` +
+            "git and editor settings). Work in a project directory, or use mode 'read-only'",
+          context.base,
+        );
+      }
       const spec: SandboxSpec = {
         mode: sandbox.mode,
         writable,

@@ -245,6 +245,10 @@ async function networkAttacks(s: Subject): Promise<void> {
 async function processAttacks(s: Subject): Promise<void> {
   const server = s.mcp.pid;
   await refused(s, `kill -STOP ${server}`);
+  // The server's environment (it holds WINTERM_TOKEN over HTTP): root read it under Landlock
+  // alone (CAP_SYS_PTRACE passes Landlock's ptrace check), hence no capability at all.
+  const environ = await refused(s, `head -c 200 /proc/${server}/environ`);
+  ok(!environ.stdout.includes("PATH="), "read the server's environment");
   assertEquals(processStat(server)?.state === "T", false, "the server was stopped");
   // A sibling: another command, not sandboxed.
   const sibling = await s.mcp.callOk<{ pid: number; token: string }>("run_command", {

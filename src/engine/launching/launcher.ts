@@ -123,6 +123,21 @@ interface Image {
   role?: string;
 }
 
+/** A failure to start, as the engine's error naming the program's field. */
+function startFailure(error: unknown, invocation: Invocation, fields: LaunchFields): unknown {
+  if (!(error instanceof SpawnError)) return error;
+  // A command line of 1,000 arguments made a message of 200 KB.
+  const { display } = invocation;
+  const shown = display.length > DISPLAY_MOST ? `${display.slice(0, DISPLAY_MOST)}…` : display;
+  return new EngineError(
+    // Out of descriptors: the server's limit, not the request's fault.
+    LIMITS_MET.has(error.code) ? "limit" : "invalid_input",
+    `cannot start ${shown}: ${error.message}`,
+    LIMITS_MET.has(error.code) ? undefined : fields.program,
+    error.detail,
+  );
+}
+
 /** `prepared`, to start confined by `sandbox` (with its variables). */
 function sandboxed(prepared: PreparedSpawn, sandbox: PreparedSandbox): PreparedSpawn {
   const env = { ...prepared.options.env, ...sandbox.env };
@@ -236,19 +251,7 @@ export class Launcher {
     context: LaunchContext,
     directory: OpenDirectory,
   ): Promise<ChildProcess> {
-    // A command line of 1,000 arguments made a message of 200 KB.
-    const { display } = invocation;
-    const shown = display.length > DISPLAY_MOST ? `${display.slice(0, DISPLAY_MOST)}…` : display;
-    const failed = (error: unknown) =>
-      error instanceof SpawnError
-        ? new EngineError(
-          // Out of descriptors: the server's limit, not the request's fault.
-          LIMITS_MET.has(error.code) ? "limit" : "invalid_input",
-          `cannot start ${shown}: ${error.message}`,
-          LIMITS_MET.has(error.code) ? undefined : fields.program,
-          error.detail,
-        )
-        : error;
+    const failed = (error: unknown) => startFailure(error, invocation, fields);
     let prepared: PreparedSpawn;
     try {
       prepared = prepareSpawn({
@@ -265,34 +268,7 @@ export class Launcher {
     } catch (error) {
       throw failed(error);
     }
-    // Every image that runs, to judge: the program, and whatever runs it (cmd.exe for a batch
-    // file; a script's #! interpreters). Read only for a policy that names programs.
-    const images: Image[] = [{ program: prepared.program, realProgram: prepared.realProgram }];
-    let unclear: string | undefined;
-    if (prepared.interpreter) {
-      images.push({
-        program: prepared.interpreter,
-        realProgram: realPathOf(prepared.interpreter),
-        role: `it is what runs the batch file ${prepared.program}`,
-      });
-    } else if (!WINDOWS && this.policy?.judgesPrograms) {
-      const interpreters = scriptInterpreters(prepared.realProgram, {
-        cwd: directory.path,
-        env: options.env,
-      });
-      for (const interpreter of interpreters.chain) {
-        images.push({
-          program: interpreter.viaEnv
-            ? interpreter.name
-            : resolve(directory.path, interpreter.name),
-          realProgram: interpreter.realPath,
-          role: interpreter.viaEnv
-            ? `found on PATH by the #!/usr/bin/env line of ${interpreter.script}`
-            : `it is the interpreter of ${interpreter.script}'s #! line`,
-        });
-      }
-      unclear = interpreters.unclear;
-    }
+    const { images, unclear } = this.#images(prepared, directory.path, options.env);
     // What really runs, and where: the audit says so.
     const runners = images.slice(1).map((image) => image.realProgram);
     const ran = {
@@ -301,56 +277,11 @@ export class Launcher {
       ...(runners.length ? { interpreter: runners.length === 1 ? runners[0] : runners } : {}),
       cwd: directory.path,
     };
-    const judged = this.policy ? policySearchPath(options.env, directory.path) : [];
-    try {
-      if (unclear !== undefined) {
-        throw new EngineError(
-          "forbidden",
-          `refused by policy: cannot tell what runs ${prepared.program}: ${unclear}`,
-          fields.program,
-        );
-      }
-      for (const image of images) {
-        try {
-          this.policy?.check({
-            program: image.program,
-            realProgram: image.realProgram,
-            cwd: directory.path,
-            envOverrides: options.envOverrides,
-            searchPath: judged,
-          }, fields);
-        } catch (error) {
-          if (!(error instanceof EngineError) || image.role === undefined) throw error;
-          throw new EngineError(error.kind, `${error.message} (${image.role})`, error.field);
-        }
-      }
-    } catch (error) {
-      this.audit?.record({
-        event: "refused",
-        ...context,
-        ...ran,
-        reason: (error as Error).message,
-      });
-      throw error;
-    }
     const sandboxField = fields.sandbox ?? "sandbox";
     let sandbox: PreparedSandbox | undefined;
     try {
-      const resolved = this.sandboxes.resolve(options.sandbox, sandboxField, directory.path);
-      if (resolved) {
-        sandbox = await this.sandboxes.prepare(resolved, {
-          cwd: directory.path,
-          readable: options.readable,
-          base: sandboxField,
-          refused: (refusal) =>
-            this.audit?.record({
-              event: "network-refused",
-              kind: context.kind,
-              id: context.id,
-              ...refusal,
-            }),
-        });
-      }
+      this.#judge(images, unclear, prepared.program, directory.path, options, fields);
+      sandbox = await this.#confine(options, sandboxField, directory.path, context);
     } catch (error) {
       this.audit?.record({
         event: "refused",
@@ -399,6 +330,96 @@ export class Launcher {
       throw shuttingDown();
     }
     return child;
+  }
+
+  /**
+   * Every image that runs, to judge: the program, and whatever runs it (cmd.exe for a batch
+   * file; a script's #! interpreters, read only for a policy that names programs), and what of
+   * that chain cannot be told.
+   */
+  #images(
+    prepared: PreparedSpawn,
+    cwd: string,
+    env: Record<string, string>,
+  ): { images: Image[]; unclear?: string } {
+    const images: Image[] = [{ program: prepared.program, realProgram: prepared.realProgram }];
+    if (prepared.interpreter) {
+      images.push({
+        program: prepared.interpreter,
+        realProgram: realPathOf(prepared.interpreter),
+        role: `it is what runs the batch file ${prepared.program}`,
+      });
+      return { images };
+    }
+    if (WINDOWS || !this.policy?.judgesPrograms) return { images };
+    const interpreters = scriptInterpreters(prepared.realProgram, { cwd, env });
+    for (const interpreter of interpreters.chain) {
+      images.push({
+        program: interpreter.viaEnv ? interpreter.name : resolve(cwd, interpreter.name),
+        realProgram: interpreter.realPath,
+        role: interpreter.viaEnv
+          ? `found on PATH by the #!/usr/bin/env line of ${interpreter.script}`
+          : `it is the interpreter of ${interpreter.script}'s #! line`,
+      });
+    }
+    return { images, unclear: interpreters.unclear };
+  }
+
+  /** Throws the policy's refusal of any of `images` (each named by its role). */
+  #judge(
+    images: Image[],
+    unclear: string | undefined,
+    program: string,
+    cwd: string,
+    options: LaunchOptions,
+    fields: LaunchFields,
+  ): void {
+    if (!this.policy) return;
+    if (unclear !== undefined) {
+      throw new EngineError(
+        "forbidden",
+        `refused by policy: cannot tell what runs ${program}: ${unclear}`,
+        fields.program,
+      );
+    }
+    const searchPath = policySearchPath(options.env, cwd);
+    for (const image of images) {
+      try {
+        this.policy.check({
+          program: image.program,
+          realProgram: image.realProgram,
+          cwd,
+          envOverrides: options.envOverrides,
+          searchPath,
+        }, fields);
+      } catch (error) {
+        if (!(error instanceof EngineError) || image.role === undefined) throw error;
+        throw new EngineError(error.kind, `${error.message} (${image.role})`, error.field);
+      }
+    }
+  }
+
+  /** The sandbox of this start, set up (or none); throws naming `field` when it cannot be. */
+  async #confine(
+    options: LaunchOptions,
+    field: string,
+    cwd: string,
+    context: LaunchContext,
+  ): Promise<PreparedSandbox | undefined> {
+    const resolved = this.sandboxes.resolve(options.sandbox, field, cwd);
+    if (!resolved) return undefined;
+    return await this.sandboxes.prepare(resolved, {
+      cwd,
+      readable: options.readable,
+      base: field,
+      refused: (refusal) =>
+        this.audit?.record({
+          event: "network-refused",
+          kind: context.kind,
+          id: context.id,
+          ...refusal,
+        }),
+    });
   }
 
   /** Records input written to a process. */

@@ -249,42 +249,7 @@ export class Sandboxes {
       );
     }
     if (mode === "off") return undefined;
-    const network = request?.network ?? operator.network;
-    const kind = networkKind(network);
-    if (operator.networkBounds && NETWORK_RANK[kind] < NETWORK_RANK[operator.network]) {
-      throw new EngineError(
-        "forbidden",
-        `sandbox network '${kind === "allow" ? "allow" : kind}' is looser than the server's ` +
-          `'${operator.network}' (a call can only tighten the sandbox)`,
-        field(base, "network"),
-      );
-    }
-    let lists = kind === "allow" ? operator.lists : [];
-    let allowed = kind === "allow" ? operator.allowed : [];
-    if (typeof request?.network === "object") {
-      const own = request.network.allow.map((entry, index) => {
-        const rule = parseHostRule(entry);
-        if (typeof rule === "string") {
-          throw new EngineError(
-            "invalid_input",
-            `'${entry.slice(0, 200)}' is not a host: ${rule}`,
-            field(base, "network", "allow", index),
-          );
-        }
-        const outside = operator.lists.find((list) => !list.some((outer) => covers(outer, rule)));
-        if (outside) {
-          throw new EngineError(
-            "forbidden",
-            `'${entry.slice(0, 200)}' is not within the server's network allowlist ` +
-              `(${outside.map((rule) => rule.text).join(", ")})`,
-            field(base, "network", "allow", index),
-          );
-        }
-        return rule;
-      });
-      lists = [...lists, own];
-      allowed = [...new Set([...allowed, ...request.network.allow])];
-    }
+    const network = this.#network(request?.network, base);
     if (mode === "read-only" && request?.writable?.length) {
       throw new EngineError(
         "invalid_input",
@@ -294,29 +259,73 @@ export class Sandboxes {
     }
     const writable = request?.writable === undefined
       ? operator.writable
-      : request.writable.map((path, index) => {
-        const real = realPath(isAbsolute(path) ? path : resolvePath(cwd, path));
-        if (!real) {
+      : request.writable.map((path, index) =>
+        this.#writable(path, field(base, "writable", index), cwd)
+      );
+    return { mode, ...network, writable };
+  }
+
+  /** A call's network within the operator's: its kind and every allowlist in force. */
+  #network(
+    asked: NetworkSetting | undefined,
+    base: string,
+  ): Pick<ResolvedSandbox, "network" | "lists" | "allowed"> {
+    const operator = this.settings;
+    const kind = networkKind(asked ?? operator.network);
+    if (operator.networkBounds && NETWORK_RANK[kind] < NETWORK_RANK[operator.network]) {
+      throw new EngineError(
+        "forbidden",
+        `sandbox network '${kind}' is looser than the server's '${operator.network}' ` +
+          "(a call can only tighten the sandbox)",
+        field(base, "network"),
+      );
+    }
+    const lists = kind === "allow" ? [...operator.lists] : [];
+    const allowed = kind === "allow" ? [...operator.allowed] : [];
+    if (typeof asked === "object") {
+      lists.push(asked.allow.map((entry, index) => {
+        const rule = parseHostRule(entry);
+        const at = field(base, "network", "allow", index);
+        if (typeof rule === "string") {
           throw new EngineError(
             "invalid_input",
-            `'${path.slice(0, 200)}' does not exist`,
-            field(base, "writable", index),
+            `'${entry.slice(0, 200)}' is not a host: ${rule}`,
+            at,
           );
         }
-        if (
-          operator.mode !== "off" &&
-          !within(real, cwd) && !operator.writable.some((root) => within(real, root))
-        ) {
+        const outside = operator.lists.find((list) => !list.some((outer) => covers(outer, rule)));
+        if (outside) {
           throw new EngineError(
             "forbidden",
-            `'${path.slice(0, 200)}' is outside the working directory and the server's ` +
-              "writable paths (a call can only tighten the sandbox)",
-            field(base, "writable", index),
+            `'${entry.slice(0, 200)}' is not within the server's network allowlist ` +
+              `(${outside.map((rule) => rule.text).join(", ")})`,
+            at,
           );
         }
-        return real;
-      });
-    return { mode, network: kind, lists, allowed, writable };
+        return rule;
+      }));
+      allowed.push(...asked.allow.filter((entry) => !allowed.includes(entry)));
+    }
+    return { network: kind, lists, allowed };
+  }
+
+  /** A call's writable path: real, and within the operator's writable paths or `cwd`. */
+  #writable(path: string, at: string, cwd: string): string {
+    const operator = this.settings;
+    const real = realPath(isAbsolute(path) ? path : resolvePath(cwd, path));
+    if (!real) throw new EngineError("invalid_input", `'${path.slice(0, 200)}' does not exist`, at);
+    if (
+      operator.mode !== "off" &&
+      !within(real, cwd) && !operator.writable.some((root) => within(real, root))
+    ) {
+      throw new EngineError(
+        "forbidden",
+        `'${path.slice(0, 200)}' is outside the working directory and the server's ` +
+          "writable paths (a call can only tighten the sandbox)",
+        at,
+      );
+    }
+    return real;
   }
 
   /**
@@ -333,54 +342,45 @@ export class Sandboxes {
       refused: (refusal: Refusal) => void;
     },
   ): Promise<PreparedSandbox> {
+    const writable = [...new Set([context.cwd, ...sandbox.writable])];
+    const home = this.settings.home;
+    const holdsHome = sandbox.mode === "workspace-write" && home !== undefined &&
+      writable.find((root) => within(home, root));
+    if (holdsHome) {
+      throw new EngineError(
+        "forbidden",
+        `the sandbox would make ${holdsHome} writable, which holds the home directory ` +
+          `${home}: what runs outside the sandbox reads from there (shell start-up files, ` +
+          "git and editor settings). Work in a project directory, or use mode 'read-only'",
+        context.base,
+      );
+    }
+    const info: SandboxInfo = {
+      mode: sandbox.mode,
+      network: sandbox.network === "allow" ? { allow: sandbox.allowed } : sandbox.network,
+      backend: "",
+    };
     const releases: (() => void)[] = [];
     const release = () => releases.splice(0).forEach((step) => step());
     try {
       const env: Record<string, string> = {};
-      const unset: string[] = [];
       let scratch: string | undefined;
       if (sandbox.mode === "workspace-write") {
         scratch = Deno.makeTempDirSync({ dir: this.#scratchDirectory() });
         releases.push(() => removeQuietly(scratch!));
         env.TMPDIR = env.TMP = env.TEMP = scratch;
+        info.writable = writable;
       }
       let network: SandboxSpec["network"] = { kind: sandbox.network === "on" ? "on" : "off" };
-      const info: SandboxInfo = {
-        mode: sandbox.mode,
-        network: sandbox.network === "allow" ? { allow: sandbox.allowed } : sandbox.network,
-        backend: "",
-      };
       if (sandbox.network === "allow") {
-        const proxy = await (this.#proxy ??= import("./proxy.ts").then(({ NetworkProxy }) =>
-          NetworkProxy.start()
-        ));
-        let count = 0;
-        const client = proxy.register(sandbox.lists, (refusal) => {
-          info.refused = [...(info.refused ?? []), refusal].slice(-REFUSALS_KEPT);
-          info.refusedCount = ++count;
-          context.refused(refusal);
-        });
+        const client = await this.#proxyClient(sandbox.lists, info, context.refused);
         releases.push(client.release);
-        network = { kind: "proxy", port: proxy.port };
+        network = { kind: "proxy", port: client.port };
         for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"]) {
           env[name] = env[name.toLowerCase()] = client.url;
         }
         // Node 24 and later take the proxy from the environment only when told to.
         env.NODE_USE_ENV_PROXY = "1";
-        unset.push("NO_PROXY", "no_proxy");
-      }
-      const writable = [...new Set([context.cwd, ...sandbox.writable])];
-      const home = this.settings.home;
-      const holdsHome = sandbox.mode === "workspace-write" && home !== undefined &&
-        writable.find((root) => within(home, root));
-      if (holdsHome) {
-        throw new EngineError(
-          "forbidden",
-          `the sandbox would make ${holdsHome} writable, which holds the home directory ` +
-            `${home}: what runs outside the sandbox reads from there (shell start-up files, ` +
-            "git and editor settings). Work in a project directory, or use mode 'read-only'",
-          context.base,
-        );
       }
       const spec: SandboxSpec = {
         mode: sandbox.mode,
@@ -398,13 +398,30 @@ export class Sandboxes {
         throw new EngineError("failed", error.message, context.base);
       }
       info.backend = backend.name;
-      if (sandbox.mode === "workspace-write") info.writable = writable;
       if (backend.unenforced.length) info.unenforced = backend.unenforced;
+      const unset = network.kind === "proxy" ? ["NO_PROXY", "no_proxy"] : [];
       return { spec, env, unset, info, release };
     } catch (error) {
       release();
       throw error;
     }
+  }
+
+  /** A registration with the proxy (started with the first allowlist): its refusals go to `info`. */
+  async #proxyClient(
+    lists: HostRule[][],
+    info: SandboxInfo,
+    refused: (refusal: Refusal) => void,
+  ): Promise<{ url: string; port: number; release: () => void }> {
+    const proxy =
+      await (this.#proxy ??= import("./proxy.ts").then(({ NetworkProxy }) => NetworkProxy.start()));
+    let count = 0;
+    const client = proxy.register(lists, (refusal) => {
+      info.refused = [...(info.refused ?? []), refusal].slice(-REFUSALS_KEPT);
+      info.refusedCount = ++count;
+      refused(refusal);
+    });
+    return { ...client, port: proxy.port };
   }
 
   /** Stops the proxy, removes the temporary directories, lets go of what starts keep ready. */

@@ -36,6 +36,7 @@ Deno.test("seatbelt: the profile of workspace-write with the network off", () =>
       '(deny file-read* file-write* (subpath (param "HIDDEN_0")) (subpath (param "HIDDEN_1")))',
       '(allow file-read* (subpath (param "READABLE_0")))',
       "(allow signal (target same-sandbox))",
+      '(deny file-read* file-write* (regex #"^/dev/r?disk"))',
     ]
   ) ok(lines.includes(rule), rule);
   // The hidden paths come after the reads they carve out of (the later rule wins).

@@ -50,8 +50,10 @@ const BASE = `(version 1)
 ; New pseudo-terminals (script, tmux), as in Codex's profile.
 (allow pseudo-tty)
 (allow file-read* file-write* file-ioctl (literal "/dev/ptmx"))
-; Reading everywhere (the hidden paths are refused at the end: later rules win).
+; Reading everywhere (the hidden paths are refused at the end: later rules win), but raw disks
+; (root could read any file's blocks through them).
 (allow file-read*)
+(deny file-read* file-write* (regex #"^/dev/r?disk"))
 ; The usual devices.
 (allow file-write-data (literal "/dev/null") (literal "/dev/zero") (literal "/dev/dtracehelper"))
 (allow file-read* file-write* file-ioctl (literal "/dev/tty"))`;

@@ -8,8 +8,12 @@
 import { deepStrictEqual as assertEquals, match, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { type SandboxSpec, spawn, SpawnError } from "../../src/pty/mod.ts";
-import { landlockAbi } from "../../src/pty/posix/sandbox/linux_calls.ts";
-import { PR, prctl } from "../../src/pty/posix/sandbox/linux_calls.ts";
+import { getpgrp, landlockAbi, PR, prctl } from "../../src/pty/posix/sandbox/linux_calls.ts";
+import { createRuleset, directoryView } from "../../src/pty/posix/sandbox/landlock.ts";
+import { landlockPlan } from "../../src/pty/posix/sandbox/landlock_plan.ts";
+import { hostArch, seccompFilter } from "../../src/pty/posix/sandbox/seccomp.ts";
+import { spawnConfined } from "../../src/pty/posix/sandbox/spawner.ts";
+import { libc } from "../../src/pty/posix/libc.ts";
 import { eventually, processesWith, start, uniqueMarker } from "../helpers/process.ts";
 
 const usable = Deno.build.os === "linux" && landlockAbi() >= 3;
@@ -111,6 +115,60 @@ Deno.test({
           /cannot be applied: the writable path .* lies in the hidden path/.test(error.message),
       );
       assertEquals(processesWith(`sleep ${marker}2`), []);
+    } finally {
+      done();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "sandbox: on a kernel without Landlock's signal scoping (ABI < 6) the filter keeps signals off the server",
+  ignore: !usable,
+  async fn() {
+    const { work, done } = workspace();
+    try {
+      // The ruleset of an ABI 5 kernel (no scoping), and the filter that stands in for it.
+      const plan = landlockPlan({
+        abi: 5,
+        mode: "workspace-write",
+        writable: [work],
+        hidden: [],
+        network: { kind: "off" },
+      }, directoryView);
+      const ruleset = createRuleset(plan, 5);
+      const out = join(work, "out");
+      const other = await start("/bin/sleep", ["30"], { cwd: work, env: ENV, mode: "pipe" });
+      try {
+        const script = `exec > ${out} 2>&1; kill -STOP ${Deno.pid} || echo server-refused; ` +
+          `kill -0 -${getpgrp()} || echo group-refused; kill -0 -1 || echo all-refused; ` +
+          `kill -0 ${other.child.pid} && echo other-reached`;
+        const pid = await spawnConfined({
+          ruleset,
+          filter: seccompFilter({
+            arch: hostArch()!,
+            network: "off",
+            protect: { pid: Deno.pid, pgid: getpgrp() },
+          }),
+          spawn: {
+            path: "/bin/sh",
+            argv: ["sh", "-c", script],
+            env: ["PATH=/usr/bin:/bin"],
+            stdio: { parentFds: [], childFds: [] },
+            cwd: work,
+          },
+        });
+        ok(await eventually(() => Deno.readTextFileSync(out).includes("other-reached")));
+        assertEquals(
+          Deno.readTextFileSync(out).split("\n").filter((line) => /-(refused|reached)$/.test(line)),
+          ["server-refused", "group-refused", "all-refused", "other-reached"],
+        );
+        ok(pid > 0);
+      } finally {
+        libc().close(ruleset);
+        other.child.kill("SIGKILL");
+        await other.exited;
+      }
     } finally {
       done();
     }

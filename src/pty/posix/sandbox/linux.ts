@@ -18,10 +18,19 @@ import type { SpawnRequest } from "../spawn.ts";
 import { createRuleset, directoryView } from "./landlock.ts";
 import { landlockPlan, MINIMUM_ABI, NET_ABI, PlanError, SCOPE_ABI } from "./landlock_plan.ts";
 import { getpgrp, landlockAbi, PR, prctl } from "./linux_calls.ts";
-import { hostArch, seccompFilter } from "./seccomp.ts";
+import { type FilterOptions, hostArch, seccompFilter } from "./seccomp.ts";
 import { spawnConfined } from "./spawner.ts";
 
 let abi: number | undefined;
+/** The filters made so far, by their options (a filter is a pure function of them). */
+const filters = new Map<string, Uint8Array<ArrayBuffer>>();
+
+function filterFor(options: FilterOptions): Uint8Array<ArrayBuffer> {
+  const key = JSON.stringify(options);
+  let filter = filters.get(key);
+  if (!filter) filters.set(key, filter = seccompFilter(options));
+  return filter;
+}
 
 /** The kernel's Landlock ABI, asked once. */
 function kernelAbi(): number {
@@ -84,7 +93,7 @@ export async function spawnSandboxed(
     throw error;
   }
   try {
-    const filter = seccompFilter({
+    const filter = filterFor({
       arch: hostArch()!,
       network: spec.network.kind,
       // Without Landlock's signal scoping, the filter keeps signals off the server.

@@ -98,9 +98,13 @@ Deno.test({
       // The audit log: starts, refusals, input sizes (not content), kills, exits.
       // deno-lint-ignore no-explicit-any
       let records: any[] = [];
+      // Both exits, in whichever order they came.
       await eventually(
-        () => records.some((r) => r.event === "exit" && r.id === shell.json.data.terminalId),
-        5000,
+        () =>
+          [shell.json.data.terminalId, id].every((terminal) =>
+            records.some((r) => r.event === "exit" && r.id === terminal)
+          ),
+        undefined,
         () => {
           records = Deno.readTextFileSync(dirs.audit).trim().split("\n").map((line) =>
             JSON.parse(line)

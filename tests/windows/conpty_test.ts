@@ -175,8 +175,8 @@ Deno.test({
     await oem.exited;
     assertEquals(typeof oem.child.codePage, "number");
     const decoder = createDecoder({
-      kind: "detect",
-      fallback: codePageLabel(oem.child.codePage as number)!,
+      kind: "mixed",
+      codePage: codePageLabel(oem.child.codePage as number)!,
     });
     const text = new TextDecoder().decode(
       concat([decoder.push(oem.bytes("stdout")), decoder.end()]),

@@ -4,9 +4,9 @@
  *
  * What the bytes are comes from the platform ({@link ChildProcess.codePage}): UTF-8 through a
  * Windows pseudoconsole (conhost translates); the program's own bytes through Windows pipes
- * (UTF-8 or the console's code page, detected per stream; input in the console's code page);
+ * (UTF-8 or the console's code page, followed run by run; input in the console's code page);
  * UTF-8 by convention on POSIX. An `encoding` argument, or the code page a shell was set to,
- * overrides the guess both ways.
+ * names the code page both ways (output that is valid UTF-8 still reads as UTF-8).
  *
  * @module
  */
@@ -98,14 +98,16 @@ export class ChildCodec {
       this.#output = { kind: "utf-8" };
       this.inputLabel = "utf-8";
     } else if (chosen !== undefined) {
-      this.#output = { kind: "fixed", label: chosen };
+      // The code page asked for is where the text that is not UTF-8 is read: a cmd switched
+      // to it still runs programs that write UTF-8.
+      this.#output = { kind: "mixed", codePage: chosen };
       this.inputLabel = chosen;
     } else if (codePage === null) {
       this.#output = { kind: "utf-8" };
       this.inputLabel = "utf-8";
     } else {
       const label = codePageLabel(codePage) ?? "utf-8";
-      this.#output = { kind: "detect", fallback: label };
+      this.#output = { kind: "mixed", codePage: label };
       this.inputLabel = label;
     }
   }

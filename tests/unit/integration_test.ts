@@ -36,7 +36,12 @@ Deno.test("each shell gets its way in, and the user's own settings are passed on
     const cmd = shellIntegration("cmd", NONCE, { Prompt: "$N$G" }, scripts)!;
     match(cmd.startup!, /^prompt .*\$N\$G/);
     assertEquals(cmd.env, { WINTERM_ESC: "\x1b" });
-    match(cmd.runWrapping!.suffix, /%\^ERRORLEVEL%/);
+    // Nothing after the command on its line: the exit code is asked for on a line of its own.
+    match(
+      cmd.runWrapping!.prefix,
+      /^ver>nul& echo %WINTERM_ESC%\]133;C;nl;[0-9a-f]+%WINTERM_ESC%\\& $/,
+    );
+    match(cmd.runWrapping!.exitQuery!, /^echo %WINTERM_ESC%\]133;D;%ERRORLEVEL%;[0-9a-f]+/);
     assertEquals(shellIntegration("xonsh", NONCE, {}, scripts), undefined);
   } finally {
     scripts.remove();

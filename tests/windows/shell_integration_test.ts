@@ -69,6 +69,46 @@ serverTest("cmd: terminal_run answers the output, the exit code and the cwd", as
   await mcp.callOk("terminal_release", { terminalId });
 }, { ignore: !windows });
 
+serverTest(
+  "cmd: terminal_run through cmd's own grammar (for, if, rem, &, &&, ||, blocks)",
+  async (mcp) => {
+    const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+      shell: "cmd",
+      cwd: "C:\\",
+      cols: 250,
+    });
+    // Each of these swallowed an end mark appended to its line (the body of a for or an if, a
+    // remark): for answered its first item only, the others no exit code.
+    const cases: [string, string, number][] = [
+      ["for %i in (a b c) do @echo item-%i", "item-a\nitem-b\nitem-c\n", 0],
+      ["if exist C:\\no-such-file echo yes", "", 0],
+      ["rem x", "", 0],
+      ["echo x & rem y", "x\n", 0],
+      ["echo a && echo b", "a\nb\n", 0],
+      // cmd's %ERRORLEVEL%, not a POSIX shell's $?: echo leaves it as the failure set it.
+      ["cmd /d /c exit 3 || echo failed", "failed\n", 3],
+      ["cmd /d /c exit 4 && echo never", "", 4],
+      ["(echo p1 & echo p2)", "p1\np2\n", 0],
+      ["if 1==1 (echo yes) else (echo no)", "yes\n", 0],
+      // A line starts from %ERRORLEVEL% 0: what does not set it answers 0 after a failure too.
+      ["rem after a failure", "", 0],
+    ];
+    for (const [command, output, exitCode] of cases) {
+      const answer = await run(mcp, terminalId, command);
+      assertEquals(
+        [answer.condition, answer.output, answer.exitCode],
+        ["done", output, exitCode],
+        command,
+      );
+    }
+    // The state the command left is the shell's: a variable set, the exit code asked for later.
+    assertEquals((await run(mcp, terminalId, "set WINTERM_TEST=kept")).exitCode, 0);
+    assertEquals((await run(mcp, terminalId, "echo [%WINTERM_TEST%]")).output, "[kept]\n");
+    await mcp.callOk("terminal_release", { terminalId });
+  },
+  { ignore: !windows },
+);
+
 serverTest("PowerShell: the prompt wrapper reports exit codes and the cwd", async (mcp) => {
   const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
     shell: "powershell",

@@ -341,8 +341,8 @@ export class Terminal {
   readonly #shell: ShellTracker | undefined;
   /** The nonce the shell's marks carry (shells started with integration). */
   readonly #nonce: string | undefined;
-  /** cmd: what `run` types around a command (to mark its output and learn its exit code). */
-  readonly #runWrapping: { prefix: string; suffix: string } | undefined;
+  /** What `run` types for a command (see ShellIntegration.runWrapping). */
+  readonly #runWrapping: { prefix: string; exitQuery?: string } | undefined;
   /** The last write: who was reading the terminal just before it, and whether it wakes them. */
   #lastWrite: { reader: TerminalReader | null | undefined; wakes: boolean } | undefined;
   /**
@@ -371,7 +371,7 @@ export class Terminal {
     readonly writeTimeoutMs: number,
     integration?: {
       nonce: string;
-      runWrapping?: { prefix: string; suffix: string };
+      runWrapping?: { prefix: string; exitQuery?: string };
       marksOutputStart?: boolean;
       promptOnInterrupt?: boolean;
       dropsContinuedRun?: boolean;
@@ -1210,11 +1210,7 @@ export class Terminal {
     }
     const from = this.#output.end;
     const wrap = this.#runWrapping;
-    await this.write(
-      (wrap ? wrap.prefix + command + wrap.suffix : command) + "\r",
-      options.via,
-      "command",
-    );
+    await this.write((wrap ? wrap.prefix + command : command) + "\r", options.via, "command");
     // The shell reads on from the line (an open quote or bracket, a trailing \ | or &&, a
     // here-document) and would wait for the rest for good: its continuation prompt says so.
     const readsOn = new AbortController();
@@ -1235,7 +1231,33 @@ export class Terminal {
       : outcome.condition === "exit" || outcome.condition === "cancelled"
       ? outcome.condition
       : "timeout";
-    return this.#runOutcome(condition, from, started, options.maxBytes, outcome.from);
+    const answer = this.#runOutcome(condition, from, started, options.maxBytes, outcome.from);
+    if (condition !== "done" || wrap?.exitQuery === undefined) return answer;
+    // cmd: the prompt ended the command, after the line break cmd writes before every prompt
+    // (not the command's); its exit code is asked for now (see integration/cmd.ts).
+    return {
+      ...answer,
+      output: answer.output.endsWith("\n") ? answer.output.slice(0, -1) : answer.output,
+      exitCode: await this.#askExitCode(wrap.exitQuery, Math.max(1, left()), options),
+    };
+  }
+
+  /**
+   * cmd, at the prompt after a command: types `query`, whose output reports the exit code, and
+   * waits for the prompt after it. Null when the shell holds something typed meanwhile (the
+   * query would join it) or does not come back.
+   */
+  async #askExitCode(
+    query: string,
+    timeoutMs: number,
+    options: { signal?: AbortSignal; via?: FrontEnd },
+  ): Promise<number | null> {
+    const shell = this.#shell!;
+    if (!shell.atPrompt || shell.typed !== "" || shell.typedMaybe !== false) return null;
+    const at = this.#output.end;
+    await this.write(query + "\r", options.via, "command");
+    const back = await this.wait({ prompt: true, timeoutMs, signal: options.signal });
+    return back.condition === "prompt" ? shell.finishedAfter(at)?.exitCode ?? null : null;
   }
 
   /**

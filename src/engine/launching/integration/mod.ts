@@ -55,10 +55,12 @@ export interface ShellIntegration {
   /** Variables taken out of the shell's environment (`env` hands them over another way). */
   unset?: string[];
   /**
-   * What `terminal_run` types around a command: cmd's, to learn where its output starts and its
-   * exit code; fish's, keys saying the line is a run's (see {@link dropsContinuedRun}).
+   * What `terminal_run` types for a command: before it, on its line (cmd's, to learn where its
+   * output starts; fish's, keys saying the line is a run's: see {@link dropsContinuedRun}); and
+   * cmd's `exitQuery`, a line of its own typed once the command's prompt has shown, which
+   * reports its exit code (see cmd.ts).
    */
-  runWrapping?: { prefix: string; suffix: string };
+  runWrapping?: { prefix: string; exitQuery?: string };
   /**
    * The shell marks where every command's output starts (`C`), from its first one on: bash
    * (PS0, 4.4 and later), zsh, fish.
@@ -220,7 +222,7 @@ export function shellIntegration(
         args: ["--init-command", `set -g __winterm_nonce ${nonce}; source '${file}'`],
         marksOutputStart: true,
         promptOnInterrupt: true,
-        runWrapping: { prefix: FISH_RUN_LINE_KEYS, suffix: "" },
+        runWrapping: { prefix: FISH_RUN_LINE_KEYS },
         dropsContinuedRun: true,
       };
     }

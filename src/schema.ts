@@ -36,8 +36,18 @@ export const Encoding = Type.String({
   maxLength: 40,
   description: "The program's character encoding: utf-8, oem, ansi (Windows code pages), a " +
     "code page number (936, 65001) or a label (gbk, big5, shift_jis, cp850, windows-1252). " +
-    "Default: detected (Windows pipes: UTF-8 if the bytes are UTF-8, else the console code " +
+    "Default: followed (Windows pipes: UTF-8 where the bytes are UTF-8, else the console code " +
     "page; terminals: UTF-8). A cmd or PowerShell shell is switched to it (chcp).",
+});
+
+/** The opt-in past the WorstFit check (`allow_ansi_mismatch`, `allowAnsiMismatch`). */
+export const AllowAnsiMismatch = Type.Boolean({
+  default: false,
+  description: "Windows: start even though the program path, an argument, the command or the " +
+    "working directory holds characters the system's ANSI code page cannot represent exactly " +
+    "(refused by default: a program that reads its command line as ANSI sees look-alikes, a " +
+    'fullwidth ＂ as ", the WorstFit argument injection). Only for programs known to read ' +
+    "Unicode.",
 });
 
 /** An optional field that may also be `null` (which means the same as leaving it out). */

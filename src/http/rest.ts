@@ -4,7 +4,7 @@
  *
  * | route | does |
  * |---|---|
- * | `POST /api/terminals` | create `{shell?, cwd?, env?, cols?, rows?}` (also `command`, `args`, `outputByteLimit`, `encoding`) |
+ * | `POST /api/terminals` | create `{shell?, cwd?, env?, cols?, rows?}` (also `command`, `args`, `outputByteLimit`, `encoding`, `allowAnsiMismatch`) |
  * | `POST /api/terminals/:id/input` | type `{input}`; Enter is added unless it ends with a newline |
  * | `POST /api/terminals/:id/run` | run `{command, timeoutMs?, maxBytes?}` in the shell: output, exit code, cwd |
  * | `GET /api/terminals/:id/output` | read: `since`, `mode`, `headLines`, `tailLines`, `maxLines`, `maxBytes`, `raw` |
@@ -42,7 +42,7 @@ import { LINE_MODES, type Terminal } from "../engine/services/terminals.ts";
 import type { Command } from "../engine/services/commands.ts";
 import { log } from "../log.ts";
 import { SIGNAL_NAMES, type SignalName } from "../pty/mod.ts";
-import { CString, Encoding, Env, literals, Sandbox } from "../schema.ts";
+import { AllowAnsiMismatch, CString, Encoding, Env, literals, Sandbox } from "../schema.ts";
 import { validationErrors } from "../validation.ts";
 import { VERSION } from "../version.ts";
 
@@ -90,6 +90,7 @@ const CreateBody = Type.Object({
   // What ACP's terminal_output answers at most (0: nothing), as over MCP.
   outputByteLimit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1024 * 1024 * 1024 })),
   encoding: Type.Optional(Encoding),
+  allowAnsiMismatch: Type.Optional(AllowAnsiMismatch),
   shellIntegration: Type.Optional(Type.Boolean()),
   sandbox: Type.Optional(Sandbox),
 }, { additionalProperties: false });

@@ -15,6 +15,7 @@ import type { Terminal, TerminalService } from "../engine/services/terminals.ts"
 import { LINE_MODES } from "../engine/vocabulary.ts";
 import { describeExit, type ExitStatus, SIGNAL_NAMES } from "../pty/types.ts";
 import {
+  AllowAnsiMismatch,
   CString,
   Encoding,
   Env,
@@ -121,6 +122,7 @@ const CreateInput = Type.Object({
   })),
   encoding: nullable(Encoding),
   sandbox: nullable(Sandbox),
+  allowAnsiMismatch: nullable(AllowAnsiMismatch),
   ...AcpFields,
 }, { additionalProperties: false });
 

@@ -19,7 +19,15 @@ import { EngineError } from "../engine/errors.ts";
 import { waitFor } from "../engine/events.ts";
 import { SHELL_TYPES } from "../engine/vocabulary.ts";
 import { NAME, VERSION } from "../version.ts";
-import { CString, Encoding, Env, literals, Sandbox, SandboxInfo } from "../schema.ts";
+import {
+  AllowAnsiMismatch,
+  CString,
+  Encoding,
+  Env,
+  literals,
+  Sandbox,
+  SandboxInfo,
+} from "../schema.ts";
 import { sandboxHint } from "../engine/sandbox_info.ts";
 import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
 
@@ -113,6 +121,7 @@ const RunCommandInput = Type.Object({
   env: Type.Optional(Env),
   encoding: Type.Optional(Encoding),
   sandbox: Type.Optional(Sandbox),
+  allow_ansi_mismatch: Type.Optional(AllowAnsiMismatch),
   wait_ms: Type.Optional(Type.Integer({
     minimum: 0,
     maximum: 600_000,
@@ -421,6 +430,7 @@ export function wintermTools(
           env: args.env,
           encoding: args.encoding,
           sandbox: args.sandbox,
+          allowAnsiMismatch: args.allow_ansi_mismatch,
           via,
           signal: context.signal,
         });

@@ -41,6 +41,7 @@ export {
 export { type Interpreter, type Interpreters, scriptInterpreters } from "./posix/shebang.ts";
 export { quoteWindowsCommandLine } from "./windows/command_line.ts";
 export { runningUnderWine, systemCodePages } from "./windows/kernel32.ts";
+export { type AnsiMismatch, ansiMismatch } from "./windows/ansi.ts";
 
 const WINDOWS = Deno.build.os === "windows";
 

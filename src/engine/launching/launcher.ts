@@ -38,6 +38,7 @@ import {
   sandboxSettings,
 } from "./sandbox.ts";
 import { Turns } from "../turns.ts";
+import { checkAnsiView, launchTexts } from "./ansi_view.ts";
 import type { Invocation } from "./shells.ts";
 
 /** Which process an audit record is about, and who asked. */
@@ -64,6 +65,8 @@ export interface LaunchOptions {
   sandbox?: SandboxRequest;
   /** Directories a sandboxed child must be able to read whatever is hidden (shell integration). */
   readable?: string[];
+  /** Windows: start even where the ANSI view of the request differs (see ansi_view.ts). */
+  allowAnsiMismatch?: boolean;
 }
 
 /** The names of the request fields that errors should point at. */
@@ -73,6 +76,10 @@ export interface LaunchFields {
   env: string;
   /** Default `sandbox`. */
   sandbox?: string;
+  /** The arguments (default `args`). */
+  args?: string;
+  /** The field that lets a mismatching ANSI view through (default `allow_ansi_mismatch`). */
+  ansiOptIn?: string;
 }
 
 /** Resolves a working directory and checks that it is one. */
@@ -280,6 +287,14 @@ export class Launcher {
     const sandboxField = fields.sandbox ?? "sandbox";
     let sandbox: PreparedSandbox | undefined;
     try {
+      if (!options.allowAnsiMismatch) {
+        const texts = launchTexts({
+          program: prepared.program,
+          args: invocation.shell === "executable" ? invocation.args : [],
+          cwd: directory.path,
+        }, fields);
+        checkAnsiView(texts, fields.ansiOptIn ?? "allow_ansi_mismatch");
+      }
       this.#judge(images, unclear, prepared.program, directory.path, options, fields);
       sandbox = await this.#confine(options, sandboxField, directory.path, context);
     } catch (error) {

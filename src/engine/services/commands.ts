@@ -61,6 +61,11 @@ export interface RunRequest extends InvocationRequest {
    * is switched to it.
    */
   encoding?: string;
+  /**
+   * Windows: start even though the ANSI view of the program, its arguments, the command or
+   * the working directory differs from them (see launching/ansi_view.ts).
+   */
+  allowAnsiMismatch?: boolean;
   /** The front end that asked (for the audit log). */
   via?: FrontEnd;
   /** Aborted when the caller gives up: a start still waiting for its turn is not made. */
@@ -608,11 +613,14 @@ export class CommandService {
         rows: COMMAND_ROWS,
         signal: request.signal,
         sandbox: request.sandbox,
+        allowAnsiMismatch: request.allowAnsiMismatch,
       },
       {
         program: request.executable ? "executable" : "command",
         cwd: "working_directory",
         env: "env",
+        args: request.executable ? "args" : "command",
+        ansiOptIn: "allow_ansi_mismatch",
       },
       context,
     );

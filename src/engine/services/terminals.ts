@@ -120,6 +120,11 @@ export interface CreateTerminalRequest extends Omit<TerminalInvocationRequest, "
    * shell's console to that code page.
    */
   encoding?: string;
+  /**
+   * Windows: start even though the ANSI view of the program, its arguments, the command or
+   * the working directory differs from them (see launching/ansi_view.ts).
+   */
+  allowAnsiMismatch?: boolean;
   /** The front end that asked (for the audit log). */
   via?: FrontEnd;
   /** Aborted when the caller gives up: a start still waiting for its turn is not made. */
@@ -1521,8 +1526,14 @@ export class TerminalService {
         sandbox: request.sandbox,
         // A sandboxed shell reads its integration files whatever is hidden.
         readable: invocation.integration ? this.#scripts.location() : undefined,
+        allowAnsiMismatch: request.allowAnsiMismatch,
       },
-      { program: request.command === undefined ? "shell" : "command", cwd: "cwd", env: "env" },
+      {
+        program: request.command === undefined ? "shell" : "command",
+        cwd: "cwd",
+        env: "env",
+        ansiOptIn: "allowAnsiMismatch",
+      },
       context,
     );
     const terminal = new Terminal(

@@ -9,6 +9,7 @@ import { request, startHttpServer } from "../helpers/http.ts";
 import { type CommandQuery, type Connection, runToEnd, serverTest } from "../helpers/mcp.ts";
 import { eventually } from "../helpers/process.ts";
 import { listProcesses } from "../helpers/windows.ts";
+import { limitedTest } from "../helpers/limited.ts";
 
 const windows = Deno.build.os === "windows";
 
@@ -90,7 +91,7 @@ withServer("terminate_command ends the tree; a timeout does too", async (mcp) =>
   ok(await eventually(() => !pings().some((p) => !before.has(p.pid))), "ping survived the timeout");
 });
 
-Deno.test({
+limitedTest({
   name: "over HTTP: the REST API drives a terminal; health needs no token, the rest does",
   ignore: !windows,
   async fn() {

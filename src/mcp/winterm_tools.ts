@@ -171,7 +171,8 @@ const QueryFields = {
   status: literals(["pending", "running", "completed", "not_found", "terminated"] as const),
   exit_code: Type.Union([Type.Integer(), Type.Null()], {
     description: "-1 when terminated or timed out; null while running, when a signal ended it, " +
-      "or when it ended with an exit status nobody can tell (signal null too).",
+      "or when it ended with an exit status nobody can tell (signal null too). Windows exit " +
+      "codes are unsigned (exit -1 is 4294967295).",
   }),
   signal: Type.Union([Type.String(), Type.Null()], {
     description: "Signal that ended the process, if any.",

@@ -109,6 +109,33 @@ serverTest(
   { ignore: !windows },
 );
 
+serverTest(
+  "an interactive cmd stays at its prompt through Ctrl+C (Windows; Wine's cmd exits)",
+  async (mcp) => {
+    const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+      shell: "cmd",
+      cols: 250,
+    });
+    assertEquals((await run(mcp, terminalId, "echo first")).output, "first\n");
+    // At its prompt, and while a command runs.
+    await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
+    const atPrompt = await run(mcp, terminalId, "echo after-prompt-ctrl-c");
+    assertEquals([atPrompt.condition, atPrompt.output], ["done", "after-prompt-ctrl-c\n"]);
+    const long = await run(mcp, terminalId, "ping -n 60 127.0.0.1", 1000);
+    assertEquals(long.condition, "timeout");
+    await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
+    const back = await mcp.callOk<{ condition: string }>("terminal_wait", {
+      terminalId,
+      prompt: true,
+      timeoutMs: 30_000,
+    });
+    assertEquals(back.condition, "prompt");
+    assertEquals((await run(mcp, terminalId, "echo still-here")).output, "still-here\n");
+    await mcp.callOk("terminal_release", { terminalId });
+  },
+  { ignore: !windows || runningUnderWine() !== null },
+);
+
 serverTest("PowerShell: the prompt wrapper reports exit codes and the cwd", async (mcp) => {
   const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
     shell: "powershell",

@@ -56,7 +56,7 @@ export class WindowsChild extends ChildBase {
   #jobKey: bigint | undefined;
   /** The signal that ended the tree (TerminateJobObject), if one did. */
   #killedBy: SignalName | undefined;
-  /** The last signal the console was asked to pass on. */
+  /** The last signal the console was asked to pass on (Ctrl+C typed counts as SIGINT). */
   #asked: SignalName | undefined;
   #exitPoll: ReturnType<typeof setInterval> | undefined;
 
@@ -106,6 +106,23 @@ export class WindowsChild extends ChildBase {
     this.#checkExit();
   }
 
+  /**
+   * Input. Ctrl+C typed into a terminal is noted (a program it ends exits with 0xC000013A: that
+   * was SIGINT). In pipe mode the program's input is a pipe, where 0x03 is a byte like any
+   * other: a write of Ctrl+C alone is typed into the command's console instead, as a terminal
+   * would (CTRL_C_EVENT to every program attached).
+   */
+  override write(data: Uint8Array, timeoutMs?: number): Promise<void> {
+    if (!this.hasExited && data.includes(0x03)) {
+      if (this.mode === "pipe" && data.length === 1 && this.#consoleInput) {
+        this.#asked = "SIGINT";
+        return this.#consoleInput.write(CTRL_C, timeoutMs ?? WRITE_TIMEOUT_MS);
+      }
+      if (this.mode === "pty") this.#asked = "SIGINT";
+    }
+    return super.write(data, timeoutMs);
+  }
+
   resize(cols: number, rows: number): void {
     if (this.mode !== "pty" || !this.io.console) {
       throw new Error("resize needs a terminal (PTY mode)");
@@ -138,9 +155,12 @@ export class WindowsChild extends ChildBase {
     if (k.WaitForSingleObject(this.process, 0) !== W.WAIT_OBJECT_0) return;
     const code = new Uint32Array(1);
     k.GetExitCodeProcess(this.process, new Uint8Array(code.buffer));
-    // Ended by the default handler of the console event we asked for: that signal ended it.
-    const bySignal = code[0] === W.STATUS_CONTROL_C_EXIT ? this.#asked ?? "SIGINT" : null;
-    this.exitedWith({ exitCode: code[0] | 0, signal: this.#killedBy ?? bySignal });
+    // Ended by the default handler of a console event we passed on: that signal ended it. The
+    // same code with no event passed on is the program's own (its exit code, or an event from
+    // elsewhere): reported as it is. Exit codes are DWORDs, reported unsigned: 0xFFFFFFFF is
+    // 4294967295, never the -1 that says "terminated" or "timed out".
+    const bySignal = code[0] === W.STATUS_CONTROL_C_EXIT ? this.#asked ?? null : null;
+    this.exitedWith({ exitCode: code[0], signal: this.#killedBy ?? bySignal });
   }
 
   protected override afterExit(): void {

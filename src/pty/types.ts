@@ -203,6 +203,11 @@ export interface ChildProcess {
    * there is none (POSIX, where UTF-8 is the convention).
    */
   readonly codePage: "utf-8" | number | null;
+  /**
+   * Windows, pipe mode: the code page the child's console has now (a `chcp` in the command
+   * changes it; see windows/console_code_page.ts); undefined where it cannot be known.
+   */
+  consoleCodePage?(): Promise<number | undefined>;
   /** Settles once the child has exited, been reaped, and its output is drained. */
   readonly exited: Promise<ExitStatus>;
   /** Adds an output listener. The first one added also gets what was read before it came. */

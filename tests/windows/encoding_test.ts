@@ -10,7 +10,7 @@ import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import iconv from "iconv-lite";
 import { runningUnderWine, systemCodePages } from "../../src/pty/mod.ts";
 import { type CommandQuery, type Connection, runToEnd, serverTest, text } from "../helpers/mcp.ts";
-import { tempDir } from "../helpers/process.ts";
+import { eventually, tempDir } from "../helpers/process.ts";
 import { nativeText, oemLabel } from "../helpers/windows.ts";
 
 const windows = Deno.build.os === "windows";
@@ -188,6 +188,29 @@ withServer("set /p through pipes reads input in the console's code page", async 
   const refused = await prompt("ok 😀");
   ok(refused.sent.isError, JSON.stringify(refused.sent));
   match(text(refused.sent), new RegExp(`'😀' cannot be written in ${oemLabel()}`, "u"));
+});
+
+withServer("input through pipes follows a chcp in the command", async (mcp) => {
+  // The console switched to UTF-8 (65001) by the command itself: cmd reads its input in it.
+  const { token } = await mcp.callOk<{ token: string }>("run_command", {
+    command: "chcp 65001>nul & set /p ANSWER=ready: & call echo got [%^ANSWER%]",
+    shell_type: "cmd",
+    use_pty: false,
+  });
+  let seen = "";
+  ok(
+    await eventually(() => seen.includes("ready:"), 30_000, async () => {
+      seen = (await mcp.callOk<CommandQuery>("query_command_status", { token })).stdout;
+    }),
+    seen,
+  );
+  // Text no code page but UTF-8 holds all of: it was refused (cp437), or sent in the code page
+  // the command started with, which cmd then read as UTF-8.
+  const sent = await mcp.call("send_command_input", { token, input: "中文 café ü" });
+  if (sent.isError) await mcp.callOk("terminate_command", { token });
+  ok(!sent.isError, text(sent));
+  const result = await mcp.callOk<CommandQuery>("query_command_status", { token, wait_ms: 30_000 });
+  assertEquals(result.stdout, "ready: got [中文 café ü]\n");
 });
 
 withServer("set /p on a terminal: Chinese input whatever the code page", async (mcp) => {

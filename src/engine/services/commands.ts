@@ -459,15 +459,27 @@ export class Command {
     this.#output.stderr.release();
   }
 
-  /** Writes text to the command's input, with Enter after it if asked. */
+  /**
+   * Writes text to the command's input, with Enter after it if asked. Writes reach the program
+   * in the order they were asked for, whatever the time their encoding takes (see
+   * ChildCodec.encodeNow).
+   */
   async write(text: string, appendNewline: boolean, via: FrontEnd = "internal"): Promise<void> {
     this.#assertRunning();
     const newline = this.mode === "pty" ? "\r" : HOST_FLAVOR === "windows" ? "\r\n" : "\n";
     const input = appendNewline ? text + newline : text;
-    const bytes = this.#codec.encode(input, "input");
-    this.launcher.input({ ...this.context, via }, input);
-    await inputFailure(this.#child.write(bytes, this.writeTimeoutMs));
+    const queued = this.#inputOrder.then(async () => {
+      const bytes = await this.#codec.encodeNow(input, "input", this.#child);
+      this.launcher.input({ ...this.context, via }, input);
+      return { written: this.#child.write(bytes, this.writeTimeoutMs) };
+    });
+    this.#inputOrder = queued.then(() => undefined, () => undefined);
+    const { written } = await queued;
+    await inputFailure(written);
   }
+
+  /** Settles once the last write asked for is queued to the program (see {@link write}). */
+  #inputOrder: Promise<void> = Promise.resolve();
 
   /** Ends the command's input (EOF). */
   async closeInput(): Promise<void> {

@@ -13,7 +13,9 @@
 import { log } from "../../log.ts";
 import { ChildBase } from "../child.ts";
 import { type SignalName, type StdioMode, WRITE_TIMEOUT_MS } from "../types.ts";
-import { type Handle, kernel32, W } from "./kernel32.ts";
+import { win32 } from "node:path";
+import { askConsoleCodePage } from "./console_code_page.ts";
+import { type Handle, kernel32, systemDirectory, W } from "./kernel32.ts";
 import { closePseudoConsole, resizePseudoConsole } from "./pseudoconsole.ts";
 import type { WindowsReactor } from "./reactor.ts";
 import { OverlappedReader, OverlappedWriter } from "./streams.ts";
@@ -121,6 +123,15 @@ export class WindowsChild extends ChildBase {
       if (this.mode === "pty") this.#asked = "SIGINT";
     }
     return super.write(data, timeoutMs);
+  }
+
+  /** The hidden console's code page now (pipe mode; see console_code_page.ts). */
+  consoleCodePage(): Promise<number | undefined> {
+    const console = this.io.console;
+    if (this.mode !== "pipe" || !console || this.#consoleClosed || this.hasExited) {
+      return Promise.resolve(undefined);
+    }
+    return askConsoleCodePage(console.handle, win32.join(systemDirectory(), "cmd.exe"));
   }
 
   resize(cols: number, rows: number): void {

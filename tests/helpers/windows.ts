@@ -8,7 +8,7 @@
 
 import { Buffer } from "node:buffer";
 import iconv from "iconv-lite";
-import { systemCodePages } from "../../src/pty/mod.ts";
+import { resolveProgram, runningUnderWine, systemCodePages } from "../../src/pty/mod.ts";
 
 const PROCESSENTRY32W_SIZE = 568;
 let kernel: ReturnType<typeof openKernel> | undefined;
@@ -117,4 +117,36 @@ export function nativeText(kind: "word" | "line" = "word"): string {
   );
   if (!fits) throw new Error(`no sample text fits ${label}`);
   return fits;
+}
+
+/**
+ * The PowerShells of this Windows, each by name and path: PowerShell 7 (`pwsh`, on PATH or in
+ * its standard folder) and Windows PowerShell 5.1 (`powershell.exe` in System32). None under
+ * Wine (its powershell.exe is a stub) or elsewhere.
+ */
+export function powerShells(): { name: string; path: string }[] {
+  if (Deno.build.os !== "windows" || runningUnderWine()) return [];
+  const env = Deno.env.toObject();
+  const found = (path: string) => {
+    try {
+      return Deno.statSync(path).isFile;
+    } catch {
+      return false;
+    }
+  };
+  const onPath = (name: string) => {
+    try {
+      return resolveProgram(name, { cwd: Deno.cwd(), env, flavor: "windows" });
+    } catch {
+      return undefined;
+    }
+  };
+  const programFiles = env.ProgramFiles ?? "C:\\Program Files";
+  const systemRoot = env.SystemRoot ?? "C:\\Windows";
+  const pwsh = onPath("pwsh.exe") ?? `${programFiles}\\PowerShell\\7\\pwsh.exe`;
+  const windowsPowerShell = `${systemRoot}\\System32\\WindowsPowerShell\\v1.0\\powershell.exe`;
+  return [
+    { name: "pwsh (PowerShell 7)", path: pwsh },
+    { name: "powershell.exe (Windows PowerShell 5.1)", path: windowsPowerShell },
+  ].filter((shell) => found(shell.path));
 }

@@ -2,7 +2,7 @@
  * Shell integration on Windows through the real server: cmd's prompt marks and terminal_run
  * (output, exit code, cwd), under Wine too (where the server starts an interactive cmd with its
  * input and output on CON, and where the marks take cells: a wide terminal keeps the prompt on
- * one line); PowerShell's prompt wrapper where PowerShell exists (not under Wine).
+ * one line). PowerShell's are tested in powershell_test.ts.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { runningUnderWine } from "../../src/pty/mod.ts";
@@ -135,17 +135,3 @@ serverTest(
   },
   { ignore: !windows || runningUnderWine() !== null },
 );
-
-serverTest("PowerShell: the prompt wrapper reports exit codes and the cwd", async (mcp) => {
-  const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
-    shell: "powershell",
-    cwd: "C:\\",
-  });
-  const native = await run(mcp, terminalId, "cmd /d /c exit 3");
-  assertEquals(native.exitCode, 3);
-  const moved = await run(mcp, terminalId, "Set-Location $env:SystemRoot; 'in-42'");
-  assertEquals([moved.output.trim(), moved.exitCode], ["in-42", 0]);
-  match(moved.cwd!, /^C:\\windows$/i);
-  assertEquals((await run(mcp, terminalId, "Get-Item C:\\no-such-file-here")).exitCode, 1);
-  await mcp.callOk("terminal_release", { terminalId });
-}, { ignore: !windows || runningUnderWine() !== null });

@@ -57,7 +57,7 @@ export interface RunRequest extends InvocationRequest {
   env?: Record<string, string>;
   /**
    * How the program's bytes are read and its input written (`utf-8`, `oem`, `ansi`, a code
-   * page or a label); default: detected (see services/encoding.ts). A cmd or PowerShell shell
+   * page or a label); default: followed (see services/encoding.ts). A cmd or PowerShell shell
    * is switched to it.
    */
   encoding?: string;

@@ -8,7 +8,7 @@
  * ```ts
  * import { CodePageChars, loadCodePages } from "./code_pages.ts";
  * await loadCodePages();
- * const gbk = new CodePageChars("cp936");
+ * const gbk = CodePageChars.of("cp936");
  * gbk.charAt([0xd6, 0xd0], 0, true); // { length: 2, text: "中" }
  * gbk.charAt([0xd6], 0, false); // "incomplete": a lead byte whose trail is still to come
  * ```
@@ -130,8 +130,21 @@ const TEXT = -4;
  * pair's character): a long stream asks iconv-lite about each byte and pair once.
  */
 export class CodePageChars {
+  /** One reader per code page, shared by every stream (its tables take up to 256 KiB). */
+  static #shared = new Map<string, CodePageChars>();
+
+  /** The shared reader of a code page. */
+  static of(label: string): CodePageChars {
+    let chars = CodePageChars.#shared.get(label);
+    if (!chars) CodePageChars.#shared.set(label, chars = new CodePageChars(label));
+    return chars;
+  }
+
   readonly label: string;
-  /** The code point of the last character {@link lengthAt} found (TEXT: see {@link text}). */
+  /**
+   * The code point of the last character {@link lengthAt} found (TEXT: see {@link text}); read
+   * it right after the call (the reader is shared).
+   */
   code = 0;
   /** The text of the last character {@link lengthAt} found, when it is not one code point. */
   text = "";

@@ -151,7 +151,7 @@ class MixedDecoder implements StreamDecoder {
   #utf16: Utf16Decoder | undefined;
 
   constructor(codePage: string) {
-    this.#chars = new CodePageChars(codePage);
+    this.#chars = CodePageChars.of(codePage);
     this.#pairPoints = isDoubleByte(codePage) ? 1 : 2;
   }
 

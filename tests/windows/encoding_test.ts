@@ -213,6 +213,16 @@ withServer("input through pipes follows a chcp in the command", async (mcp) => {
   assertEquals(result.stdout, "ready: got [中文 café ü]\n");
 });
 
+withServer("UTF-16 output (cmd /u) through pipes", async (mcp) => {
+  // cmd /u writes its own output as UTF-16LE, no byte order mark: NUL-interleaved ASCII first.
+  const result = await runToEnd(mcp, {
+    command: "cmd /d /u /c echo hello 中文 ü",
+    shell_type: "cmd",
+    use_pty: false,
+  });
+  assertEquals([result.exit_code, result.stdout], [0, "hello 中文 ü\n"]);
+});
+
 withServer("set /p on a terminal: Chinese input whatever the code page", async (mcp) => {
   const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
     command: "cmd.exe",

@@ -32,7 +32,8 @@ limitedTest({
     const zero = await start("cmd.exe", ["/d", "/c", "exit 0"]);
     assertEquals((await zero.exited).exitCode, 0);
     const negative = await start("cmd.exe", ["/d", "/c", "exit -1"]);
-    assertEquals((await negative.exited).exitCode, -1);
+    // A DWORD: exit -1 is 0xFFFFFFFF (never the -1 a stopped command is given).
+    assertEquals((await negative.exited).exitCode, 0xffffffff);
   },
 });
 

@@ -156,11 +156,34 @@ interface Piece {
 function mixedPieces(label: Piece["label"]): fc.Arbitrary<Piece[]> {
   const alphabet = label === "cp936" ? GBK_CHARS : label === "cp932" ? SJIS_CHARS : CP437_CHARS;
   const ending = fc.constantFrom("\r\n", " ", "\n", "> ", ":");
+  // A UTF-8 writer's first run beyond ASCII shows it is UTF-8 (a character of 3 or 4 bytes, or
+  // bytes the code page does not read): an ambiguous one after code-page text follows that
+  // text by rule (rule 4 in decode.ts), tested apart.
   const utf8Piece = fc.tuple(fc.string({ unit: "grapheme", maxLength: 16 }), ending)
+    .filter(([value]) => {
+      const first = nonAsciiRuns(value)[0];
+      return first === undefined || !ambiguousIn(label, utf8.encode(first));
+    })
     .map(([value, end]): Piece => ({ text: value + end, label: "utf-8" }));
   const pagePiece = fc.tuple(codePageText(label, [...alphabet, ...ASCII_CHARS]), ending)
     .map(([value, end]): Piece => ({ text: value + end, label }));
   return fc.array(fc.oneof(utf8Piece, pagePiece), { minLength: 1, maxLength: 6 });
+}
+
+/**
+ * Whether UTF-8 bytes are ambiguous on a double-byte code page: 2-byte sequences only, every one
+ * of which the code page reads too (see rule 4 of decode.ts).
+ */
+function ambiguousIn(label: string, bytes: Uint8Array): boolean {
+  if (!["cp936", "cp932", "cp949", "cp950", "gb18030"].includes(label)) return false;
+  if ([...text.decode(bytes)].some((char) => utf8.encode(char).length > 2)) return false;
+  const chars = new CodePageChars(label);
+  for (let at = 0; at < bytes.length;) {
+    const found = chars.charAt(bytes, at, true);
+    if (typeof found !== "object") return false;
+    at += found.length;
+  }
+  return true;
 }
 
 function encodePiece(piece: Piece): Uint8Array {
@@ -360,9 +383,35 @@ Deno.test("ASCII passes at once; a run is held until its end or its evidence", (
   assertEquals(text.decode(decoder.push(new Uint8Array([0xd6]))), ""); // a new run, held
   assertEquals(text.decode(decoder.push(new Uint8Array([0xd0]))), "中"); // GBK: no UTF-8 there
   assertEquals(text.decode(decoder.push(utf8.encode(" x"))), " x");
-  // A run ended by ASCII is decided then.
-  assertEquals(text.decode(decoder.push(utf8.encode("ü"))), "");
+  // A run ended by ASCII is decided then (this one after UTF-8: see rule 4).
+  assertEquals(text.decode(decoder.push(utf8.encode("中 ü"))), "中 ");
   assertEquals(text.decode(decoder.push(utf8.encode("\n"))), "ü\n");
+});
+
+Deno.test("a run that reads the same both ways on a double-byte code page follows the last that did not", () => {
+  const gbk = (value: string) => new Uint8Array(iconv.encode(value, "cp936"));
+  // 系统 is CF B5 CD B3, valid UTF-8 (ϵͳ); 文件 is no UTF-8.
+  const cases: [Uint8Array[], string][] = [
+    // A legacy program's line: once one run has shown it, the ambiguous ones after it are GBK.
+    [[gbk("文件 系统 系\r\n")], "文件 系统 系\r\n"],
+    // Before anything showed, it reads as UTF-8: the honest limit.
+    [[gbk("系统 文件\r\n")], "ϵͳ 文件\r\n"],
+    // A UTF-8 writer after the legacy one: its 3-byte characters show it, then ü is UTF-8.
+    [[gbk("文件\r\n"), utf8.encode("deno 中文 ü\r\n")], "文件\r\ndeno 中文 ü\r\n"],
+    // The last run of the stream, at its end.
+    [[gbk("文件 系统")], "文件 系统"],
+    // Many pairs in one run after GBK: not held on to the end of the run, and GBK all the same.
+    [[gbk("文件 " + "系统".repeat(20))], "文件 " + "系统".repeat(20)],
+  ];
+  for (const [parts, expected] of cases) {
+    const bytes = concatBytes(parts);
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      assertEquals(decodeAt(mixed("cp936"), bytes, [cut]), expected, `cut at ${cut}`);
+    }
+  }
+  // Not on a single-byte code page: C3 BC there is ü in UTF-8 (Ã¼ would be mojibake).
+  const latin = concatBytes([new Uint8Array(iconv.encode("café ", "cp437")), utf8.encode("ü")]);
+  assertEquals(decodeAt(mixed("cp437"), latin, []), "café ü");
 });
 
 Deno.test("a lone surrogate half is never emitted between chunks (GB18030 astral characters)", () => {

@@ -158,6 +158,21 @@ export class CodePageChars {
     this.label = label;
   }
 
+  /** Whether the bytes from `start` to `end` read as characters of the code page, every one. */
+  readsWhole(bytes: Uint8Array, start: number, end: number): boolean {
+    const part = bytes.subarray(start, end);
+    for (let at = 0; at < part.length;) {
+      if (part[at] < 0x80) {
+        at++;
+        continue;
+      }
+      const length = this.lengthAt(part, at, true);
+      if (length <= 0) return false;
+      at += length;
+    }
+    return true;
+  }
+
   /**
    * The character at `bytes[at]` (a byte of 0x80 or more): its length (its code point in
    * {@link code}, or TEXT and its text in {@link text}); 0 when more bytes are needed to tell

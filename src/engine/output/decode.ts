@@ -19,9 +19,14 @@
  *      being valid, a new run starts). A sequence of 3 or 4 bytes is worth 4 points; one of 2
  *      bytes 2, or 1 when the code page is a double-byte one, whose text forms valid 2-byte UTF-8
  *      by chance (GBK's 系 is CF B5, UTF-8's ϵ) far more often than 3-byte sequences.
- *   The rule's honest limit, by design: code-page text that is valid UTF-8 as a whole run (a
- *   run of one or two such GBK characters between ASCII: 系 alone, 系统 CF B5 CD B3) reads as
- *   UTF-8; in longer runs, text that is not UTF-8 shows itself. And where UTF-8 and code-page
+ *   4. On a double-byte code page, a run whose UTF-8 is 2-byte sequences only and which the
+ *      code page reads whole (one or two GBK characters between ASCII: 系 alone is CF B5, the
+ *      UTF-8 of ϵ; 系统 is CF B5 CD B3) is ambiguous: it follows the last run that was not
+ *      (read in the code page after a run that was no UTF-8, as UTF-8 after one that had
+ *      3- or 4-byte UTF-8, or none yet). A legacy program's line of GBK names then reads right
+ *      once one of its runs has shown itself, and a UTF-8 writer's `ü` after its `中文` too.
+ *   The rule's honest limit, by design: an ambiguous run before anything has shown which
+ *   writer it comes from reads as UTF-8. And where UTF-8 and code-page
  *   text touch with no ASCII between, the run is code-page text from its first invalid byte's
  *   run start (rule 2). A stream that starts with a UTF-16 byte order mark, or with text whose
  *   every other byte is NUL (`x\0y\0`), is UTF-16 to its end.
@@ -144,6 +149,10 @@ class MixedDecoder implements StreamDecoder {
   readonly #chars: CodePageChars;
   /** Points for a valid 2-byte sequence. */
   readonly #pairPoints: number;
+  /** Double-byte code page: its text forms 2-byte UTF-8 by chance (rule 4). */
+  readonly #doubleByte: boolean;
+  /** What the last run decided by its bytes was (rule 4): `true` for the code page. */
+  #lastWasCodePage = false;
   #mode: Mode = Mode.Between;
   /** The undecided bytes: the open run, or an incomplete character. */
   #held: Uint8Array = EMPTY;
@@ -152,7 +161,8 @@ class MixedDecoder implements StreamDecoder {
 
   constructor(codePage: string) {
     this.#chars = CodePageChars.of(codePage);
-    this.#pairPoints = isDoubleByte(codePage) ? 1 : 2;
+    this.#doubleByte = isDoubleByte(codePage);
+    this.#pairPoints = this.#doubleByte ? 1 : 2;
   }
 
   push(bytes: Uint8Array): Uint8Array {
@@ -235,9 +245,18 @@ class MixedDecoder implements StreamDecoder {
     /** Where the current run (Open, Utf8) or character (CodePage) starts. */
     let start = 0;
     let i = 0;
-    /** Open: the run's evidence so far. */
+    /** Open: the run's evidence so far, and whether its sequences were all of 2 bytes. */
     let evidence = 0;
-    while (i < n) {
+    let onlyPairs = true;
+    /** Rule 4: an open run that ends here is read in the code page instead of as UTF-8. */
+    const inCodePage = (end: number) =>
+      onlyPairs && this.#doubleByte && this.#lastWasCodePage && chars.readsWhole(data, start, end);
+    for (;;) {
+      if (i >= n) {
+        // The stream's last run ends here: as at ASCII (rule 4).
+        if (!(final && mode === Mode.Open && inCodePage(n))) break;
+        [mode, i] = [Mode.CodePage, start];
+      }
       if (mode === Mode.Between) {
         let j = i;
         while (j < n && data[j] < 0x80) j++;
@@ -246,8 +265,14 @@ class MixedDecoder implements StreamDecoder {
         if (j === n) break;
         mode = Mode.Open;
         evidence = 0;
+        onlyPairs = true;
       } else if (mode === Mode.Open || mode === Mode.Utf8) {
         if (data[i] < 0x80) {
+          if (mode === Mode.Open && inCodePage(i)) {
+            mode = Mode.CodePage; // ambiguous, after code-page text (rule 4)
+            i = start;
+            continue;
+          }
           // The run ends: valid UTF-8 from its start (Open), or since the last copy (Utf8).
           out.copy(data, start, i);
           mode = Mode.Between;
@@ -257,14 +282,21 @@ class MixedDecoder implements StreamDecoder {
         if (length > 0) {
           i += length;
           if (mode === Mode.Open) {
+            onlyPairs &&= length === 2;
+            if (!onlyPairs) this.#lastWasCodePage = false;
             evidence += length === 2 ? this.#pairPoints : 4;
-            if (evidence >= UTF8_EVIDENCE) mode = Mode.Utf8;
+            if (evidence >= UTF8_EVIDENCE) {
+              // Pairs only, after code-page text: as at the run's end (rule 4), not held on.
+              if (inCodePage(i)) [mode, i] = [Mode.CodePage, start];
+              else mode = Mode.Utf8;
+            }
           }
         } else if (length === 0) {
           if (mode === Mode.Utf8) out.copy(data, start, start = i);
           break; // held from `start`: a character (Utf8) or the run (Open) still arriving
         } else if (mode === Mode.Open) {
           mode = Mode.CodePage; // no UTF-8 run: read from its start in the code page
+          this.#lastWasCodePage = true;
           i = start;
         } else {
           // UTF-8 ends here; a new run starts with this byte.

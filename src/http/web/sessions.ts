@@ -25,6 +25,9 @@
  * ```
  * @module
  */
+import { generateCookie } from "hono/cookie";
+// hono/cookie's getCookie reads a Hono context; its parser, from the same module, reads a header.
+import { parse as parseCookies } from "hono/utils/cookie";
 import { sameOrigin } from "../security.ts";
 
 /** Sessions kept at once. */
@@ -82,14 +85,9 @@ export function sameSecret(given: string, expected: string): boolean {
   return difference === 0;
 }
 
-/** The value of cookie `name` in a Cookie header. */
+/** The value of cookie `name` in a Cookie header (Hono's parser: the first of that name). */
 export function cookieValue(header: string | null, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
+  return header ? parseCookies(header, name)[name] : undefined;
 }
 
 /** The key offered in a WebSocket handshake's subprotocols, if any. */
@@ -222,7 +220,12 @@ export class WebSessions {
   }
 
   #cookie(value: string, maxAgeSeconds: number): string {
-    return `${this.cookieName}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict`;
+    return generateCookie(this.cookieName, value, {
+      path: "/",
+      maxAge: maxAgeSeconds,
+      httpOnly: true,
+      sameSite: "Strict",
+    });
   }
 
   #dropExpiredCodes(): void {

@@ -330,6 +330,105 @@ withHttp("stream: a late joiner sees a full-screen program as it is", async (ser
 });
 
 withHttp(
+  "stream: ?history=1 sends the output kept before the screen, from a line start, within the bound",
+  async (server) => {
+    const id = await shell(server, { cols: 80, rows: 10 });
+    // 200 KB of numbered lines, three times the bound.
+    await type(server, id, "seq -f 'kept-line-%06g' 1 12000; echo seq-$((6*7))-done");
+    let raw = "";
+    await eventually(() => raw.includes("seq-42-done\r\n"), 30_000, async () => {
+      raw = await outputOf(server, id);
+    });
+    const stream = await openStream(server, `/api/terminals/${id}/stream?history=1`);
+    try {
+      const hello = () => stream.messages.find((m) => m.type === "hello");
+      await stream.until(() => hello() !== undefined, "the hello");
+      const history: number = hello().history;
+      const total = () => stream.frames.reduce((sum, frame) => sum + frame.length, 0);
+      await stream.until(() => total() > history, "the history and the screen");
+      const all = concat(stream.frames);
+      const kept = new TextDecoder().decode(all.subarray(0, history));
+      // Whole lines, the newest ones, ending where the screen stands (the prompt after them).
+      match(kept, /^kept-line-\d{6}\r\n/);
+      ok(kept.includes("kept-line-012000\r\nseq-42-done\r\n"), kept.slice(-200));
+      // Every line in order, none left out (the output as it was kept).
+      const numbers = [...kept.matchAll(/kept-line-(\d{6})\r\n/g)].map((m) => Number(m[1]));
+      assertEquals(numbers, numbers.map((_, i) => numbers[0] + i));
+      // History and screen together within the bound (WINTERM_STREAM_MAX_BUFFERED_BYTES).
+      const screen = stream.frames.at(-1)!;
+      ok(history + screen.length <= 65536, `${history} + ${screen.length} bytes`);
+      ok(history > 65536 - screen.length - 20, `only ${history} bytes of history`);
+      // Drawn into a terminal of its size, history then screen: the screen as the server has
+      // it, and the lines before it in the scrollback.
+      const drawn = new OutputBuffer();
+      const view = new Screen(drawn, hello().cols, hello().rows);
+      drawn.append(all);
+      const rows = (await view.render()).text;
+      view.dispose();
+      const served = (await request(server, "GET", `/api/terminals/${id}/output?mode=screen`))
+        .json.data.output;
+      assertEquals(rows, served);
+    } finally {
+      stream.close();
+    }
+    // Without it, the screen comes first, as it always did; a wrong value is refused.
+    const plain = await openStream(server, `/api/terminals/${id}/stream`);
+    try {
+      await plain.until(() => plain.frames.length >= 1, "the screen");
+      assertEquals(plain.messages[0].history, 0);
+      ok(!new TextDecoder().decode(plain.frames[0]).includes("kept-line-000001"));
+    } finally {
+      plain.close();
+    }
+    const refused = await refusedWith(openStream(server, `/api/terminals/${id}/stream?history=2`));
+    assertEquals(refused.status, 400);
+    match(refused.body, /history must be 1/);
+  },
+  { env: { WINTERM_STREAM_MAX_BUFFERED_BYTES: "65536" } },
+);
+
+withHttp(
+  "stream: the screen is drawn right over whatever the history left (modes, colours, the alternate screen)",
+  async (server) => {
+    const id = await shell(server, { cols: 40, rows: 8 });
+    // A program that is still on its alternate screen, with a scroll region, origin mode,
+    // colours, a mouse mode and insert mode on: the history leaves the viewer's terminal in that
+    // state, where the snapshot's own sequences (made for a fresh terminal) would go astray.
+    await type(
+      server,
+      id,
+      "printf 'normal-text\\n\\033[?1049h\\033[H\\033[2J\\033[7;31mjunk-on-alt\\033[3;5r\\033[?6h" +
+        "\\033[?1000h\\033[4h\\033[2;3Hin-region-%s' $((6*7)); sleep 60",
+    );
+    let raw = "";
+    await eventually(() => raw.includes("in-region-42"), 10_000, async () => {
+      raw = await outputOf(server, id);
+    });
+    const stream = await openStream(server, `/api/terminals/${id}/stream?history=1`);
+    try {
+      await stream.until(() => stream.messages.length > 0, "the hello");
+      const { history, cols, rows } = stream.messages[0];
+      await stream.until(
+        () => stream.frames.reduce((sum, frame) => sum + frame.length, 0) > history,
+        "the screen",
+      );
+      const served = (await request(server, "GET", `/api/terminals/${id}/output?mode=screen`))
+        .json.data.output;
+      // The whole stream drawn in one terminal, or the screen alone in a fresh one: the same.
+      for (const bytes of [concat(stream.frames), stream.frames.at(-1)!]) {
+        const drawn = new OutputBuffer();
+        const view = new Screen(drawn, cols, rows);
+        drawn.append(bytes);
+        assertEquals((await view.render()).text, served);
+        view.dispose();
+      }
+    } finally {
+      stream.close();
+    }
+  },
+);
+
+withHttp(
   "stream: a client that stops reading gets no more than the bound queued; it catches up with a fresh screen",
   async (server) => {
     const id = await shell(server);

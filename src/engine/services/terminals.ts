@@ -20,6 +20,7 @@
  * ```
  * @module
  */
+import { concatBytes } from "../../bytes.ts";
 import { log } from "../../log.ts";
 import {
   type ChildProcess,
@@ -46,6 +47,7 @@ import type { EchoLocation, EchoSkip } from "../output/echo.ts";
 import type { Pattern, PatternMatch } from "../output/patterns.ts";
 import { Recording } from "../output/recording.ts";
 import type { ScreenView } from "../output/screen.ts";
+import { historyBefore, toFreshScreen } from "../output/scrollback.ts";
 import { cutHead, DEFAULT_ANSWER_BYTES, estimateTokens, omissionMarker } from "../output/shape.ts";
 import { StreamOutput } from "../output/stream.ts";
 import { boundaryAtOrAfter, utf8Length } from "../output/utf8.ts";
@@ -182,7 +184,15 @@ export interface RunOutcome {
  * {@link Watch.start} then delivers every event after that point, none missed, none twice.
  */
 export interface Watch {
-  /** Written into a fresh terminal of `cols` × `rows`, it draws the screen at `offset`. */
+  /**
+   * The output kept before `offset` (see {@link Terminal.watch}'s `historyBytes`), from a line
+   * start: written first, it leaves what scrolled off in the viewer's scrollback.
+   */
+  history: Uint8Array;
+  /**
+   * Written into a terminal of `cols` × `rows`, fresh or not (after `history`, say), it draws
+   * the screen at `offset`, and leaves the terminal's scrollback as it was.
+   */
   snapshot: Uint8Array;
   cols: number;
   rows: number;
@@ -875,12 +885,15 @@ export class Terminal {
    * Starts watching: a snapshot of the screen (the emulator catches up first, within its time
    * budget) at an exact output offset; once {@link Watch.start} is called, `listener` gets the
    * output kept after that offset (and the resizes in it, in order), then every event as it
-   * happens: nothing missed, nothing twice. (A viewer is not the agent: watching is not
-   * activity that keeps an idle terminal.)
+   * happens: nothing missed, nothing twice. With `historyBytes`, the output kept before the
+   * snapshot comes too, so much that it and the snapshot hold at most `historyBytes`. (A viewer
+   * is not the agent: watching is not activity that keeps an idle terminal.)
    */
-  watch(listener: (event: TerminalEvent) => void): Promise<Watch> {
+  watch(listener: (event: TerminalEvent) => void, historyBytes = 0): Promise<Watch> {
     const output = this.#output;
     return output.screen(this.cols, this.rows).snapshot((snapshot) => {
+      const screen = concatBytes([toFreshScreen(snapshot.cols), snapshot.data]);
+      const history = historyBefore(output, snapshot.offset, historyBytes - screen.length);
       // Called at the moment of the snapshot: what is kept after it and what comes next meet here.
       const held: TerminalEvent[] = [];
       let at = snapshot.offset;
@@ -899,7 +912,8 @@ export class Terminal {
       let waiting: TerminalEvent[] | undefined = held;
       const stop = this.events.add((event) => waiting ? waiting.push(event) : listener(event));
       return {
-        snapshot: snapshot.data,
+        history,
+        snapshot: screen,
         cols: snapshot.cols,
         rows: snapshot.rows,
         offset: snapshot.offset,

@@ -182,7 +182,7 @@ function queryObject(url: URL): Record<string, unknown> {
 function describe(terminal: Terminal) {
   const { terminalId, pid, command, cwd, created, lastActivity, status, sandbox, ...activity } =
     terminal.info();
-  const { state, running, lastExitCode, shellIntegration } = activity;
+  const { state, running, lastExitCode, shellIntegration, exitStatus } = activity;
   return {
     id: terminalId,
     pid,
@@ -196,6 +196,8 @@ function describe(terminal: Terminal) {
     lastExitCode,
     shellIntegration,
     ...(sandbox ? { sandbox } : {}),
+    // How it ended, once it has (the web view's list says it in words).
+    ...(exitStatus ? { exitStatus } : {}),
   };
 }
 

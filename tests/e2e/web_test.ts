@@ -601,8 +601,8 @@ Deno.test({
               const doc = document as any;
               const box = (node: { getBoundingClientRect(): { left: number; right: number } }) =>
                 node.getBoundingClientRect();
-              const cell = doc.querySelector(`#terminals tr[data-id="${id}"] td.path`);
-              const text = cell.querySelector("span").firstChild;
+              const cell = doc.querySelector(`#terminals tr[data-id="${id}"] td:nth-child(3)`);
+              const text = (cell.querySelector("span") ?? cell).firstChild;
               const range = doc.createRange();
               range.setStart(text, 0);
               range.setEnd(text, 1);

@@ -83,10 +83,13 @@ async function readStalled(
     ]);
     if (got === "stop" || got === null) break;
     read.total += got;
-    text = (text + decoder.decode(sink.subarray(0, got), { stream: true })).slice(-4096);
+    // Looked for in what was read with the end of what came before (a read may hold a resync,
+    // a screen and more: kept to its last 4 KiB, it had lost the resync).
+    text += decoder.decode(sink.subarray(0, got), { stream: true });
     read.resynced ||= text.includes('"type":"resync"');
     read.ended ||= text.includes("flood-25-done");
     read.exited ||= text.includes('"type":"exit"');
+    text = text.slice(-4096);
   }
   for (const timer of timers) clearTimeout(timer);
   return read;

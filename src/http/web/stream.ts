@@ -412,7 +412,9 @@ export class StreamHub {
         }
         send(started.snapshot);
         started.start();
-        if (!terminal.running) exit();
+        // Output kept after the screen may have put the client behind again: its next resync
+        // brings the end, then the exit.
+        if (!terminal.running && catchingUp === undefined) exit();
       }, (error) => {
         beginning = false;
         log.error("cannot watch a terminal", { terminalId: terminal.id, error });

@@ -24,7 +24,23 @@ export const PRIVATE_FOLDER = 0o700;
 
 /** Sets `mode` on what was just created at `path` (not on Windows). */
 function exactly(path: string, mode: number): void {
-  if (!WINDOWS) Deno.chmodSync(path, mode);
+  if (!WINDOWS) naming(path, () => Deno.chmodSync(path, mode));
+}
+
+/**
+ * Runs `op` on `path`; an error it throws names the path (Deno's do not always: a refused
+ * `createNew` open said only "Permission denied (os error 13)", and a server that would not
+ * start said no more). The error keeps its class.
+ */
+function naming<T>(path: string, op: () => T): T {
+  try {
+    return op();
+  } catch (error) {
+    if (error instanceof Error && !error.message.includes(path)) {
+      error.message = `${error.message}: '${path}'`;
+    }
+    throw error;
+  }
 }
 
 /**
@@ -33,13 +49,19 @@ function exactly(path: string, mode: number): void {
  */
 export function openPrivateAppend(path: string): Deno.FsFile & { readableByOthers?: boolean } {
   try {
-    const file = Deno.openSync(path, { append: true, createNew: true, mode: PRIVATE_FILE });
+    const file = naming(
+      path,
+      () => Deno.openSync(path, { append: true, createNew: true, mode: PRIVATE_FILE }),
+    );
     exactly(path, PRIVATE_FILE);
     return file;
   } catch (error) {
     if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
   }
-  const file: Deno.FsFile & { readableByOthers?: boolean } = Deno.openSync(path, { append: true });
+  const file: Deno.FsFile & { readableByOthers?: boolean } = naming(
+    path,
+    () => Deno.openSync(path, { append: true }),
+  );
   const mode = file.statSync().mode;
   file.readableByOthers = !WINDOWS && mode !== null && (mode & 0o077) !== 0;
   return file;
@@ -47,7 +69,10 @@ export function openPrivateAppend(path: string): Deno.FsFile & { readableByOther
 
 /** Creates `path` 0600 with `content`; it must not exist yet. */
 export function writePrivateFile(path: string, content: string): void {
-  Deno.writeTextFileSync(path, content, { mode: PRIVATE_FILE, createNew: true });
+  naming(
+    path,
+    () => Deno.writeTextFileSync(path, content, { mode: PRIVATE_FILE, createNew: true }),
+  );
   exactly(path, PRIVATE_FILE);
 }
 
@@ -61,7 +86,7 @@ export function makePrivateFolder(path: string): void {
     missing.unshift(at);
     if (parentOf(at) === at) break;
   }
-  Deno.mkdirSync(path, { recursive: true, mode: PRIVATE_FOLDER });
+  naming(path, () => Deno.mkdirSync(path, { recursive: true, mode: PRIVATE_FOLDER }));
   for (const folder of missing) exactly(folder, PRIVATE_FOLDER);
 }
 

@@ -7,7 +7,7 @@
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { basename, join } from "node:path";
 import { request, startHttpServer } from "../helpers/http.ts";
-import { connect, text } from "../helpers/mcp.ts";
+import { connect, START_FLAGS, text } from "../helpers/mcp.ts";
 import { eventually } from "../helpers/process.ts";
 
 const linux = Deno.build.os === "linux";
@@ -233,17 +233,38 @@ Deno.test({
       ] as const
     ) {
       Deno.writeTextFileSync(file, content);
-      const { code, stderr } = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", new URL("../../main.ts", import.meta.url).pathname, "--policy", file],
-        stdin: "null",
-        stdout: "null",
-      }).output();
+      const { code, stderr } = await startAlone(["--policy", file]);
       assertEquals(code, 2);
-      match(new TextDecoder().decode(stderr), reason);
+      match(stderr, reason);
     }
     Deno.removeSync(dir, { recursive: true });
   },
 });
+
+Deno.test({
+  name: "an audit log that cannot be opened stops the server, naming the file",
+  ignore: !linux,
+  async fn() {
+    const dir = Deno.makeTempDirSync();
+    // Below a file: no user may create it (root passes permission checks, not this one).
+    Deno.writeTextFileSync(join(dir, "file"), "");
+    const audit = join(dir, "file", "audit.jsonl");
+    const { code, stderr } = await startAlone(["--audit", audit]);
+    assertEquals(code, 2);
+    match(stderr, /winterm-mcp: Not a directory.*'[^']*\/file\/audit\.jsonl'/);
+    Deno.removeSync(dir, { recursive: true });
+  },
+});
+
+/** Runs the server with `args` as the README starts it, stdin closed; its exit code, stderr. */
+async function startAlone(args: string[]): Promise<{ code: number; stderr: string }> {
+  const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...START_FLAGS, new URL("../../main.ts", import.meta.url).pathname, ...args],
+    stdin: "null",
+    stdout: "null",
+  }).output();
+  return { code, stderr: new TextDecoder().decode(stderr) };
+}
 
 /**
  * The bypasses of a bare name and of `#!` lines (issue 37): with `python3` and `perl` denied,

@@ -62,7 +62,11 @@ async function denoDir(): Promise<string> {
 
 /** Directories for a server running as `owner` (the runner's own user when not given). */
 function scratch(owner?: { uid: number; gid: number }) {
-  const base = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "winterm-sandbox-e2e-" }));
+  // Another user's tree goes in /tmp: the runner's TMPDIR may be a folder only it can enter
+  // (CI gives the suite a 0700 one), where that user's server could not open its audit log.
+  const base = Deno.realPathSync(
+    Deno.makeTempDirSync({ prefix: "winterm-sandbox-e2e-", dir: owner ? "/tmp" : undefined }),
+  );
   const home = join(base, "home"), work = join(base, "work"), outside = join(base, "outside");
   for (const dir of [home, work, outside, join(home, ".ssh")]) Deno.mkdirSync(dir);
   Deno.writeTextFileSync(join(home, ".ssh", "id_test"), "SECRET-KEY-MATERIAL\n");

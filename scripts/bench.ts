@@ -23,6 +23,10 @@
  *   answer on the stream.
  * - the agent-task suite (tests/helpers/agent_tasks.ts): calls and bytes an agent reads per
  *   task, against each task's budget, in a table of its own.
+ * - HTTP under a pipelining flood without the token (connections that pipeline requests for
+ *   the 614 KB script and read nothing): RSS during and after, the token-bearer's latency;
+ *   270 SDK clients keeping their event streams: who is answered (Linux).
+ * - a sandboxed start against an unconfined one (Linux), and the launcher design not taken.
  *
  * - this machine's pace, first: what a fresh page of memory, a call on Deno's blocking pool and
  *   a program's start cost here, which the absolute goals (start-up, echo) rest on.
@@ -34,7 +38,7 @@
  *
  * `--only NAME,...` runs some of them (machine, throughput, echo, shell, startup, memory, terminals, http,
  * idle-crowd, loaded, flooded, screen-reads, large-answers, commands, trees, conpty, agent,
- * streams) and `--quick` shortens each;
+ * streams, pipelined, sdk-crowd, sandbox) and `--quick` shortens each;
  * either prints the table without writing docs/benchmarks.md (a smoke run).
  *
  * @module
@@ -42,7 +46,7 @@
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import nodePty from "@lydell/node-pty";
-import { spawn } from "../src/pty/mod.ts";
+import { type SandboxSpec, spawn } from "../src/pty/mod.ts";
 import { CommandService } from "../src/engine/services/commands.ts";
 import { Agent, AGENT_TASKS } from "../tests/helpers/agent_tasks.ts";
 import {
@@ -52,6 +56,7 @@ import {
   MAIN,
   START_ENV,
   START_FLAGS,
+  text,
 } from "../tests/helpers/mcp.ts";
 import { rawRequest, request, startHttpServer } from "../tests/helpers/http.ts";
 import { eventually, processesWith, tempDir, uniqueMarker } from "../tests/helpers/process.ts";
@@ -1438,6 +1443,412 @@ async function streams(rows: Row[]): Promise<void> {
   }
 }
 
+/** What one `terminal_run` of `echo ok-N` should answer, else the kind of wrong answer it was. */
+async function okRun(mcp: Connection, terminalId: string, n: number): Promise<string | undefined> {
+  const answer = await mcp.call("terminal_run", {
+    terminalId,
+    command: `echo ok-${n}`,
+    timeoutMs: 300_000,
+  }, 600_000);
+  const run = answer.structuredContent as
+    | { condition: string; output: string; exitCode: number | null }
+    | undefined;
+  return answer.isError
+    ? `refused: ${text(answer).slice(0, 80)}`
+    : run?.condition !== "done"
+    ? `condition ${run?.condition}`
+    : run.output !== `ok-${n}\n` || run.exitCode !== 0
+    ? `answered ${JSON.stringify(run.output.slice(0, 40))}, exit code ${run.exitCode}`
+    : undefined;
+}
+
+/** Runs `each(n)` for 0..count-1 at once: the wrong answers by kind, each one's time, the total. */
+async function atOnce(count: number, each: (n: number) => Promise<string | undefined>) {
+  const wrong = new Map<string, number>();
+  const times: number[] = [];
+  const elapsed = await timed(() =>
+    Promise.all(Array.from({ length: count }, async (_, n) => {
+      const start = performance.now();
+      const kind = await each(n);
+      times.push(performance.now() - start);
+      if (kind) wrong.set(kind, (wrong.get(kind) ?? 0) + 1);
+    }))
+  );
+  const wrongCount = [...wrong.values()].reduce((sum, n) => sum + n, 0);
+  return {
+    figure: `${wrongCount} of ${count} wrong; all answered in ${(elapsed / 1000).toFixed(1)} s ` +
+      `(each: p50 ${(median(times) / 1000).toFixed(1)} s, max ${
+        (Math.max(...times) / 1000).toFixed(1)
+      } s)`,
+    note: wrongCount === 0
+      ? "goal: 0 wrong"
+      : "goal: 0 wrong; " + [...wrong].map(([kind, n]) => `${n}x ${kind}`).join("; "),
+  };
+}
+
+/**
+ * 300 bash terminals, then `echo ok-N` in each at once through `terminal_run` (issue 35): every
+ * answer must be that command's output and exit code, whatever the machine's pace. Then 300 more,
+ * each run sent as soon as its terminal is created (its shell still starting). Reports the
+ * wrong answers by kind, how long the runs took, and the server's open descriptors.
+ */
+async function concurrentRuns(rows: Row[]): Promise<void> {
+  const count = QUICK ? 50 : 300;
+  const home = tempDir("winterm-bench-home-");
+  const mcp = await connect([], { WINTERM_MAX_TERMINALS: String(2 * count) });
+  const create = () =>
+    mcp.callOk<{ terminalId: string }>("terminal_create", {
+      shell: "bash",
+      env: { HOME: home },
+    }, 600_000).then((created) => created.terminalId);
+  try {
+    const ids = await Promise.all(Array.from({ length: count }, create));
+    const started = await atOnce(count, (n) => okRun(mcp, ids[n], n));
+    rows.push({
+      what: `\`terminal_run\` \`echo ok-N\` in ${count} bash terminals at once (SDK client over ` +
+        "stdio): answers that are not the command's output and exit code",
+      ...started,
+    });
+    const starting = await atOnce(count, async (n) => okRun(mcp, await create(), n));
+    const descriptors = [...Deno.readDirSync(`/proc/${mcp.pid}/fd`)].length;
+    rows.push({
+      what: `the same, each run sent as soon as its terminal is created (${count} more shells ` +
+        "still starting)",
+      ...starting,
+      note: `${starting.note}; the server then held ${descriptors} descriptors for ` +
+        `${2 * count} terminals (\`ulimit -n\` ${ulimitNoFile()})`,
+    });
+  } finally {
+    await mcp.close();
+    Deno.removeSync(home, { recursive: true });
+  }
+}
+
+/** The soft limit on open descriptors this process (and so the server it starts) has. */
+function ulimitNoFile(): string {
+  const limits = Deno.readTextFileSync("/proc/self/limits").match(/Max open files\s+(\S+)/);
+  return limits?.[1] ?? "unknown";
+}
+
+/**
+ * A flood without the token: `connections` connections each pipeline `each` requests for the
+ * web view's script (614 KB, no gzip) in one write and read nothing, for `seconds`; then they
+ * close. The server's RSS idle, at its peak during, and 10 s after; the token-bearer's latency
+ * during, on its kept-alive connection and on a new one each time (behind the flood's accepts).
+ */
+async function pipelinedAttack(
+  rows: Row[],
+  connections: number,
+  each: number,
+  seconds: number,
+): Promise<void> {
+  const server = await startHttpServer();
+  const pid = server.process.pid;
+  const { hostname, port } = new URL(server.url);
+  const flood: Deno.Conn[] = [];
+  try {
+    // The script once, and a kept-alive connection, before idle is measured.
+    await (await fetch(`${server.url}/assets/app.js`)).arrayBuffer();
+    await request(server, "GET", "/api/terminals");
+    const idle = rssMiB(pid);
+    const ask = new TextEncoder().encode(
+      `GET /assets/app.js HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`.repeat(each),
+    );
+    for (let i = 0; i < connections; i++) {
+      const conn = await Deno.connect({ hostname, port: Number(port) });
+      flood.push(conn);
+      conn.write(ask).catch(() => {});
+    }
+    let peak = 0;
+    const kept: number[] = [], fresh: number[] = [];
+    const deadline = performance.now() + seconds * 1000;
+    while (performance.now() < deadline) {
+      peak = Math.max(peak, rssMiB(pid));
+      kept.push(await timed(() => request(server, "GET", "/api/terminals")));
+      fresh.push(
+        await timed(() =>
+          rawRequest(
+            server,
+            `GET /api/terminals HTTP/1.1\nhost: localhost\nauthorization: Bearer ${server.token}\n`,
+          )
+        ),
+      );
+      peak = Math.max(peak, rssMiB(pid));
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    flood.splice(0).forEach((conn) => conn.close());
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    const after = rssMiB(pid);
+    rows.push({
+      what: `HTTP: ${connections} connections without the token each pipeline ${each} requests ` +
+        `for the 614 KB script and read nothing (${seconds} s): RSS during / 10 s after they close`,
+      figure: `${peak.toFixed(0)} MiB (+${(peak - idle).toFixed(0)}) / ${after.toFixed(0)} MiB ` +
+        `(+${(after - idle).toFixed(0)})`,
+      reference: `idle ${idle.toFixed(0)} MiB`,
+      ratio: ratio(peak, idle),
+      note: "goal: within 128 MiB of idle during, 64 MiB after (2.1 GB during and after before)",
+    });
+    rows.push({
+      what: `HTTP: the token-bearer's \`GET /api/terminals\` meanwhile (${connections} x ${each})`,
+      figure: `kept-alive connection: median ${median(kept).toFixed(1)} ms, max ${
+        Math.max(...kept).toFixed(0)
+      } ms; new connection: median ${median(fresh).toFixed(1)} ms, max ${
+        Math.max(...fresh).toFixed(0)
+      } ms`,
+      note: "goal: within 500 ms (a new connection waits behind the flood's own accepts)",
+    });
+  } finally {
+    flood.forEach((conn) => conn.close());
+    await server.stop();
+  }
+}
+
+/** The issue's flood (20 connections of 100), and one within the bound on each (250 of 16). */
+async function pipelinedFlood(rows: Row[]): Promise<void> {
+  const seconds = QUICK ? 5 : 10;
+  await pipelinedAttack(rows, 20, 100, seconds);
+  await pipelinedAttack(rows, 250, 16, seconds);
+}
+
+/**
+ * 270 SDK clients over Streamable HTTP, each keeping its standing event stream (more than the
+ * 256 connections allowed): how many connect, then whether the oldest's and the 200th's calls,
+ * a newcomer's `initialize` and call, and REST with the token are answered, and every client's
+ * call.
+ */
+async function sdkCrowd(rows: Row[]): Promise<void> {
+  const server = await startHttpServer();
+  const url = new URL(`${server.url}/mcp`);
+  const clients: Client[] = [];
+  const connectOne = async (name: string) => {
+    const client = new Client({ name, version: "1" });
+    await client.connect(
+      new StreamableHTTPClientTransport(url, {
+        requestInit: { headers: { authorization: `Bearer ${server.token}` } },
+      }),
+    );
+    return client;
+  };
+  const call = (client: Client | undefined) =>
+    client
+      ? client.callTool({ name: "get_version", arguments: {} }).then(
+        (result) => result.isError ? "error" : "ok",
+        (error) => String(error).slice(0, 80),
+      )
+      : Promise.resolve("not connected");
+  try {
+    const pid = server.process.pid;
+    const idle = rssMiB(pid);
+    let failed = 0;
+    for (let i = 0; i < 270; i++) {
+      await connectOne(`client-${i}`).then((client) => clients.push(client), () => failed++);
+    }
+    // Each client opens its event stream after initializing: wait until the server holds them.
+    await eventually(() => [...Deno.readDirSync(`/proc/${pid}/fd`)].length > 270, 30_000);
+    const oldest = await call(clients[0]);
+    const twoHundredth = await call(clients[199]);
+    const started = performance.now();
+    const newcomer = await connectOne("newcomer").then(call, (error) => String(error));
+    const newcomerMs = performance.now() - started;
+    const rest = (await request(server, "GET", "/api/terminals")).status;
+    // All at once: 271 requests in flight, more than the 256 connections requests may hold.
+    const all = await Promise.all(clients.map(call));
+    const answered = all.filter((result) => result === "ok").length;
+    // The cap's refusal: 503, or the connection closed before the client had sent its request.
+    const busy = all.filter((result) => /UNAVAILABLE|503|fetch failed/.test(result)).length;
+    rows.push({
+      what: "MCP: 270 SDK clients over HTTP, each keeping its event stream (the cap is 256 " +
+        "connections): connected; the oldest's, the 200th's and a newcomer's calls; REST",
+      figure: `${clients.length} connected, ${failed} refused; oldest ${oldest}, 200th ` +
+        `${twoHundredth}, newcomer ${newcomer} (${newcomerMs.toFixed(0)} ms), REST ${rest}; ` +
+        `then every client's call at once: ${answered} answered, ${busy} refused at the ` +
+        `connection cap (503 or closed), ${all.length - answered - busy} otherwise`,
+      reference: `RSS idle ${idle.toFixed(0)} MiB`,
+      ratio: `${(rssMiB(pid) - idle).toFixed(0)} MiB more`,
+      note: "before: from about the 257th, every request 503 (the oldest's, REST with the token)",
+    });
+  } finally {
+    await Promise.all(clients.map((client) => client.close().catch(() => {})));
+    await server.stop();
+  }
+}
+/**
+ * A confined start's cost (Linux): the platform layer's sandboxed spawn of echo against the same
+ * spawn unconfined, 500 ms apart (the spare Worker ready, as when an agent's commands come one
+ * at a time) and back to back (each start then makes its Worker); `run_command` with and without
+ * `sandbox`; how long a Worker's constructor holds the event loop (once per sandboxed start,
+ * after it); and the design not taken: Deno re-run as a launcher that confines its main thread
+ * with the same code and execs echo, against the machine's floor (posix_spawn of echo).
+ */
+async function sandboxCost(rows: Row[]): Promise<void> {
+  if (Deno.build.os !== "linux") return;
+  const runs = QUICK ? 20 : 100;
+  const dir = Deno.realPathSync(tempDir("winterm-bench-sandbox-"));
+  const home = Deno.env.get("HOME")!;
+  const sandbox: SandboxSpec = {
+    mode: "workspace-write",
+    writable: [dir],
+    hidden: [".ssh", ".aws", ".gnupg"].map((name) => `${home}/${name}`),
+    network: { kind: "off" },
+  };
+  const start = async (confined: boolean) => {
+    const child = await spawn({
+      file: ECHO_PATH,
+      args: ["hi"],
+      cwd: dir,
+      env: { PATH: "/usr/bin:/bin" },
+      ...(confined ? { sandbox } : {}),
+    });
+    await child.exited;
+  };
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const mcp = await connect();
+  const launcher = `${dir}/launcher.ts`;
+  Deno.writeTextFileSync(
+    launcher,
+    LAUNCHER.replaceAll("ROOT/", new URL("../", import.meta.url).href),
+  );
+  const deno = cStringArray([
+    Deno.execPath(),
+    "run",
+    "-A",
+    "--no-config",
+    launcher,
+    ECHO_PATH,
+    dir,
+  ]);
+  const launched = () => {
+    const lib = libc(), pid = new Int32Array(1), env = cStringArray([]);
+    const actions = new Uint8Array(OPAQUE_BYTES);
+    lib.posix_spawn_file_actions_init(actions);
+    lib.posix_spawn_file_actions_addopen(actions, 1, ECHO.devNull, C.O_RDWR, 0);
+    const failed = lib.posix_spawn(
+      new Uint8Array(pid.buffer),
+      cString(Deno.execPath()),
+      actions,
+      null,
+      deno.array,
+      env.array,
+    );
+    lib.posix_spawn_file_actions_destroy(actions);
+    const status = new Int32Array(1);
+    if (failed !== 0 || lib.waitpid(pid[0], new Uint8Array(status.buffer), 0) !== pid[0]) {
+      throw new Error("the launcher did not start");
+    }
+    if (status[0] !== 0) throw new Error(`the launcher failed (status ${status[0]})`);
+    return Promise.resolve();
+  };
+  const command = (confined: boolean) => async () => {
+    const done = await mcp.callOk<{ status: string; sandbox?: unknown }>("run_command", {
+      command: "echo hi",
+      shell_type: "executable",
+      working_directory: dir,
+      wait_ms: 10_000,
+      ...(confined ? { sandbox: { mode: "workspace-write", network: "off" } } : {}),
+    });
+    if (done.status !== "completed" || !done.sandbox === confined) {
+      throw new Error(`echo did not complete as asked: ${JSON.stringify(done)}`);
+    }
+  };
+  try {
+    for (let i = 0; i < 3; i++) {
+      await start(true), await start(false), await launched();
+      await command(true)(), await command(false)();
+    }
+    const spaced = { confined: [] as number[], plain: [] as number[] };
+    const calls = { confined: [] as number[], plain: [] as number[] };
+    const burst = { confined: [] as number[], plain: [] as number[] };
+    const relaunched: number[] = [], floor: number[] = [], holds: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      await pause(500);
+      spaced.confined.push(await timed(() => start(true)));
+      await pause(500);
+      spaced.plain.push(await timed(() => start(false)));
+      await pause(500);
+      calls.confined.push(await timed(command(true)));
+      await pause(500);
+      calls.plain.push(await timed(command(false)));
+    }
+    for (let i = 0; i < runs; i++) {
+      burst.confined.push(await timed(() => start(true)));
+      burst.plain.push(await timed(() => start(false)));
+      relaunched.push(await timed(launched));
+      floor.push(await timed(plainStart));
+    }
+    const { WORKER_URL } = await import("../src/pty/posix/sandbox/worker.ts");
+    for (let i = 0; i < Math.min(runs, 20); i++) {
+      const began = performance.now();
+      const worker = new Worker(WORKER_URL, { type: "module" });
+      holds.push(performance.now() - began);
+      worker.terminate();
+      await pause(50);
+    }
+    const figure = (times: number[]) =>
+      `p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`;
+    const added = (a: number[], b: number[]) =>
+      `${ratio(percentile(a, 50), percentile(b, 50))} p50 (+${
+        (percentile(a, 50) - percentile(b, 50)).toFixed(1)
+      } ms)`;
+    rows.push({
+      what: `a sandboxed start of \`echo hi\` on a PTY until its exit (workspace-write, network ` +
+        `off; platform layer), 500 ms apart (the spare Worker ready), ${runs} runs`,
+      figure: figure(spaced.confined),
+      reference: `the same start unconfined: ${figure(spaced.plain)}`,
+      ratio: added(spaced.confined, spaced.plain),
+      note: "goal: at most +10 ms p50; a Worker confines its thread and spawns",
+    }, {
+      what: `\`run_command\` \`echo hi\` with \`sandbox\` until its answer, through the server, ` +
+        `500 ms apart, ${runs} runs`,
+      figure: figure(calls.confined),
+      reference: `without sandbox: ${figure(calls.plain)}`,
+      ratio: added(calls.confined, calls.plain),
+    }, {
+      what: `the sandboxed start back to back (no spare ready: each start makes its Worker), ` +
+        `${runs} runs`,
+      figure: figure(burst.confined),
+      reference: `unconfined, back to back: ${figure(burst.plain)}`,
+      ratio: added(burst.confined, burst.plain),
+    }, {
+      what: "what a Worker's constructor holds the event loop (once per sandboxed start, " +
+        "100 ms after it)",
+      figure: figure(holds),
+      note: "Deno waits for the new isolate",
+    }, {
+      what: "the design not taken: Deno re-run as a launcher that confines its main thread " +
+        "(the same code) and execs echo",
+      figure: figure(relaunched),
+      reference: `\`posix_spawn\` of echo and \`waitpid\`: ${figure(floor)}`,
+      ratio: added(relaunched, floor),
+      note: "Deno's own start dominates",
+    });
+  } finally {
+    await mcp.close();
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
+/** The launcher of the design not taken (see {@link sandboxCost}): confine, then exec. */
+const LAUNCHER =
+  `import { createRuleset, directoryView } from "ROOT/src/pty/posix/sandbox/landlock.ts";
+import { landlockPlan } from "ROOT/src/pty/posix/sandbox/landlock_plan.ts";
+import { landlockAbi } from "ROOT/src/pty/posix/sandbox/linux_calls.ts";
+import { hostArch, seccompFilter } from "ROOT/src/pty/posix/sandbox/seccomp.ts";
+import { confineThread } from "ROOT/src/pty/posix/sandbox/worker.ts";
+import { cString, cStringArray } from "ROOT/src/pty/posix/libc.ts";
+const [program, workspace] = Deno.args;
+const abi = landlockAbi();
+const plan = landlockPlan(
+  { abi, mode: "workspace-write", writable: [workspace], hidden: [], network: { kind: "off" } },
+  directoryView,
+);
+const failure = confineThread(createRuleset(plan, abi), seccompFilter({ arch: hostArch()!, network: "off" }));
+if (failure) throw new Error(failure);
+const execv = Deno.dlopen("libc.so.6", { execv: { parameters: ["buffer", "buffer"], result: "i32" } });
+const argv = cStringArray([program, "hi"]);
+execv.symbols.execv(cString(program), argv.array);
+throw new Error("execv failed");
+`;
+
 const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["machine", "this machine's pace", machinePace],
   // Echo before throughput: node-pty's echo, its reference, took 12-16 ms after the 40 MB
@@ -1459,6 +1870,10 @@ const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["conpty", "ConPTY against a plain pipe (Windows, or the Wine test bed)", conpty],
   ["agent", "the agent-task suite", agentTasks],
   ["streams", "WebSocket streams", streams],
+  ["concurrent-runs", "terminal_run in 300 terminals at once", concurrentRuns],
+  ["pipelined", "HTTP under a pipelining flood", pipelinedFlood],
+  ["sdk-crowd", "270 MCP SDK clients over HTTP", sdkCrowd],
+  ["sandbox", "the cost of a sandboxed start", sandboxCost],
 ];
 const rows: Row[] = [];
 const started = new Date();

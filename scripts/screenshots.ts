@@ -1,7 +1,8 @@
 /**
  * Takes the README's screenshots of the web view from the real server (main.ts --http) and a
- * real browser (Debian's chromium, or WINTERM_CHROMIUM): a shell watched live, a full-screen
- * program, a take-over, a recording replayed. Writes docs/web-*.png.
+ * real browser (Debian's chromium, or WINTERM_CHROMIUM): a shell watched live at 1366, 1000 and
+ * 390 px wide (a phone), a full-screen program, a take-over, a recording replayed. Writes
+ * docs/web-*.png.
  *
  * ```sh
  * deno run --allow-all scripts/screenshots.ts
@@ -37,6 +38,13 @@ try {
     cols: 96,
     rows: 26,
   });
+  // A build in a deep folder (the list shows its path's end), and one that failed.
+  const project = await Deno.makeTempDir({ prefix: "winterm-shots-" });
+  const deep = `${project}/work/acme/services/payments-api`;
+  await Deno.mkdir(deep, { recursive: true });
+  await create({ command: "sh", args: ["-c", "echo building; sleep 600"], cwd: deep });
+  await create({ command: "sh", args: ["-c", "echo 'tests failed'; exit 3"], cwd: deep });
+  await type(shell, "seq -f 'earlier output, line %g' 1 40");
   await type(shell, "cd /usr/share && ls --color=always -d */ | head -12");
   await type(shell, "printf '\\e[1mbuilding\\e[0m ... '; sleep 0.3; printf '\\e[32mok\\e[0m\\n'");
   await mcp.callTool({ name: "run_command", arguments: { command: "uname -sr && sleep 5" } });
@@ -56,6 +64,14 @@ try {
   await page.click(`#terminals tr[data-id="${shell}"]`);
   await page.waitForSelector('#screen .xterm-rows:has-text("building ... ok")');
   await page.screenshot({ path: `${DOCS}web-view.png` });
+  // Narrower: a laptop's window, and a phone (the lists above the terminal).
+  await page.setViewportSize({ width: 1000, height: 700 });
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: `${DOCS}web-1000.png` });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: `${DOCS}web-phone.png` });
+  await page.setViewportSize({ width: 1360, height: 760 });
 
   await page.click(`#terminals tr[data-id="${editor}"]`);
   await page.waitForSelector('#screen .xterm-rows:has-text("Release notes")');
@@ -72,7 +88,11 @@ try {
   await page.waitForSelector("#player .ap-player");
   await page.waitForTimeout(2500);
   await page.screenshot({ path: `${DOCS}web-recording.png` });
-  console.error("docs/web-view.png, docs/web-takeover.png, docs/web-recording.png");
+  await Deno.remove(project, { recursive: true });
+  console.error(
+    "docs/web-view.png, docs/web-1000.png, docs/web-phone.png, docs/web-takeover.png, " +
+      "docs/web-recording.png",
+  );
 } finally {
   await mcp.close().catch(() => {});
   await browser.close();

@@ -13,6 +13,7 @@
  */
 import { parseFlags } from "./flags.ts";
 import { type LogLevel, parseLogLevel } from "./log.ts";
+import { SANDBOX_MODES, type SandboxMode } from "./engine/vocabulary.ts";
 
 const MIB = 1024 * 1024;
 /** The most WINTERM_COMMAND_MAX_BYTES may be: what a command's max_buffer_size can ask at most. */
@@ -29,6 +30,20 @@ export const MAX_ANSWER_BYTES = 2 * MIB;
 export const TOOL_PROFILES = ["all", "winterm", "terminals"] as const;
 /** One of {@link TOOL_PROFILES}. */
 export type ToolProfile = typeof TOOL_PROFILES[number];
+
+/** A sandbox network setting: `off`, `on`, or an allowlist of hosts. */
+export type NetworkSetting = "off" | "on" | { allow: string[] };
+
+/**
+ * The operator's sandbox settings as given (flags, environment, or the policy file's `sandbox`);
+ * checked and combined when the server lays its groundwork (engine/launching/sandbox.ts).
+ */
+export interface SandboxConfig {
+  mode?: SandboxMode;
+  network?: NetworkSetting;
+  writable?: string[];
+  hidden?: string[];
+}
 
 /** Everything the server can be told. */
 export interface Config {
@@ -68,6 +83,8 @@ export interface Config {
   stateDir?: string;
   /** Milliseconds a write may wait for a program to take its input. */
   writeTimeoutMs: number;
+  /** The sandbox every command and terminal gets by default, and the most a call may ask. */
+  sandbox: SandboxConfig;
   /** Serve over HTTP instead of stdio. */
   http?: HttpConfig;
 }
@@ -90,8 +107,12 @@ export interface HttpConfig {
   requestTimeoutMs: number;
   /** How long a kept-alive connection may wait for its next request. */
   idleTimeoutMs: number;
-  /** Connections open at once. */
+  /** Connections open at once (a standing MCP event stream aside: one per session at most). */
   maxConnections: number;
+  /** A write to a client that makes no progress for this long closes its connection. */
+  writeTimeoutMs: number;
+  /** Bytes waiting to be sent to all clients together; past it, those that read least are cut. */
+  maxQueuedBytes: number;
   /** MCP sessions unused this long are closed. */
   sessionIdleSeconds: number;
   /** MCP sessions open at once. */
@@ -132,6 +153,14 @@ Options:
   --log-level LEVEL   debug | info | warn | error | silent (env WINTERM_LOG_LEVEL; default info)
   --tools PROFILE     all | winterm | terminals: which tools to offer (env WINTERM_TOOLS; default all)
   --policy FILE       command policy, JSON (env WINTERM_POLICY)
+  --sandbox MODE      off | workspace-write | read-only: the sandbox every command and terminal
+                      gets, and the loosest a call may ask (env WINTERM_SANDBOX; default off).
+                      workspace-write: writes only under the working directory, its TMPDIR and
+                      the writable paths; read-only: no writes. Reads of credentials (~/.ssh,
+                      ~/.aws, ...) are refused in both. A call can only tighten it.
+  --sandbox-network NET  off | on | allow:HOST,HOST,...: a sandbox's network (env
+                      WINTERM_SANDBOX_NETWORK; default off). allow: only through the server's
+                      proxy, to these hosts (api.example.com, *.example.org, 10.0.0.5:8080)
   --audit FILE        audit log, JSON lines (env WINTERM_AUDIT)
   --state-dir DIR     where the process ledger lives, through which a server ends what a killed
                       predecessor left running (env WINTERM_STATE_DIR; default
@@ -165,6 +194,13 @@ Environment:
   WINTERM_RECORDING_MAX_BYTES     asciicast recording kept per terminal (default 4194304; 0: none);
                                   at the bound recording stops, the start is kept
   WINTERM_AUDIT_INPUT             "content" to log what is typed, not only its size
+  WINTERM_SANDBOX_WRITABLE        paths every sandboxed command may also write under, and the
+                                  most a call's sandbox.writable may name (PATH-style list)
+  WINTERM_SANDBOX_HIDDEN          paths no sandboxed process may read (PATH-style list; replaces
+                                  the default: ~/.ssh ~/.aws ~/.gnupg ~/.azure ~/.kube ~/.docker
+                                  ~/.config/gcloud ~/.config/gh ~/.netrc ~/.git-credentials
+                                  ~/.npmrc ~/.pypirc ~/.password-store ~/.local/share/keyrings;
+                                  the audit log is always hidden)
   WINTERM_TOKEN                   HTTP bearer token, at least 32 characters of A-Z a-z 0-9 - . _ ~ + /
                                   (e.g. \`openssl rand -hex 24\`; generated and printed to stderr
                                   if unset; required to bind a non-loopback address)
@@ -175,10 +211,17 @@ Environment:
   WINTERM_HTTP_REQUEST_TIMEOUT_MS ... and its body within this of its start (default 30000)
   WINTERM_HTTP_IDLE_TIMEOUT_MS    kept-alive connections close after this idle (default 30000)
   WINTERM_HTTP_MAX_CONNECTIONS    connections open at once (default 256): an idle one makes
-                                  room for a newcomer; when all are busy, 503
+                                  room for a newcomer; when all are busy, 503. An MCP session's
+                                  standing event stream (GET /mcp) does not count: the session
+                                  table bounds those (one per session)
+  WINTERM_HTTP_WRITE_TIMEOUT_MS   a connection whose answer makes no progress (the client reads
+                                  nothing of it) for this long is closed (default 30000)
+  WINTERM_HTTP_MAX_QUEUED_BYTES   bytes waiting to be sent to all clients together (default
+                                  67108864): past it, the connections that read least are
+                                  closed, those that never carried the token first
   WINTERM_MCP_SESSION_IDLE_SECONDS  MCP sessions unused this long are closed (default 3600)
-  WINTERM_MCP_MAX_SESSIONS        MCP sessions at once (default 256): the least recently used
-                                  idle one makes room for a new client
+  WINTERM_MCP_MAX_SESSIONS        MCP sessions at once (default 512): the least recently used
+                                  idle one makes room for a new client (its event stream ends)
   WINTERM_STREAM_MAX_CONNECTIONS  WebSocket streams (/api/terminals/:id/stream) at once (default 32)
   WINTERM_STREAM_MAX_BUFFERED_BYTES  output queued for a slow stream client at most (default
                                   4194304): beyond, a terminal's client misses output, then
@@ -210,6 +253,37 @@ function integer(
 function oneOf<T extends string>(what: string, text: string, allowed: readonly T[]): T {
   if ((allowed as readonly string[]).includes(text)) return text as T;
   throw new ConfigError(`${what} must be one of ${allowed.join(", ")} (got '${text}')`);
+}
+
+/** The sandbox settings of the flags and environment. */
+function sandboxConfig(
+  values: { sandbox?: string; "sandbox-network"?: string },
+  env: Record<string, string | undefined>,
+): SandboxConfig {
+  const config: SandboxConfig = {};
+  const mode = values.sandbox ?? nonEmpty(env.WINTERM_SANDBOX);
+  if (mode !== undefined) {
+    config.mode = oneOf(values.sandbox ? "--sandbox" : "WINTERM_SANDBOX", mode, SANDBOX_MODES);
+  }
+  const network = values["sandbox-network"] ?? nonEmpty(env.WINTERM_SANDBOX_NETWORK);
+  if (network !== undefined) {
+    const source = values["sandbox-network"] ? "--sandbox-network" : "WINTERM_SANDBOX_NETWORK";
+    if (network === "off" || network === "on") config.network = network;
+    else if (network.startsWith("allow:") && list(network.slice(6)).length) {
+      config.network = { allow: list(network.slice(6)) };
+    } else {
+      throw new ConfigError(
+        `${source} must be off, on, or allow: and a comma-separated list of hosts (got '${network}')`,
+      );
+    }
+  }
+  const separator = Deno.build.os === "windows" ? ";" : ":";
+  const paths = (text: string | undefined) => text?.split(separator).filter(Boolean);
+  const writable = paths(nonEmpty(env.WINTERM_SANDBOX_WRITABLE));
+  if (writable) config.writable = writable;
+  const hidden = paths(nonEmpty(env.WINTERM_SANDBOX_HIDDEN));
+  if (hidden) config.hidden = hidden;
+  return config;
 }
 
 function nonEmpty(text: string | undefined): string | undefined {
@@ -246,6 +320,8 @@ export function parseConfig(
       "log-level": { type: "string" },
       tools: { type: "string" },
       policy: { type: "string" },
+      sandbox: { type: "string" },
+      "sandbox-network": { type: "string" },
       audit: { type: "string" },
       "state-dir": { type: "string" },
       http: { type: "boolean" },
@@ -319,6 +395,7 @@ export function parseConfig(
         "content",
     stateDir: values["state-dir"] ?? nonEmpty(env.WINTERM_STATE_DIR) ?? defaultStateDir(env),
     writeTimeoutMs: integer(env, "WINTERM_WRITE_TIMEOUT_MS", 10_000, 100, 600_000),
+    sandbox: sandboxConfig(values, env),
   };
   if (values.http) {
     config.http = {
@@ -344,8 +421,16 @@ export function parseConfig(
       requestTimeoutMs: integer(env, "WINTERM_HTTP_REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000),
       idleTimeoutMs: integer(env, "WINTERM_HTTP_IDLE_TIMEOUT_MS", 30_000, 100, 3_600_000),
       maxConnections: integer(env, "WINTERM_HTTP_MAX_CONNECTIONS", 256, 1, 100_000),
+      writeTimeoutMs: integer(env, "WINTERM_HTTP_WRITE_TIMEOUT_MS", 30_000, 100, 3_600_000),
+      maxQueuedBytes: integer(
+        env,
+        "WINTERM_HTTP_MAX_QUEUED_BYTES",
+        64 * 1024 * 1024,
+        8 * 1024 * 1024,
+        16 * 1024 * 1024 * 1024,
+      ),
       sessionIdleSeconds: integer(env, "WINTERM_MCP_SESSION_IDLE_SECONDS", 3600, 1, 7 * 24 * 3600),
-      maxSessions: integer(env, "WINTERM_MCP_MAX_SESSIONS", 256, 1, 100_000),
+      maxSessions: integer(env, "WINTERM_MCP_MAX_SESSIONS", 512, 1, 100_000),
       maxStreams: integer(env, "WINTERM_STREAM_MAX_CONNECTIONS", 32, 1, 10_000),
       streamMaxBufferedBytes: integer(
         env,

@@ -19,17 +19,21 @@ import type { Config } from "../config.ts";
 import { endAllChildren, superviseChildren, type Supervision } from "../pty/supervision.ts";
 import { AuditLog } from "./launching/audit.ts";
 import type { Policy } from "./launching/policy.ts";
+import type { SandboxSettings } from "./launching/sandbox.ts";
+import type { SandboxSpec } from "../pty/types.ts";
 
 /** The settings the groundwork reads. */
 export type GroundworkOptions = Pick<
   Config,
-  "policyPath" | "auditPath" | "auditInputContent" | "stateDir"
+  "policyPath" | "auditPath" | "auditInputContent" | "stateDir" | "sandbox"
 >;
 
 /** See the module documentation. */
 export interface Groundwork {
   policy?: Policy;
   audit?: AuditLog;
+  /** The operator's sandbox, when one was configured (flags, environment, policy file). */
+  sandbox?: SandboxSettings;
   /** What answers for the processes the engine starts beyond their own trees. */
   supervision: Supervision;
   /** Kills at once whatever this server started that still runs (the end of any shutdown). */
@@ -49,10 +53,57 @@ export async function layGroundwork(options: GroundworkOptions): Promise<Groundw
   const audit = options.auditPath
     ? new AuditLog(options.auditPath, { inputContent: options.auditInputContent })
     : undefined;
+  const sandbox = await sandboxGroundwork(options, policy);
   return {
     policy,
     audit,
+    sandbox,
     supervision: await superviseChildren(options.stateDir),
     endEverything: () => void endAllChildren(),
   };
+}
+
+/**
+ * The operator's sandbox, checked, when one is configured; a sandbox this machine cannot apply
+ * stops the server (every command would be refused). The sandbox's code loads only then.
+ */
+async function sandboxGroundwork(
+  options: GroundworkOptions,
+  policy: Policy | undefined,
+): Promise<SandboxSettings | undefined> {
+  if (Object.keys(options.sandbox).length === 0 && !policy?.sandbox) return undefined;
+  const { SandboxConfigError, sandboxSettings } = await import("./launching/sandbox.ts");
+  const { sandboxSupport, SpawnError } = await import("../pty/mod.ts");
+  let settings: SandboxSettings;
+  try {
+    settings = sandboxSettings(options.sandbox, policy?.sandbox, {
+      home: Deno.env.get("HOME"),
+      auditPath: options.auditPath,
+      policySource: policy?.source,
+      policyPath: options.policyPath,
+      stateDir: options.stateDir,
+    });
+  } catch (error) {
+    if (error instanceof SandboxConfigError) throw new Error(`sandbox: ${error.message}`);
+    throw error;
+  }
+  if (settings.mode !== "off") {
+    try {
+      const spec: SandboxSpec = {
+        mode: settings.mode,
+        writable: [],
+        hidden: [],
+        network: settings.network === "allow"
+          ? { kind: "proxy", port: 1 }
+          : { kind: settings.network },
+      };
+      await sandboxSupport(spec);
+    } catch (error) {
+      if (error instanceof SpawnError) {
+        throw new Error(`sandbox mode ${settings.mode}: ${error.message}`);
+      }
+      throw error;
+    }
+  }
+  return settings;
 }

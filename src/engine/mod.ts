@@ -24,6 +24,7 @@ import { ShellScripts } from "./launching/integration/mod.ts";
 import { OutputBudget } from "./output/budget.ts";
 import { CommandService } from "./services/commands.ts";
 import { Launcher } from "./launching/launcher.ts";
+import { Sandboxes, sandboxSettings } from "./launching/sandbox.ts";
 import { TerminalService } from "./services/terminals.ts";
 
 /** The engine's settings (a subset of the server's configuration). */
@@ -41,7 +42,18 @@ export class Engine {
   /** The services, over `groundwork`: its policy, audit log and supervision (groundwork.ts). */
   constructor(options: EngineOptions, groundwork: Groundwork) {
     this.#groundwork = groundwork;
-    const launcher = this.#launcher = new Launcher(groundwork.policy, groundwork.audit);
+    const launcher = this.#launcher = new Launcher(
+      groundwork.policy,
+      groundwork.audit,
+      new Sandboxes(
+        groundwork.sandbox ?? sandboxSettings({}, undefined, {
+          home: Deno.env.get("HOME"),
+          auditPath: options.auditPath,
+          policyPath: options.policyPath,
+          stateDir: options.stateDir,
+        }),
+      ),
+    );
     // One budget for the output of every command and terminal.
     const budget = new OutputBudget(options.outputBudgetBytes, returnFreedMemory);
     this.commands = new CommandService({
@@ -82,6 +94,7 @@ export class Engine {
     this.#launcher.close();
     await Promise.all([this.commands.shutdown(graceMs), this.terminals.shutdown(graceMs)]);
     this.killEverything();
+    await this.#launcher.closeSandboxes();
   }
 
   /** Kills at once whatever the engine started that still runs (the end of any shutdown). */

@@ -15,3 +15,8 @@ export type ShellType = typeof SHELL_TYPES[number];
 export const LINE_MODES = ["full", "head", "tail", "head-tail"] as const;
 /** One of {@link LINE_MODES}. */
 export type LineMode = typeof LINE_MODES[number];
+
+/** The sandbox modes, loosest first (see launching/sandbox.ts). */
+export const SANDBOX_MODES = ["off", "workspace-write", "read-only"] as const;
+/** One of {@link SANDBOX_MODES}. */
+export type SandboxMode = typeof SANDBOX_MODES[number];

@@ -21,10 +21,12 @@
  * ```ts
  * import { createApp } from "./app.ts";
  * import { Guard } from "./security.ts";
+ * import { WebSessions } from "./web/sessions.ts";
  * const app = createApp({
  *   guard: new Guard({ loopback: true, allowedHosts: [], corsOrigins: [] }),
  *   token: "0123456789abcdef0123456789abcdef",
  *   maxBodyBytes: 1 << 20,
+ *   web: new WebSessions({ port: 3001, loginSeconds: 600, sessionHours: 12 }),
  *   mount: () => {},
  * });
  * ```
@@ -41,7 +43,7 @@ import { log } from "../log.ts";
 import { jsonRpcError } from "./mcp_sessions.ts";
 import { type ErrorCode, restError } from "./rest.ts";
 import type { Guard } from "./security.ts";
-import type { WebSession, WebSessions } from "./web/sessions.ts";
+import { sameSecret, type WebSession, type WebSessions } from "./web/sessions.ts";
 import type { UpgradeTicket } from "./web/stream.ts";
 
 /** Who made a request: a client with the bearer token, or a browser logged in to the web view. */
@@ -78,6 +80,12 @@ export interface AppOptions {
    */
   onAuthorized?(c: Context<AppEnv>): void;
 }
+
+/** Headers every answer carries (one written straight to the connection, too). */
+export const ALWAYS_HEADERS: Readonly<Record<string, string>> = {
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
 
 /** True for the routes anyone may ask for: health, the web view's page and scripts, its login. */
 export function isPublicRoute(method: string, path: string): boolean {
@@ -120,8 +128,7 @@ export function createApp(options: AppOptions): App {
 
   app.use(async (c, next) => {
     await next();
-    c.res.headers.set("x-content-type-options", "nosniff");
-    c.res.headers.set("referrer-policy", "no-referrer");
+    for (const [name, value] of Object.entries(ALWAYS_HEADERS)) c.res.headers.set(name, value);
   });
   app.use(async (c, next) => {
     const host = c.req.header("host") ?? null;
@@ -130,7 +137,7 @@ export function createApp(options: AppOptions): App {
       return refusal(c, 403, "FORBIDDEN", `Host '${host}' is not allowed`);
     }
     const origin = c.req.header("origin") ?? null;
-    if (!guard.originAllowed(origin)) {
+    if (!guard.originAllowed(origin, host)) {
       return refusal(c, 403, "FORBIDDEN", `Origin '${origin}' is not allowed`);
     }
     if (c.req.method === "OPTIONS" && !guard.corsAllowed(origin)) {
@@ -207,11 +214,10 @@ function authenticate(token: string): MiddlewareHandler<AppEnv> {
     refusal(c, status, status === 400 ? "INVALID_INPUT" : "UNAUTHORIZED", message, {
       connection: "close",
     });
-  const expected = encoder.encode(token);
   return bearerAuth({
     // Hono's own comparison hashes both tokens with SHA-256 on every request, a third of the
     // server's time under load here; this loop is constant-time without it.
-    verifyToken: (given) => sameBytes(encoder.encode(given), expected),
+    verifyToken: (given) => sameSecret(given, token),
     realm: "winterm-mcp",
     noAuthenticationHeader: { message: refuse(401, UNAUTHORIZED) },
     invalidToken: { message: refuse(401, UNAUTHORIZED) },
@@ -222,15 +228,6 @@ function authenticate(token: string): MiddlewareHandler<AppEnv> {
       ),
     },
   });
-}
-
-const encoder = new TextEncoder();
-
-/** Whether `given` equals `expected`, in a time that depends on `expected`'s length only. */
-function sameBytes(given: Uint8Array, expected: Uint8Array): boolean {
-  let difference = given.length ^ expected.length;
-  for (let i = 0; i < expected.length; i++) difference |= expected[i] ^ (given[i] ?? 0);
-  return difference === 0;
 }
 
 /** A body larger than allowed. */

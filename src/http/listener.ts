@@ -18,12 +18,17 @@
  * @module
  */
 import { log } from "../log.ts";
+import { SendBudget } from "./send_budget.ts";
 import { ConnectionSocket } from "./socket.ts";
 
 /** What a {@link ConnectionFront} does with connections. */
 export interface FrontOptions {
-  /** Connections open at once. */
+  /** Connections open at once (standing event streams aside: see {@link ConnectionFront.stand}). */
   maxConnections: number;
+  /** Bytes waiting to be sent over all connections together (see send_budget.ts); none: no bound. */
+  maxQueuedBytes?: number;
+  /** A write that makes no progress for this long closes its connection (0 or none: never). */
+  writeTimeoutMs?: number;
   /** Receives every connection that is let in. */
   onConnection(socket: ConnectionSocket): void;
 }
@@ -109,6 +114,9 @@ export class ConnectionFront {
   #receivedWhenIdle = new WeakMap<ConnectionSocket, number>();
   /** Connections that have carried an authorized request. */
   #trusted = new WeakSet<ConnectionSocket>();
+  /** Connections given over to a standing event stream: outside the cap, never evicted. */
+  #standing = new Set<ConnectionSocket>();
+  #budget?: SendBudget;
   #closing = false;
   #refusing = 0;
   #fail!: (error: Error) => void;
@@ -117,6 +125,12 @@ export class ConnectionFront {
 
   constructor(private readonly listener: Deno.Listener, private readonly options: FrontOptions) {
     this.addr = listener.addr as Deno.NetAddr;
+    if (options.maxQueuedBytes !== undefined) {
+      this.#budget = new SendBudget(
+        options.maxQueuedBytes,
+        (sender) => this.#trusted.has(sender as ConnectionSocket),
+      );
+    }
     this.failed = new Promise((resolve) => this.#fail = resolve);
     this.#acceptLoop().catch((error) => {
       log.error("the HTTP accept loop failed", { error, stack: error?.stack });
@@ -124,9 +138,19 @@ export class ConnectionFront {
     });
   }
 
-  /** Connections open now. */
+  /** Connections open now under the cap (standing streams aside). */
   get size(): number {
     return this.#open.size;
+  }
+
+  /**
+   * `socket` now carries a standing event stream (MCP's GET /mcp): it leaves the cap, so that
+   * streams, which never end, take nothing of the capacity requests need, and it is never
+   * closed to make room. Their number is the MCP session table's to bound (one per session).
+   */
+  stand(socket: object): void {
+    if (!this.#open.delete(socket as ConnectionSocket)) return;
+    this.#standing.add(socket as ConnectionSocket);
   }
 
   /** A request started on `socket`: it is busy (never evicted) until {@link idle}. */
@@ -162,8 +186,9 @@ export class ConnectionFront {
     } catch {
       // already closed
     }
-    for (const socket of this.#open.keys()) socket.destroy();
+    for (const socket of [...this.#open.keys(), ...this.#standing]) socket.destroy();
     this.#open.clear();
+    this.#standing.clear();
     return Promise.resolve();
   }
 
@@ -197,7 +222,10 @@ export class ConnectionFront {
   #admit(conn: Deno.Conn): void {
     let socket: ConnectionSocket;
     try {
-      socket = new ConnectionSocket(conn);
+      socket = new ConnectionSocket(conn, {
+        writeTimeoutMs: this.options.writeTimeoutMs,
+        budget: this.#budget,
+      });
     } catch (error) {
       // The peer left before we looked at it (no address any more).
       log.debug("dropped a connection", { error });
@@ -206,7 +234,10 @@ export class ConnectionFront {
     }
     this.#open.set(socket, 0);
     this.#receivedWhenIdle.set(socket, 0);
-    socket.once("close", () => this.#open.delete(socket));
+    socket.once("close", () => {
+      this.#open.delete(socket);
+      this.#standing.delete(socket);
+    });
     // Errors (resets, timeouts) end the connection; node:http has its own listener too.
     socket.on("error", () => {});
     try {
@@ -233,7 +264,9 @@ export class ConnectionFront {
         if (this.#arriving(socket) !== arriving) continue;
         this.#open.delete(socket);
         socket.destroy();
-        log.debug("closed an idle connection to make room", { remote: socket.remoteAddress });
+        log.debug("closed an idle connection to make room", {
+          remote: `${socket.remoteAddress}:${socket.remotePort}`,
+        });
         return true;
       }
     }

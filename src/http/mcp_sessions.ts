@@ -3,7 +3,11 @@
  * (`Mcp-Session-Id`), created by an initialize request, ended by DELETE, by going unused for
  * the idle time, by shutdown, or, when the table is full, by a newer client: the least
  * recently used session with no request in flight makes room (a client whose session is gone
- * gets 404 and initializes again, as the protocol says). The engine behind them is shared.
+ * gets 404 and initializes again, as the protocol says). A session's standing event stream
+ * (GET) is no request in flight: it never ends, and 256 clients keeping theirs left no session
+ * to close, nor (counted as busy connections) any connection for a request; closing the session
+ * ends the stream cleanly, and the SDK's tries to reopen it get 404. The engine behind them is
+ * shared.
  *
  * @example
  * ```ts
@@ -38,7 +42,8 @@ interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
   lastSeen: number;
-  /** Requests whose answers are still being sent (an SSE stream counts until it ends). */
+  /** Requests whose answers are still being sent (an SSE stream counts until it ends; the
+   * standing GET stream does not). */
   inFlight: number;
   /** The answer stream of each request not answered yet, by the request's id. */
   posts: Map<RequestId, Post>;
@@ -163,6 +168,9 @@ export class McpSessions {
         session,
         () => session.transport.handleRequest(request, { parsedBody: body }),
         requestIds(body),
+        // The standing event stream is no request: it never ends, and its session stays idle
+        // (closed when unused, or to make room for a new client, the stream ending cleanly).
+        request.method !== "GET",
       );
     }
     if (request.method !== "POST" || !isInitializeRequest(body)) {
@@ -225,8 +233,9 @@ export class McpSessions {
     session: Session,
     answer: () => Promise<Response>,
     ids: (string | number)[],
+    counted = true,
   ): Promise<Response> {
-    session.inFlight++;
+    if (counted) session.inFlight++;
     session.lastSeen = Date.now();
     // Before the transport hands the requests on: a quick answer may be sent before it returns.
     const post: Post = { unanswered: new Set(ids), cancelled: [] };
@@ -235,7 +244,7 @@ export class McpSessions {
     const finish = () => {
       if (finished) return;
       finished = true;
-      session.inFlight--;
+      if (counted) session.inFlight--;
       session.lastSeen = Date.now();
     };
     const forgetPost = () => {

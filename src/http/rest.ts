@@ -4,7 +4,7 @@
  *
  * | route | does |
  * |---|---|
- * | `POST /api/terminals` | create `{shell?, cwd?, env?, cols?, rows?}` (also `command`, `args`, `outputByteLimit`, `encoding`) |
+ * | `POST /api/terminals` | create `{shell?, cwd?, env?, cols?, rows?}` (also `command`, `args`, `outputByteLimit`, `encoding`, `allowAnsiMismatch`) |
  * | `POST /api/terminals/:id/input` | type `{input}`; Enter is added unless it ends with a newline |
  * | `POST /api/terminals/:id/run` | run `{command, timeoutMs?, maxBytes?}` in the shell: output, exit code, cwd |
  * | `GET /api/terminals/:id/output` | read: `since`, `mode`, `headLines`, `tailLines`, `maxLines`, `maxBytes`, `raw` |
@@ -22,9 +22,12 @@
  * ```ts
  * import { Hono } from "hono";
  * import { parseConfig } from "../config.ts";
+ * import { layGroundwork } from "../engine/groundwork.ts";
  * import { Engine } from "../engine/mod.ts";
  * import { RestApi } from "./rest.ts";
- * const app = new Hono().route("/api", new RestApi(new Engine(parseConfig([], {}).config)).routes());
+ * const { config } = parseConfig([], {});
+ * const engine = new Engine(config, await layGroundwork(config));
+ * const app = new Hono().route("/api", new RestApi(engine).routes());
  * ```
  * @module
  */
@@ -39,7 +42,7 @@ import { LINE_MODES, type Terminal } from "../engine/services/terminals.ts";
 import type { Command } from "../engine/services/commands.ts";
 import { log } from "../log.ts";
 import { SIGNAL_NAMES, type SignalName } from "../pty/mod.ts";
-import { CString, Encoding, Env, literals } from "../schema.ts";
+import { AllowAnsiMismatch, CString, Encoding, Env, literals, Sandbox } from "../schema.ts";
 import { validationErrors } from "../validation.ts";
 import { VERSION } from "../version.ts";
 
@@ -87,7 +90,9 @@ const CreateBody = Type.Object({
   // What ACP's terminal_output answers at most (0: nothing), as over MCP.
   outputByteLimit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1024 * 1024 * 1024 })),
   encoding: Type.Optional(Encoding),
+  allowAnsiMismatch: Type.Optional(AllowAnsiMismatch),
   shellIntegration: Type.Optional(Type.Boolean()),
+  sandbox: Type.Optional(Sandbox),
 }, { additionalProperties: false });
 
 const RunBody = Type.Object({
@@ -175,9 +180,9 @@ function queryObject(url: URL): Record<string, unknown> {
 
 /** A terminal as the API lists it: `id` and `shell` are the API's names. */
 function describe(terminal: Terminal) {
-  const { terminalId, pid, command, cwd, created, lastActivity, status, ...activity } = terminal
-    .info();
-  const { state, running, lastExitCode, shellIntegration } = activity;
+  const { terminalId, pid, command, cwd, created, lastActivity, status, sandbox, ...activity } =
+    terminal.info();
+  const { state, running, lastExitCode, shellIntegration, exitStatus } = activity;
   return {
     id: terminalId,
     pid,
@@ -190,6 +195,9 @@ function describe(terminal: Terminal) {
     running,
     lastExitCode,
     shellIntegration,
+    ...(sandbox ? { sandbox } : {}),
+    // How it ended, once it has (the web view's list says it in words).
+    ...(exitStatus ? { exitStatus } : {}),
   };
 }
 

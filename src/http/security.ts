@@ -65,7 +65,9 @@ export class Guard {
 
   constructor(private readonly options: GuardOptions) {
     this.#allowedHosts = new Set(options.allowedHosts.map((host) => host.toLowerCase()));
-    this.#corsOrigins = new Set(options.corsOrigins);
+    this.#corsOrigins = new Set(
+      options.corsOrigins.map((origin) => canonicalOrigin(origin) ?? origin),
+    );
   }
 
   /**
@@ -81,15 +83,16 @@ export class Guard {
     return this.#allowedHosts.size === 0;
   }
 
-  /** Whether an Origin header (sent by browsers) may call: a configured CORS origin or this server itself. */
-  originAllowed(origin: string | null): boolean {
+  /**
+   * Whether an Origin header (sent by browsers) may call: a configured CORS origin, or this
+   * server itself: the scheme (http, or https behind a proxy that keeps Host), host and port of
+   * the request's Host, which names this server. A page of this host on another port (another
+   * program's, on localhost) is another origin, refused.
+   */
+  originAllowed(origin: string | null, host: string | null): boolean {
     if (origin === null) return true;
-    if (this.#corsOrigins.has(origin)) return true;
-    try {
-      return this.hostAllowed(new URL(origin).host);
-    } catch {
-      return false;
-    }
+    if (this.corsAllowed(origin)) return true;
+    return this.hostAllowed(host) && sameOrigin(origin, host);
   }
 
   /** Whether any CORS origin is configured. */
@@ -99,7 +102,36 @@ export class Guard {
 
   /** Whether `origin` is a configured CORS origin (one a page elsewhere may call from). */
   corsAllowed(origin: string | null): boolean {
-    return origin !== null && this.#corsOrigins.has(origin);
+    return origin !== null && this.#corsOrigins.has(canonicalOrigin(origin) ?? origin);
+  }
+}
+
+/**
+ * Whether `origin` is the origin of the server a request with this `Host` header reached: the
+ * same host and port (the scheme http, or https behind a proxy that keeps Host); a Host of the
+ * scheme's default port may write it or not ("http://localhost" is "localhost:80").
+ */
+export function sameOrigin(origin: string | null, host: string | null): boolean {
+  if (!origin || !host) return false;
+  try {
+    const url = new URL(origin);
+    if (url.protocol !== "http:" && url.protocol !== "https:") return false;
+    // As browsers write an origin: a scheme, a host and a port unless the scheme's own, nothing
+    // else (letter case aside).
+    if (url.origin !== origin.toLowerCase()) return false;
+    return url.host === new URL(`${url.protocol}//${host.trim()}`).host;
+  } catch {
+    return false;
+  }
+}
+
+/** An origin as URL writes it ("HTTP://Example.com:80" is "http://example.com"), if it is one. */
+function canonicalOrigin(origin: string): string | undefined {
+  try {
+    const url = new URL(origin);
+    return url.origin === "null" ? undefined : url.origin;
+  } catch {
+    return undefined;
   }
 }
 

@@ -8,18 +8,23 @@
  *   newcomers, and survives EMFILE; a fatal listener error settles {@link HttpFrontEnd.failed};
  * - `node:http` parses requests and enforces the header, request (body) and keep-alive
  *   timeouts (Deno.serve has none); `@hono/node-server` hands the requests to the Hono app
- *   ({@link createApp}) as web Requests;
- * - MCP sessions expire when unused, and a full table makes room for a new client;
+ *   ({@link createApp}) as web Requests, one at a time per connection (answer_queue.ts: no
+ *   pipelined answers pile up);
+ * - what waits to be sent is bounded over all connections, and a client that reads nothing of
+ *   its answer is cut after the write timeout (socket.ts, send_budget.ts);
+ * - MCP sessions expire when unused, and a full table makes room for a new client; a session's
+ *   standing event stream counts neither as a busy connection nor as a request in flight;
  * - the web view (web/): a page at `/`, a login link printed on stderr, WebSocket streams
  *   upgraded from node:http's `upgrade` event after the same checks as any request.
  *
  * @example
  * ```ts
  * import { parseConfig } from "../config.ts";
+ * import { layGroundwork } from "../engine/groundwork.ts";
  * import { Engine } from "../engine/mod.ts";
  * import { startHttp } from "./server.ts";
  * const { config } = parseConfig(["--http"], { WINTERM_TOKEN: "0123456789abcdef0123456789abcdef" });
- * const http = startHttp(new Engine(config), config.http!, "all");
+ * const http = startHttp(new Engine(config, await layGroundwork(config)), config.http!, "all");
  * await http.close();
  * ```
  * @module
@@ -27,18 +32,20 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
+import type { Context } from "hono";
 import type { HttpConfig, ToolProfile } from "../config.ts";
 import type { Engine } from "../engine/mod.ts";
 import { log } from "../log.ts";
 import { toolsFor } from "../mcp/profiles.ts";
 import { createMcpServer } from "../mcp/server.ts";
-import { type App, createApp, isMcpPath } from "./app.ts";
+import { AnswerQueue } from "./answer_queue.ts";
+import { type App, type AppEnv, createApp, isMcpPath } from "./app.ts";
 import { ConnectionFront, rawErrorResponse } from "./listener.ts";
 import { McpSessions } from "./mcp_sessions.ts";
 import { RestApi, restError } from "./rest.ts";
 import { Guard, isLoopbackAddress, tokenProblem } from "./security.ts";
 import { loginLink, webRoutes } from "./web/routes.ts";
-import { WebSessions } from "./web/sessions.ts";
+import { sameSecret, WebSessions } from "./web/sessions.ts";
 import { StreamHub } from "./web/stream.ts";
 
 /** A running HTTP front end. */
@@ -121,8 +128,19 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
       outgoing.once("close", () => front.idle(socket));
     },
     mount(app: App) {
-      app.all("/mcp", (c) => sessions.handle(c.req.raw, c.get("body"), c.get("roundedIds")));
-      app.all("/mcp/*", (c) => sessions.handle(c.req.raw, c.get("body"), c.get("roundedIds")));
+      const mcp = async (c: Context<AppEnv>) => {
+        const response = await sessions.handle(c.req.raw, c.get("body"), c.get("roundedIds"));
+        // A session's standing event stream leaves the connection cap (the session table bounds
+        // them), and its connection serves nothing else: closed when the stream ends.
+        const socket = c.env?.incoming?.socket;
+        if (c.req.method === "GET" && response.status === 200 && socket) {
+          front.stand(socket);
+          response.headers.set("connection", "close");
+        }
+        return response;
+      };
+      app.all("/mcp", mcp);
+      app.all("/mcp/*", mcp);
       app.route(
         "/",
         webRoutes({
@@ -136,6 +154,21 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
     },
   });
 
+  // One answer at a time on each connection (answer_queue.ts).
+  const answers = new AnswerQueue(
+    getRequestListener(app.fetch, {
+      overrideGlobalObjects: false,
+      // A request the adapter cannot turn into a web Request (no Host, a bad absolute URL).
+      errorHandler: (error) =>
+        restError(400, "INVALID_INPUT", `malformed request: ${(error as Error).message}`),
+    }),
+    {
+      // The app judges every request; this only says whose answers need not take turns.
+      trusted: (request) =>
+        sameSecret(/^bearer +(.*)$/i.exec(request.headers.authorization ?? "")?.[1] ?? "", token) ||
+        web.knows(request.headers.cookie),
+    },
+  );
   const parser = createServer(
     {
       headersTimeout: config.headersTimeoutMs,
@@ -147,17 +180,14 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
       // A missing Host is refused by the app, in the API's error shape.
       requireHostHeader: false,
     },
-    getRequestListener(app.fetch, {
-      overrideGlobalObjects: false,
-      // A request the adapter cannot turn into a web Request (no Host, a bad absolute URL).
-      errorHandler: (error) =>
-        restError(400, "INVALID_INPUT", `malformed request: ${(error as Error).message}`),
-    }),
+    (request, response) => answers.admit(request, response),
   );
   const front = new ConnectionFront(
     listener,
     {
       maxConnections: config.maxConnections,
+      maxQueuedBytes: config.maxQueuedBytes,
+      writeTimeoutMs: config.writeTimeoutMs,
       onConnection: (socket) => parser.emit("connection", socket),
     },
   );

@@ -14,7 +14,18 @@ import { KEY_NAMES, keySequence } from "../engine/services/keys.ts";
 import type { Terminal, TerminalService } from "../engine/services/terminals.ts";
 import { LINE_MODES } from "../engine/vocabulary.ts";
 import { describeExit, type ExitStatus, SIGNAL_NAMES } from "../pty/types.ts";
-import { CString, Encoding, Env, literals, nullable, withoutNulls } from "../schema.ts";
+import {
+  AllowAnsiMismatch,
+  CString,
+  Encoding,
+  Env,
+  literals,
+  nullable,
+  Sandbox,
+  SandboxInfo,
+  withoutNulls,
+} from "../schema.ts";
+import { sandboxHint } from "../engine/sandbox_info.ts";
 import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
 
 const MIB = 1024 * 1024;
@@ -110,6 +121,8 @@ const CreateInput = Type.Object({
       "the answer says so).",
   })),
   encoding: nullable(Encoding),
+  sandbox: nullable(Sandbox),
+  allowAnsiMismatch: nullable(AllowAnsiMismatch),
   ...AcpFields,
 }, { additionalProperties: false });
 
@@ -146,6 +159,7 @@ const TerminalInfo = Type.Object({
   size: Type.Object({ cols: Type.Integer(), rows: Type.Integer() }),
   exitStatus: Type.Optional(ExitStatusSchema),
   notice: Type.Optional(Type.String({ description: "A limit the server applied to the request." })),
+  sandbox: Type.Optional(SandboxInfo),
 });
 
 const MaxBytes = Type.Integer({
@@ -347,6 +361,11 @@ const RunOutput = Type.Object({
     description: "The shell's working directory after the command (null unless done).",
   }),
   durationMs: Type.Integer(),
+  hint: Type.Optional(Type.String({
+    description: "Set when a command in a sandboxed terminal failed with output that looks " +
+      "like the sandbox's refusal (permission denied, read-only file system, a refused " +
+      "connection): what the sandbox allows.",
+  })),
 });
 
 type WaitArgs = Pick<
@@ -447,7 +466,8 @@ export function terminalTools(
         "Start a persistent terminal and return its id at once: an interactive shell (no command: " +
         "then type with terminal_write, which can also wait for the answer), a command line run by the " +
         "shell (command, as ACP's terminal/create), or a program with exact arguments (command + args). " +
-        "Pagers are off (PAGER, GIT_PAGER, ... are cat). terminal_release when done.",
+        "Pagers are off (PAGER, GIT_PAGER, ... are cat). terminal_release when done. sandbox confines " +
+        "it and all it starts (writes, network, credentials), within the server's sandbox.",
       input: CreateInput,
       output: TerminalInfo,
       annotations: {
@@ -582,7 +602,7 @@ export function terminalTools(
       },
       handler: async (args, context) => {
         const terminal = (await service()).get(args.terminalId);
-        return await withProgress(
+        const answer = await withProgress(
           terminal.run(args.command, args.timeoutMs ?? 30_000, {
             signal: context.signal,
             via,
@@ -591,6 +611,10 @@ export function terminalTools(
           context,
           "the command",
         );
+        const hint = answer.exitCode !== null && answer.exitCode !== 0
+          ? sandboxHint(terminal.sandbox, [answer.output])
+          : undefined;
+        return hint ? { ...answer, hint } : answer;
       },
     }),
     defineTool({

@@ -20,7 +20,16 @@ import { EngineError } from "../engine/errors.ts";
 import { waitFor } from "../engine/events.ts";
 import { SHELL_TYPES } from "../engine/vocabulary.ts";
 import { NAME, VERSION } from "../version.ts";
-import { CString, Encoding, Env, literals } from "../schema.ts";
+import {
+  AllowAnsiMismatch,
+  CString,
+  Encoding,
+  Env,
+  literals,
+  Sandbox,
+  SandboxInfo,
+} from "../schema.ts";
+import { sandboxHint } from "../engine/sandbox_info.ts";
 import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
 
 const MIB = 1024 * 1024;
@@ -112,6 +121,8 @@ const RunCommandInput = Type.Object({
   })),
   env: Type.Optional(Env),
   encoding: Type.Optional(Encoding),
+  sandbox: Type.Optional(Sandbox),
+  allow_ansi_mismatch: Type.Optional(AllowAnsiMismatch),
   wait_ms: Type.Optional(Type.Integer({
     minimum: 0,
     maximum: 600_000,
@@ -161,7 +172,8 @@ const QueryFields = {
   status: literals(["pending", "running", "completed", "not_found", "terminated"] as const),
   exit_code: Type.Union([Type.Integer(), Type.Null()], {
     description: "-1 when terminated or timed out; null while running, when a signal ended it, " +
-      "or when it ended with an exit status nobody can tell (signal null too).",
+      "or when it ended with an exit status nobody can tell (signal null too). Windows exit " +
+      "codes are unsigned (exit -1 is 4294967295).",
   }),
   signal: Type.Union([Type.String(), Type.Null()], {
     description: "Signal that ended the process, if any.",
@@ -194,6 +206,7 @@ const QueryFields = {
       "to enhanced_query_command_status to follow the command; nothing is missed.",
   }),
   message: Type.String(),
+  sandbox: Type.Optional(SandboxInfo),
 };
 const QueryOutput = Type.Object(QueryFields);
 type QueryOutput = Static<typeof QueryOutput>;
@@ -208,9 +221,10 @@ const RunCommandOutput = Type.Object({
   pid: Type.Integer(),
   command: Type.String({ description: "What runs, as a command line." }),
   max_buffer_size: Type.Integer({ description: "Bytes kept per stream, as applied." }),
+  sandbox: Type.Optional(SandboxInfo),
   ...Object.fromEntries(
     Object.entries(QueryFields)
-      .filter(([name]) => !["token", "status", "message"].includes(name))
+      .filter(([name]) => !["token", "status", "message", "sandbox"].includes(name))
       .map(([name, schema]) => [name, Type.Optional(schema)]),
   ),
 });
@@ -283,6 +297,20 @@ function describeState(command: Command): string {
   return `completed with exit code ${command.exitCode}`;
 }
 
+/**
+ * For a sandboxed command that had failed when its answer began and whose output looks like a
+ * refusal: that it may be the sandbox's ("" otherwise).
+ */
+function sandboxAdvice(
+  command: Command,
+  state: { status: string; exit_code: number | null },
+  read: CommandRead,
+): string {
+  if (state.status === "running" || state.status === "pending" || state.exit_code === 0) return "";
+  const hint = sandboxHint(command.sandbox, [read.stdout.text, read.stderr.text]);
+  return hint ? `; ${hint}` : "";
+}
+
 /** The marker's advice for what an answer left out of a stream. */
 function offsetHint(stream: string, offset: number): string {
   return `read them with ${stream}_offset=${offset}`;
@@ -338,7 +366,8 @@ function* report(command: Command, request: CommandReadRequest): Steps<QueryOutp
     execution_time: state.execution_time,
     timeout_occurred: state.timeout_occurred,
     last_output_timestamp: read.lastOutputTime,
-    message: state.message + clamped,
+    message: state.message + sandboxAdvice(command, state, read) + clamped,
+    ...(command.sandbox ? { sandbox: command.sandbox } : {}),
   };
 }
 
@@ -403,7 +432,8 @@ export function wintermTools(
         "its first and last lines with a marker saying what was left out (tail_lines: just the end). " +
         "Without wait_ms it returns the token at once: then query_command_status. The command and " +
         "everything it starts are killed at the timeout (30 s). Pagers are off (PAGER, GIT_PAGER, ... " +
-        "are cat). For servers, REPLs and anything that must outlive one command: terminal_create.",
+        "are cat). For servers, REPLs and anything that must outlive one command: terminal_create. " +
+        "sandbox confines it (writes, network, credentials), within the server's sandbox.",
       input: RunCommandInput,
       output: RunCommandOutput,
       annotations: {
@@ -424,6 +454,8 @@ export function wintermTools(
           maxBufferSize: args.max_buffer_size,
           env: args.env,
           encoding: args.encoding,
+          sandbox: args.sandbox,
+          allowAnsiMismatch: args.allow_ansi_mismatch,
           via,
           signal: context.signal,
         });
@@ -445,6 +477,7 @@ export function wintermTools(
             pid: command.pid,
             command: command.display,
             max_buffer_size: command.bufferSize,
+            ...(command.sandbox ? { sandbox: command.sandbox } : {}),
           };
           if (!args.wait_ms) return { ...started, status: "pending" as const };
           if (command.running) {

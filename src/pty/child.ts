@@ -162,6 +162,11 @@ export abstract class ChildBase implements ChildProcess {
     return undefined;
   }
 
+  /** Where the platform cannot tell (see {@link ChildProcess.startedWith}). */
+  startedWith(_text: string): boolean | undefined {
+    return undefined;
+  }
+
   kill(signal: SignalName = "SIGTERM"): void {
     if (!this.hasExited) this.signalTree(signal);
   }

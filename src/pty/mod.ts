@@ -15,21 +15,33 @@ import { openDirectory as openPosixDirectory } from "./posix/directory.ts";
 import { trimHeap } from "./posix/heap.ts";
 import { preparePosix, spawnPosix } from "./posix/process.ts";
 import { openDirectory as openWindowsDirectory } from "./windows/directory.ts";
-import { prepareWindows, spawnWindows } from "./windows/process.ts";
-import type { ChildProcess, OpenDirectory, PreparedSpawn, SpawnOptions } from "./types.ts";
+import { prepareWindows, spawnWindows, WINDOWS_SANDBOX_REFUSAL } from "./windows/process.ts";
+import {
+  type ChildProcess,
+  type OpenDirectory,
+  type PreparedSpawn,
+  type SandboxBackend,
+  type SandboxSpec,
+  SpawnError,
+  type SpawnOptions,
+} from "./types.ts";
 
 export * from "./types.ts";
 export { endAllChildren, superviseChildren, type Supervision } from "./supervision.ts";
 export {
   envValue,
+  fileIdentity,
   HOST_FLAVOR,
   isDirectory,
   type PathFlavor,
   realPathOf,
   resolveProgram,
+  searchPath,
 } from "./resolve.ts";
+export { type Interpreter, type Interpreters, scriptInterpreters } from "./posix/shebang.ts";
 export { quoteWindowsCommandLine } from "./windows/command_line.ts";
 export { runningUnderWine, systemCodePages } from "./windows/kernel32.ts";
+export { type AnsiMismatch, ansiMismatch } from "./windows/ansi.ts";
 
 const WINDOWS = Deno.build.os === "windows";
 
@@ -48,6 +60,30 @@ export function prepareSpawn(options: SpawnOptions): PreparedSpawn {
 export async function spawn(what: SpawnOptions | PreparedSpawn): Promise<ChildProcess> {
   const prepared = "options" in what ? what : prepareSpawn(what);
   return WINDOWS ? spawnWindows(prepared) : await spawnPosix(prepared);
+}
+
+/**
+ * How `spec` would be enforced here: the backend, and what this kernel cannot enforce. Throws
+ * {@link SpawnError} (`ESANDBOX`) naming the reason when it cannot be applied at all (Windows,
+ * a kernel without Landlock or too old, an unknown architecture): a sandbox is never skipped.
+ */
+export async function sandboxSupport(spec: SandboxSpec): Promise<SandboxBackend> {
+  if (Deno.build.os === "linux") {
+    return (await import("./posix/sandbox/linux.ts")).linuxSandboxSupport(spec);
+  }
+  if (Deno.build.os === "darwin") {
+    return (await import("./posix/sandbox/seatbelt.ts")).seatbeltSupport(spec);
+  }
+  throw new SpawnError(
+    "ESANDBOX",
+    WINDOWS ? WINDOWS_SANDBOX_REFUSAL : `the sandbox is not supported on ${Deno.build.os}`,
+  );
+}
+
+/** Lets go of what sandboxed starts keep ready (a Worker); at shutdown. */
+export async function releaseSandboxes(): Promise<void> {
+  if (Deno.build.os !== "linux") return;
+  (await import("./posix/sandbox/spawner.ts")).releaseSpare();
 }
 
 /**

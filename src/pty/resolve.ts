@@ -184,7 +184,39 @@ export function realPathOf(path: string): string {
   }
 }
 
-/** True if `path` is an existing directory. */
+/**
+ * The identity of the file at `path` (a link is followed): its device and inode, or undefined
+ * when nothing is there or the OS reports none. Asks the kernel first, so that a miss costs no
+ * thrown error (a policy looks a name up in every PATH directory).
+ */
+export function fileIdentity(path: string): string | undefined {
+  if (HOST_FLAVOR === "posix" && libc().access(cString(path), F_OK) !== 0) return undefined;
+  try {
+    const info = Deno.statSync(path);
+    return info.ino !== null && info.dev !== null ? `${info.dev}:${info.ino}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The directories a bare program name is looked for in, with `env`'s PATH, as absolute paths
+ * (an empty entry is the working directory, as in every POSIX shell).
+ */
+export function searchPath(
+  env: Record<string, string>,
+  cwd: string,
+  flavor: PathFlavor = HOST_FLAVOR,
+): string[] {
+  const path = envValue(env, "PATH", flavor);
+  if (flavor === "windows") {
+    return (path ?? "").split(";").filter((dir) => win32.isAbsolute(dir));
+  }
+  return (path ?? "/usr/local/bin:/usr/bin:/bin").split(":").map((dir) =>
+    posix.resolve(cwd, dir || ".")
+  );
+}
+
 /** Whether something is at `path` (a link is followed). */
 function exists(path: string): boolean {
   try {

@@ -48,6 +48,39 @@ export interface SpawnOptions {
    * cmd.exe, whose `/s /c "..."` takes the rest of the line verbatim). Ignored elsewhere.
    */
   verbatimArguments?: boolean;
+  /** Confine the child and everything it starts (see {@link SandboxSpec}). */
+  sandbox?: SandboxSpec;
+}
+
+/**
+ * How a sandboxed child is confined. Reading is allowed everywhere but `hidden`; writing only
+ * where `mode` says; the network as `network` says. Everything it starts is confined the same
+ * way, for good.
+ */
+export interface SandboxSpec {
+  /** `read-only`: no writes but to its terminal and /dev/null; `workspace-write`: also `writable`. */
+  mode: "read-only" | "workspace-write";
+  /** Directories the child may write under (workspace-write): absolute real paths. */
+  writable: string[];
+  /** Paths whose contents the child may not read, nor create or change (absolute). */
+  hidden: string[];
+  /** Directories it may read whatever is hidden (the shell integration's files). */
+  readable?: string[];
+  /**
+   * Its own temporary directory (workspace-write), writable though its parent is hidden (which
+   * keeps other sandboxes' out of reach).
+   */
+  scratch?: string;
+  /** `off`: no socket but AF_UNIX; `proxy`: TCP to this loopback port only; `on`: anything. */
+  network: { kind: "off" } | { kind: "on" } | { kind: "proxy"; port: number };
+}
+
+/** How a sandbox is enforced here (see `sandboxSupport`). */
+export interface SandboxBackend {
+  /** `landlock+seccomp` (Linux), `seatbelt` (macOS). */
+  name: string;
+  /** What this kernel cannot enforce of what the sandbox promises elsewhere. */
+  unenforced: string[];
 }
 
 /**
@@ -73,6 +106,8 @@ export interface PreparedSpawn {
   readonly interpreter?: string;
   /** Windows: what CreateProcessW gets. */
   readonly windows?: { application: string; commandLine: string };
+  /** How the sandbox asked for is enforced. */
+  readonly sandbox?: SandboxBackend;
 }
 
 /**
@@ -168,6 +203,11 @@ export interface ChildProcess {
    * there is none (POSIX, where UTF-8 is the convention).
    */
   readonly codePage: "utf-8" | number | null;
+  /**
+   * Windows, pipe mode: the code page the child's console has now (a `chcp` in the command
+   * changes it; see windows/console_code_page.ts); undefined where it cannot be known.
+   */
+  consoleCodePage?(): Promise<number | undefined>;
   /** Settles once the child has exited, been reaped, and its output is drained. */
   readonly exited: Promise<ExitStatus>;
   /** Adds an output listener. The first one added also gets what was read before it came. */
@@ -198,6 +238,13 @@ export interface ChildProcess {
    * mode, after the exit, Windows (a pseudoconsole's modes are its programs' console modes).
    */
   inputModes(): InputModes | undefined;
+  /**
+   * Whether the program the child runs now was started with `text` among its arguments or in
+   * its environment: false once the child has replaced itself (exec) with a program started
+   * without it. Undefined where the platform cannot tell: after the exit, macOS and Windows
+   * (Linux reads /proc/<pid>/cmdline and environ, which exec replaces).
+   */
+  startedWith(text: string): boolean | undefined;
   /** Changes the terminal size (PTY mode). Throws with the reason when the OS refuses. */
   resize(cols: number, rows: number): void;
   /**

@@ -499,12 +499,17 @@ Deno.test({
         head += decoder.decode(buffer.subarray(0, count));
       }
       match(head, /^HTTP\/1.1 200/);
-      // Another connection is in the middle of an upload: busy.
+      // Another connection is in the middle of an upload: busy once the server has taken its
+      // request up (its 100 Continue says so; before, it is a connection with nothing proved,
+      // and the first to go: the kept one then stayed open until the idle timeout).
       const busy = await connectTo(server);
       open.push(busy);
       await busy.write(encoder.encode(
-        `POST /api/terminals HTTP/1.1\r\nhost: localhost\r\n${bearer}content-length: 100\r\n\r\n{`,
+        `POST /api/terminals HTTP/1.1\r\nhost: localhost\r\n${bearer}` +
+          "expect: 100-continue\r\ncontent-length: 100\r\n\r\n",
       ));
+      match(await readSome(busy), /^HTTP\/1.1 100 Continue/);
+      await busy.write(encoder.encode("{"));
       // A newcomer: the answered connection goes, not the newcomer.
       const answer = await probe(server);
       assertEquals(answer.status, 200, answer.body);
@@ -520,7 +525,7 @@ Deno.test({
   name: "300 initialize calls, then a new client is served (the oldest session made room)",
   ignore: !posix,
   async fn() {
-    const server = await startHttpServer();
+    const server = await startHttpServer([], { WINTERM_MCP_MAX_SESSIONS: "256" });
     try {
       const first = await postMcp(server, initializeBody(0));
       assertEquals(first.status, 200);

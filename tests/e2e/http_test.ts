@@ -295,10 +295,27 @@ withHttp("REST refuses what it should, with the right status and code", async (s
     [
       "OPTIONS",
       "/api/terminals",
-      { headers: { origin: `http://localhost` } },
+      { headers: { origin: server.url } },
       403,
       "FORBIDDEN",
       /CORS/,
+    ],
+    // A page of this host on another port is another origin, token or not (it was accepted).
+    [
+      "GET",
+      "/api/terminals",
+      { headers: { origin: `http://127.0.0.1:${Number(new URL(server.url).port) + 1}` } },
+      403,
+      "FORBIDDEN",
+      /Origin 'http:\/\/127\.0\.0\.1:\d+' is not allowed/,
+    ],
+    [
+      "GET",
+      "/api/terminals",
+      { headers: { origin: "http://127.0.0.1" } },
+      403,
+      "FORBIDDEN",
+      /Origin/,
     ],
   ];
   for (const [method, path, options, status, code, message] of cases) {
@@ -317,6 +334,9 @@ withHttp("REST refuses what it should, with the right status and code", async (s
   match(rebound.body, /"code":"FORBIDDEN".*Host 'evil\.example\.com' is not allowed/);
   const local = await rawRequest(server, "GET /api/health HTTP/1.1\nHost: localhost:1234\n");
   assertEquals(local.status, 200);
+  // This server's own origin is welcome (as the page it serves, or through a proxy keeping Host).
+  const own = await request(server, "GET", "/api/terminals", { headers: { origin: server.url } });
+  assertEquals(own.status, 200);
   // Still serving.
   assertEquals((await request(server, "GET", "/api/terminals")).status, 200);
 }, { env: { WINTERM_HTTP_MAX_BODY_BYTES: "2048" }, everywhere: true });

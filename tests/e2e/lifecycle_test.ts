@@ -170,8 +170,15 @@ Deno.test({
         [1, 2, 3, 4],
         JSON.stringify(answers),
       );
+      // The short command had a second to finish (ANSWER_WAIT_MS), and the stop is bounded (the
+      // server exits within 2 s): a machine that slow ends it first. Either way, the answer
+      // says which.
       const short = answers.find((answer) => answer.id === 4).result.structuredContent;
-      assertEquals([short?.exit_code, short?.stdout.trim()], [0, "two"], JSON.stringify(answers));
+      const finished = [short?.status, short?.exit_code, short?.stdout.trim()];
+      ok(
+        ["completed,0,two", "terminated,-1,", "terminated,-1,two"].includes(finished.join()),
+        JSON.stringify(answers),
+      );
       for (const { id, result } of answers.filter((answer) => answer.id !== 1)) {
         const text = result.content[0].text;
         if (result.isError) ok(/shutting down: nothing new starts/.test(text), text);

@@ -198,11 +198,16 @@ Deno.test({
   },
 });
 
-/** A server with one command and one terminal of each kind running. */
+/**
+ * A server with one command and one terminal of each kind running. The commands' own timeout
+ * is the longest there is: with the default (30 s), a machine slow enough to take that long
+ * between their start and the test's count saw the server end them itself, as it should, and
+ * the test took it for another server's doing.
+ */
 async function busyServer() {
   const mcp = await connect([], { WINTERM_STATE_DIR: STATE_DIR });
   try {
-    const commands = await startCommands(mcp);
+    const commands = await startCommands(mcp, { timeout: 3600 });
     const terminals = await startTerminals(mcp);
     const markers = [...commands, ...terminals].flatMap((owner) => owner.markers);
     await allRunning(markers, "start");
@@ -296,5 +301,50 @@ Deno.test({
       await mcp.close();
     }
     ok(await eventually(() => ledgers().length === 0, 10_000), `left: ${ledgers().join()}`);
+  },
+});
+
+Deno.test({
+  name: "state files and the audit log are private (0600, folders 0700) whatever the umask",
+  ignore: !linux,
+  async fn() {
+    for (const umask of ["000", "0277"]) {
+      const root = join(STATE_ROOT, `umask-${umask}`);
+      Deno.mkdirSync(root);
+      const stateDir = join(root, "state"), audit = join(root, "audit.jsonl");
+      const mode = (path: string) => (Deno.statSync(path).mode! & 0o777).toString(8);
+      const mcp = await connect(["--audit", audit], { WINTERM_STATE_DIR: stateDir }, undefined, {
+        umask,
+      });
+      try {
+        const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+          shell: "bash",
+        });
+        const ledgers = [...Deno.readDirSync(join(stateDir, "processes"))].map((entry) =>
+          join(stateDir, "processes", entry.name)
+        );
+        // The ledger was made and written (under 0277 it came out 0400, and could not be).
+        assertEquals(ledgers.length, 1, `umask ${umask}`);
+        ok(Deno.readTextFileSync(ledgers[0]).includes('"roots":[{'), `umask ${umask}`);
+        const integration = [...Deno.readDirSync(join(stateDir, "shell-integration"))];
+        const files = [
+          audit,
+          ...ledgers,
+          ...integration.filter((entry) => entry.isFile).map((entry) =>
+            join(stateDir, "shell-integration", entry.name)
+          ),
+        ];
+        for (const file of files) assertEquals([file, mode(file)], [file, "600"], umask);
+        const folders = [
+          stateDir,
+          join(stateDir, "processes"),
+          join(stateDir, "shell-integration"),
+        ];
+        for (const folder of folders) assertEquals([folder, mode(folder)], [folder, "700"], umask);
+        await mcp.callOk("terminal_release", { terminalId });
+      } finally {
+        await mcp.close();
+      }
+    }
   },
 });

@@ -545,9 +545,7 @@ withServer("enable_streaming sends clean text, whatever falls between two flushe
     enable_streaming: true,
   });
   await mcp.callOk("query_command_status", { token, wait_ms: 30_000 });
-  for (let i = 0; i < 100 && !messages.some((m) => m?.event === "exit"); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  ok(await eventually(() => messages.some((m) => m?.event === "exit")), "no exit notification");
   const streamed = messages.filter((m) => m.token === token && m.stream === "stdout")
     .map((m) => m.text).join("");
   const raw = await mcp.callOk<Query>("query_command_status", { token, raw: true });

@@ -104,7 +104,8 @@ Deno.test({
     Deno.writeTextFileSync(
       policy,
       JSON.stringify({
-        programs: { allow: [allowed, "pwd"], deny: [denied] },
+        // The scripts' interpreter is judged too: an allow list names it.
+        programs: { allow: [allowed, "pwd", "sh"], deny: [denied] },
         cwd: { allow: [work] },
       }),
     );

@@ -5,9 +5,9 @@
  * a JSON-lines record of everything started, refused, typed, killed and ended.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { request, startHttpServer } from "../helpers/http.ts";
-import { connect, text } from "../helpers/mcp.ts";
+import { connect, START_FLAGS, text } from "../helpers/mcp.ts";
 import { eventually } from "../helpers/process.ts";
 
 const linux = Deno.build.os === "linux";
@@ -98,9 +98,13 @@ Deno.test({
       // The audit log: starts, refusals, input sizes (not content), kills, exits.
       // deno-lint-ignore no-explicit-any
       let records: any[] = [];
+      // Both exits, in whichever order they came.
       await eventually(
-        () => records.some((r) => r.event === "exit" && r.id === shell.json.data.terminalId),
-        5000,
+        () =>
+          [shell.json.data.terminalId, id].every((terminal) =>
+            records.some((r) => r.event === "exit" && r.id === terminal)
+          ),
+        undefined,
         () => {
           records = Deno.readTextFileSync(dirs.audit).trim().split("\n").map((line) =>
             JSON.parse(line)
@@ -229,14 +233,125 @@ Deno.test({
       ] as const
     ) {
       Deno.writeTextFileSync(file, content);
-      const { code, stderr } = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", new URL("../../main.ts", import.meta.url).pathname, "--policy", file],
-        stdin: "null",
-        stdout: "null",
-      }).output();
+      const { code, stderr } = await startAlone(["--policy", file]);
       assertEquals(code, 2);
-      match(new TextDecoder().decode(stderr), reason);
+      match(stderr, reason);
     }
     Deno.removeSync(dir, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "an audit log that cannot be opened stops the server, naming the file",
+  ignore: !linux,
+  async fn() {
+    const dir = Deno.makeTempDirSync();
+    // Below a file: no user may create it (root passes permission checks, not this one).
+    Deno.writeTextFileSync(join(dir, "file"), "");
+    const audit = join(dir, "file", "audit.jsonl");
+    const { code, stderr } = await startAlone(["--audit", audit]);
+    assertEquals(code, 2);
+    match(stderr, /winterm-mcp: Not a directory.*'[^']*\/file\/audit\.jsonl'/);
+    Deno.removeSync(dir, { recursive: true });
+  },
+});
+
+/** Runs the server with `args` as the README starts it, stdin closed; its exit code, stderr. */
+async function startAlone(args: string[]): Promise<{ code: number; stderr: string }> {
+  const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...START_FLAGS, new URL("../../main.ts", import.meta.url).pathname, ...args],
+    stdin: "null",
+    stdout: "null",
+  }).output();
+  return { code, stderr: new TextDecoder().decode(stderr) };
+}
+
+/**
+ * The bypasses of a bare name and of `#!` lines (issue 37): with `python3` and `perl` denied,
+ * the file python3 links to (by path and by its own name), a link to it under another name, and
+ * scripts whose `#!` line names a denied interpreter (directly or through `/usr/bin/env`) are all
+ * refused, from run_command and terminal_create, naming the rule; the audit log names the
+ * interpreter.
+ */
+Deno.test({
+  name:
+    "stdio MCP: a denied bare name covers every file it denotes, links and other names included, and a script's #! interpreter is judged",
+  ignore: !linux,
+  async fn() {
+    const python = Deno.realPathSync("/usr/bin/python3"); // /usr/bin/python3.11 here
+    const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "winterm-policy-files-" }));
+    const script = (name: string, line: string) => {
+      const path = join(root, name);
+      Deno.writeTextFileSync(path, `${line}\nprint("ran")\n`);
+      Deno.chmodSync(path, 0o755);
+      return path;
+    };
+    Deno.symlinkSync(python, join(root, "snake"));
+    const perlScript = script("tool.pl", "#!/usr/bin/perl");
+    const pythonScript = script("tool.py", `#!${python}`);
+    const envScript = script("env.py", "#!/usr/bin/env python3");
+    const policy = join(root, "policy.json"), audit = join(root, "audit.jsonl");
+    Deno.writeTextFileSync(policy, JSON.stringify({ programs: { deny: ["python3", "perl"] } }));
+    const mcp = await connect(["--policy", policy, "--audit", audit]);
+    // The child's PATH, so that `python3.11` and env's `python3` are found where they are here.
+    const env = { PATH: "/usr/local/bin:/usr/bin:/bin" };
+    try {
+      const cases: [string, RegExp][] = [
+        [
+          python,
+          /^'command': refused by policy: \/usr\/bin\/python3\S* matches programs\.deny entry 'python3'$/,
+        ],
+        [basename(python), /\/python3\S* matches programs\.deny entry 'python3'$/],
+        [join(root, "snake"), /snake \(really .*\) matches programs\.deny entry 'python3'$/],
+        [
+          perlScript,
+          /\/usr\/bin\/perl matches programs\.deny entry 'perl' \(it is the interpreter of .*tool\.pl's #! line\)/,
+        ],
+        [
+          pythonScript,
+          /matches programs\.deny entry 'python3' \(it is the interpreter of .*tool\.py's #! line\)/,
+        ],
+        [
+          envScript,
+          /python3 \(really .*\) matches programs\.deny entry 'python3' \(found on PATH by the #!\/usr\/bin\/env line of .*env\.py\)/,
+        ],
+      ];
+      for (const [program, reason] of cases) {
+        const run = await mcp.call("run_command", {
+          command: program,
+          shell_type: "executable",
+          working_directory: root,
+          env,
+        });
+        ok(run.isError, `run_command ${program} was not refused: ${text(run)}`);
+        match(text(run), /^'command': refused by policy: /);
+        match(text(run), reason);
+        const terminal = await mcp.call("terminal_create", {
+          command: program,
+          args: ["-c", "1"],
+          cwd: root,
+          env,
+        });
+        ok(terminal.isError, `terminal_create ${program} was not refused: ${text(terminal)}`);
+        match(text(terminal), reason);
+      }
+      // deno-lint-ignore no-explicit-any
+      let records: any[] = [];
+      await eventually(() => records.length >= cases.length * 2, 5000, () => {
+        records = Deno.readTextFileSync(audit).trim().split("\n").filter(Boolean).map((line) =>
+          JSON.parse(line)
+        );
+      });
+      const refused = records.filter((r) => r.event === "refused");
+      assertEquals(refused.length, cases.length * 2);
+      const perl = refused.find((r) => r.program === perlScript);
+      ok(perl, "the perl script's refusal is recorded");
+      assertEquals(perl.interpreter, Deno.realPathSync("/usr/bin/perl"));
+      const viaEnv = refused.find((r) => r.program === envScript);
+      assertEquals(viaEnv.interpreter, [Deno.realPathSync("/usr/bin/env"), python]);
+    } finally {
+      await mcp.close();
+      Deno.removeSync(root, { recursive: true });
+    }
   },
 });

@@ -11,7 +11,7 @@ import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client } from "../helpers/mcp.ts";
 import { type HttpServer, request, withHttp } from "../helpers/http.ts";
-import { concat, eventually, tempDir } from "../helpers/process.ts";
+import { concat, eventually, staysFalse, tempDir, WAIT_FLOOR_MS } from "../helpers/process.ts";
 import { openStream, Refused, type StreamClient } from "../helpers/stream.ts";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
 import { Screen } from "../../src/engine/output/screen.ts";
@@ -57,23 +57,50 @@ async function stalledClient(server: HttpServer, path: string): Promise<Deno.Tcp
  * Reads a stalled client's frames until 2 s pass without any (or it closes): how many bytes,
  * whether a resync came, the flood's end ("flood-25-done") and an exit message.
  */
-async function readUntilQuiet(stalled: Deno.TcpConn) {
-  let total = 0, text = "", resynced = false, ended = false, exited = false;
+/** What a stalled client has read so far. */
+interface StalledRead {
+  total: number;
+  resynced: boolean;
+  ended: boolean;
+  exited: boolean;
+}
+
+/**
+ * Reads a stalled client's stream until `until` holds for what it has read, the connection
+ * ends, or WAIT_FLOOR_MS passes; with `quietMs`, also once nothing came for that long (only for
+ * what has no last word: a stop there can only make the test's bound easier to meet). Never
+ * "until quiet" where the test waits for something: a loaded machine pauses mid-stream too.
+ */
+async function readStalled(
+  stalled: Deno.TcpConn,
+  { until = () => false, quietMs }: { until?: (read: StalledRead) => boolean; quietMs?: number },
+): Promise<StalledRead> {
+  const read: StalledRead = { total: 0, resynced: false, ended: false, exited: false };
+  let text = "";
   const sink = new Uint8Array(1 << 16);
   const decoder = new TextDecoder();
-  for (;;) {
+  const timers: ReturnType<typeof setTimeout>[] = [];
+  const after = (ms: number) =>
+    new Promise<"stop">((resolve) => timers.push(setTimeout(resolve, ms, "stop")));
+  const bound = after(WAIT_FLOOR_MS);
+  while (!until(read)) {
     const got = await Promise.race([
       stalled.read(sink),
-      new Promise<"quiet">((resolve) => setTimeout(() => resolve("quiet"), 2000)),
+      bound,
+      ...(quietMs === undefined ? [] : [after(quietMs)]),
     ]);
-    if (got === "quiet" || got === null) break;
-    total += got;
-    text = (text + decoder.decode(sink.subarray(0, got), { stream: true })).slice(-4096);
-    resynced ||= text.includes('"type":"resync"');
-    ended ||= text.includes("flood-25-done");
-    exited ||= text.includes('"type":"exit"');
+    if (got === "stop" || got === null) break;
+    read.total += got;
+    // Looked for in what was read with the end of what came before (a read may hold a resync,
+    // a screen and more: kept to its last 4 KiB, it had lost the resync).
+    text += decoder.decode(sink.subarray(0, got), { stream: true });
+    read.resynced ||= text.includes('"type":"resync"');
+    read.ended ||= text.includes("flood-25-done");
+    read.exited ||= text.includes('"type":"exit"');
+    text = text.slice(-4096);
   }
-  return { total, resynced, ended, exited };
+  for (const timer of timers) clearTimeout(timer);
+  return read;
 }
 
 async function outputOf(server: HttpServer, id: string): Promise<string> {
@@ -314,6 +341,105 @@ withHttp("stream: a late joiner sees a full-screen program as it is", async (ser
 });
 
 withHttp(
+  "stream: ?history=1 sends the output kept before the screen, from a line start, within the bound",
+  async (server) => {
+    const id = await shell(server, { cols: 80, rows: 10 });
+    // 200 KB of numbered lines, three times the bound.
+    await type(server, id, "seq -f 'kept-line-%06g' 1 12000; echo seq-$((6*7))-done");
+    let raw = "";
+    await eventually(() => raw.includes("seq-42-done\r\n"), 30_000, async () => {
+      raw = await outputOf(server, id);
+    });
+    const stream = await openStream(server, `/api/terminals/${id}/stream?history=1`);
+    try {
+      const hello = () => stream.messages.find((m) => m.type === "hello");
+      await stream.until(() => hello() !== undefined, "the hello");
+      const history: number = hello().history;
+      const total = () => stream.frames.reduce((sum, frame) => sum + frame.length, 0);
+      await stream.until(() => total() > history, "the history and the screen");
+      const all = concat(stream.frames);
+      const kept = new TextDecoder().decode(all.subarray(0, history));
+      // Whole lines, the newest ones, ending where the screen stands (the prompt after them).
+      match(kept, /^kept-line-\d{6}\r\n/);
+      ok(kept.includes("kept-line-012000\r\nseq-42-done\r\n"), kept.slice(-200));
+      // Every line in order, none left out (the output as it was kept).
+      const numbers = [...kept.matchAll(/kept-line-(\d{6})\r\n/g)].map((m) => Number(m[1]));
+      assertEquals(numbers, numbers.map((_, i) => numbers[0] + i));
+      // History and screen together within the bound (WINTERM_STREAM_MAX_BUFFERED_BYTES).
+      const screen = stream.frames.at(-1)!;
+      ok(history + screen.length <= 65536, `${history} + ${screen.length} bytes`);
+      ok(history > 65536 - screen.length - 20, `only ${history} bytes of history`);
+      // Drawn into a terminal of its size, history then screen: the screen as the server has
+      // it, and the lines before it in the scrollback.
+      const drawn = new OutputBuffer();
+      const view = new Screen(drawn, hello().cols, hello().rows);
+      drawn.append(all);
+      const rows = (await view.render()).text;
+      view.dispose();
+      const served = (await request(server, "GET", `/api/terminals/${id}/output?mode=screen`))
+        .json.data.output;
+      assertEquals(rows, served);
+    } finally {
+      stream.close();
+    }
+    // Without it, the screen comes first, as it always did; a wrong value is refused.
+    const plain = await openStream(server, `/api/terminals/${id}/stream`);
+    try {
+      await plain.until(() => plain.frames.length >= 1, "the screen");
+      assertEquals(plain.messages[0].history, 0);
+      ok(!new TextDecoder().decode(plain.frames[0]).includes("kept-line-000001"));
+    } finally {
+      plain.close();
+    }
+    const refused = await refusedWith(openStream(server, `/api/terminals/${id}/stream?history=2`));
+    assertEquals(refused.status, 400);
+    match(refused.body, /history must be 1/);
+  },
+  { env: { WINTERM_STREAM_MAX_BUFFERED_BYTES: "65536" } },
+);
+
+withHttp(
+  "stream: the screen is drawn right over whatever the history left (modes, colours, the alternate screen)",
+  async (server) => {
+    const id = await shell(server, { cols: 40, rows: 8 });
+    // A program that is still on its alternate screen, with a scroll region, origin mode,
+    // colours, a mouse mode and insert mode on: the history leaves the viewer's terminal in that
+    // state, where the snapshot's own sequences (made for a fresh terminal) would go astray.
+    await type(
+      server,
+      id,
+      "printf 'normal-text\\n\\033[?1049h\\033[H\\033[2J\\033[7;31mjunk-on-alt\\033[3;5r\\033[?6h" +
+        "\\033[?1000h\\033[4h\\033[2;3Hin-region-%s' $((6*7)); sleep 60",
+    );
+    let raw = "";
+    await eventually(() => raw.includes("in-region-42"), 10_000, async () => {
+      raw = await outputOf(server, id);
+    });
+    const stream = await openStream(server, `/api/terminals/${id}/stream?history=1`);
+    try {
+      await stream.until(() => stream.messages.length > 0, "the hello");
+      const { history, cols, rows } = stream.messages[0];
+      await stream.until(
+        () => stream.frames.reduce((sum, frame) => sum + frame.length, 0) > history,
+        "the screen",
+      );
+      const served = (await request(server, "GET", `/api/terminals/${id}/output?mode=screen`))
+        .json.data.output;
+      // The whole stream drawn in one terminal, or the screen alone in a fresh one: the same.
+      for (const bytes of [concat(stream.frames), stream.frames.at(-1)!]) {
+        const drawn = new OutputBuffer();
+        const view = new Screen(drawn, cols, rows);
+        drawn.append(bytes);
+        assertEquals((await view.render()).text, served);
+        view.dispose();
+      }
+    } finally {
+      stream.close();
+    }
+  },
+);
+
+withHttp(
   "stream: a client that stops reading gets no more than the bound queued; it catches up with a fresh screen",
   async (server) => {
     const id = await shell(server);
@@ -346,7 +472,9 @@ withHttp(
       await stalled.write(new Uint8Array([0x81, 0x80 | resync.length, 0, 0, 0, 0, ...resync]));
       // Now the stalled client reads what there is: what the kernel held and at most the
       // bound, then a fresh screen; never the whole flood.
-      const { total, resynced, ended } = await readUntilQuiet(stalled);
+      const { total, resynced, ended } = await readStalled(stalled, {
+        until: (read) => read.resynced && read.ended,
+      });
       // Without the bound it would get all of it: the server would have queued it.
       ok(total < FLOOD / 2, `the stalled client got ${total} bytes`);
       ok(resynced && ended, "it caught up with a fresh screen, and saw the end");
@@ -369,7 +497,7 @@ withHttp(
     for (let at = 0; at < junk.length; at += 7) junk.set([0x81, 0x81, 0, 0, 0, 0, 0x78], at);
     for (let sent = 0; sent < 1_000_000; sent += 1000) await stalled.write(junk);
     // Sent, then read: what the kernel held and the bound, not a million answers (70 MB).
-    const { total } = await readUntilQuiet(stalled);
+    const { total } = await readStalled(stalled, { quietMs: 2000 });
     ok(total < 20_000_000, `the client was sent ${total} bytes`);
     stalled.close();
     // The terminal is still there for others.
@@ -512,7 +640,7 @@ withHttp(
       // that takes nothing is 4 intervals): nothing announces that none came.
       let closed = false;
       client.closed.then(() => closed = true);
-      ok(!(await eventually(() => closed, 7_000)), "the client was dropped while its paste waited");
+      ok(await staysFalse(() => closed, 7_000), "the client was dropped while its paste waited");
       Deno.writeTextFileSync(go, "");
       await client.until(
         () => /0\r?\n\s*1\r?\n[^]*got-all/.test(client.output()),
@@ -623,7 +751,9 @@ withHttp(
         );
       };
       ok(await eventually(() => !running, 120_000, status), "the program exited");
-      const { total, resynced, ended, exited } = await readUntilQuiet(stalled);
+      const { total, resynced, ended, exited } = await readStalled(stalled, {
+        until: (read) => read.exited,
+      });
       // It fell behind (unless the kernel's socket buffers took the whole flood): then it was
       // sent a fresh screen. Either way it saw the end, then the exit.
       ok(resynced || total > FLOOD, `${total} bytes, no resync`);

@@ -4,7 +4,19 @@
  * output/kill/release, the screen view, limits.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import { type Connection, serverTest, text } from "../helpers/mcp.ts";
+import {
+  Client,
+  type Connection,
+  MAIN,
+  serverTest,
+  START_ENV,
+  START_FLAGS,
+  text,
+} from "../helpers/mcp.ts";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { eventually, processesWith, uniqueMarker } from "../helpers/process.ts";
 
 const posix = Deno.build.os !== "windows";
@@ -41,6 +53,17 @@ const withServer = (
   fn: (mcp: Connection) => Promise<void>,
   env: Record<string, string> = {},
 ) => serverTest(name, fn, { ignore: !posix, env });
+
+/** Returns once the terminal's output holds `text` (read raw, as it arrived). */
+async function arrived(mcp: Connection, terminalId: string, text: string): Promise<void> {
+  let output = "";
+  ok(
+    await eventually(() => output.includes(text), undefined, async () => {
+      output = (await mcp.callOk<{ output: string }>("terminal_output", { terminalId })).output;
+    }),
+    `${text} never arrived: ${output}`,
+  );
+}
 
 const wait = (mcp: Connection, args: Record<string, unknown>) =>
   mcp.callOk<Waited>("terminal_wait", args);
@@ -114,7 +137,7 @@ withServer("terminal_wait returns as soon as a server prints its pattern", async
 withServer("a wait after a write sees the answer even if it came before the wait", async (mcp) => {
   const { terminalId } = await mcp.callOk<Created>("terminal_create", { shell: "sh" });
   await mcp.callOk("terminal_write", { terminalId, input: "echo early-$((40 + 2))" });
-  await new Promise((resolve) => setTimeout(resolve, 500)); // the answer is long there
+  await arrived(mcp, terminalId, "early-42"); // the answer is there before the wait
   const seen = await wait(mcp, { terminalId, pattern: "early-42", timeoutMs: 5000 });
   assertEquals(seen.condition, "pattern");
   // The answer starts after the echo (a shell slow to start may print its prompt after the
@@ -127,7 +150,7 @@ withServer("a wait after a write sees the answer even if it came before the wait
   const server = await mcp.callOk<Created>("terminal_create", {
     command: "echo banner-ready; sleep 30",
   });
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  await arrived(mcp, server.terminalId, "banner-ready");
   assertEquals(
     (await wait(mcp, { terminalId: server.terminalId, pattern: "banner-ready", timeoutMs: 5000 }))
       .condition,
@@ -235,7 +258,7 @@ withServer("Ctrl+C by key name interrupts the program", async (mcp) => {
     command: "sleep",
     args: ["30"],
   });
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // It runs once created (the spawn returns after its exec): Ctrl+C reaches it at once.
   await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
   const done = await wait(mcp, { terminalId, timeoutMs: 10_000 });
   assertEquals(done.exitStatus, { exitCode: null, signal: "SIGINT" });
@@ -654,4 +677,48 @@ withServer("bad terminal input is refused clearly", async (mcp) => {
     match(text(result), expected);
   }
   assertEquals((await mcp.callOk<{ count: number }>("terminal_list")).count, 1);
+});
+
+Deno.test({
+  name:
+    "out of descriptors: a start is refused as the server's limit, naming ulimit -n, and the server answers on",
+  ignore: !linux,
+  async fn() {
+    // It was refused naming 'shell' ("cannot open /dev/pts/171"), as though the request were
+    // at fault. Each terminal holds one descriptor; the server itself about 30.
+    const transport = new StdioClientTransport({
+      command: "bash",
+      args: [
+        "-c",
+        'ulimit -n 64 && exec "$@"',
+        "bash",
+        Deno.execPath(),
+        "run",
+        ...START_FLAGS,
+        MAIN,
+      ],
+      env: { ...Deno.env.toObject(), WINTERM_LOG_LEVEL: "error", ...START_ENV },
+      stderr: "inherit",
+    });
+    const client = new Client({ name: "winterm-tests", version: "1.0.0" });
+    await client.connect(transport);
+    const call = async (name: string, args: Record<string, unknown>) =>
+      await client.callTool({ name, arguments: args }) as CallToolResult;
+    try {
+      let refused: CallToolResult | undefined;
+      const opened: string[] = [];
+      for (let i = 0; i < 64 && !refused; i++) {
+        const created = await call("terminal_create", { command: "cat" });
+        if (created.isError) refused = created;
+        else opened.push((created.structuredContent as unknown as Created).terminalId);
+      }
+      ok(refused, "64 terminals started under a limit of 64 descriptors");
+      match(text(refused), /^cannot start \S+: .*descriptor limit, ulimit -n.*\(EMFILE\)/);
+      ok(opened.length > 10, `${opened.length} started`);
+      await call("terminal_release", { terminalId: opened[0] });
+      ok(!(await call("terminal_create", { command: "cat" })).isError);
+    } finally {
+      await client.close();
+    }
+  },
 });

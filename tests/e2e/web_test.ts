@@ -305,7 +305,7 @@ Deno.test({
         await page.keyboard.type(":q!");
         await page.keyboard.press("Enter");
         await page.waitForFunction(() =>
-          document.querySelector("#view-state")?.textContent?.includes("ended")
+          document.querySelector("#view-state")?.textContent === "exited with code 0"
         );
       });
 
@@ -474,6 +474,209 @@ Deno.test({
       await mcp.close().catch(() => {});
       await browser.close();
       await evil?.shutdown();
+      await server.stop();
+    }
+  },
+});
+
+/** The geometry of the page at one width, as the checks below need it. */
+interface Layout {
+  /** The page's width, and what it would scroll to sideways. */
+  width: number;
+  scrollWidth: number;
+  /** The terminal table's headings: text, left and right edges, whether the text fits. */
+  headings: { text: string; left: number; right: number; fits: boolean }[];
+  /** The long cwd's cell and where its first and last characters are drawn. */
+  path: { left: number; right: number; first: number; last: number; lastRight: number };
+  /** The list's bottom and the viewer's top. */
+  asideBottom: number;
+  viewerTop: number;
+}
+
+Deno.test({
+  name: "web view: a terminal viewer as people expect one, at 390, 1000 and 1366 px",
+  ignore: Deno.build.os !== "linux",
+  async fn(t) {
+    let server = await startHttpServer();
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1366, height: 760 } });
+      const errors: string[] = [];
+      page.on("pageerror", (error) => errors.push(error.message));
+      const create = async (body: Record<string, unknown>) =>
+        (await request(server, "POST", "/api/terminals", { body })).json.data.terminalId as string;
+      const deep =
+        `${SCRATCH}/a-directory-with-a-rather-long-name/and/more/levels/below/it/the-end`;
+      await Deno.mkdir(deep, { recursive: true });
+      const shell = await create({
+        command: "bash",
+        args: ["--norc", "--noprofile"],
+        env: { PS1: "web$ " },
+        cwd: deep,
+        cols: 100,
+        rows: 24,
+      });
+      await request(server, "POST", `/api/terminals/${shell}/input`, {
+        body: { input: "seq -f 'history-line-%g' 1 300; echo '中文 😀' seq-$((6*7))-done" },
+      });
+      const three = await create({ command: "sh", args: ["-c", "echo bye; exit 3"] });
+      const killed = await create({ command: "sh", args: ["-c", "kill -TERM $$"] });
+      let raw = "";
+      ok(
+        await eventually(() => raw.includes("seq-42-done"), 10_000, async () => {
+          raw = (await request(server, "GET", `/api/terminals/${shell}/output?raw=true`)).json
+            .data.output;
+        }),
+      );
+      await page.goto(server.loginLink);
+      await page.waitForSelector(`#terminals tr[data-id="${killed}"]`);
+
+      await t.step("a terminal joined late has the scrollback it kept", async () => {
+        await page.click(`#terminals tr[data-id="${shell}"]`);
+        await viewShows(page, "seq-42-done");
+        const box = await page.locator("#screen").boundingBox();
+        ok(box);
+        await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+        // Scrolled up until the first line printed shows, or until scrolling moves no more.
+        let rows = await viewRows(page);
+        for (let tries = 0; tries < 100 && !rows.includes("history-line-1"); tries++) {
+          await page.mouse.wheel(0, -3000);
+          const before = rows.join("\n");
+          await page.waitForFunction(
+            (old) =>
+              [...document.querySelectorAll("#screen .xterm-rows > div")].map((row) =>
+                row.textContent
+              ).join("\n") !== old,
+            before,
+            { timeout: 2000 },
+          ).catch(() => {});
+          const now = await viewRows(page);
+          if (now.join("\n") === before) break;
+          rows = now;
+        }
+        ok(rows.includes("history-line-1"), `scrolled up to: ${rows.slice(0, 3).join(" | ")}`);
+      });
+
+      await t.step("an exit is said in words, in the view and in the list", async () => {
+        for (const [id, words] of [[three, "exited with code 3"], [killed, "killed by SIGTERM"]]) {
+          await page.click(`#terminals tr[data-id="${id}"]`);
+          await page.waitForFunction(
+            (words) => document.querySelector("#view-state")?.textContent === words,
+            words,
+          );
+          assertEquals(
+            await page.textContent(`#terminals tr[data-id="${id}"] td:nth-child(2)`),
+            words,
+          );
+        }
+        ok(!(await page.textContent("body"))?.includes("exitCode"));
+      });
+
+      await t.step(
+        "the terminal's fonts have CJK and emoji glyphs where the machine has them",
+        async () => {
+          const fonts = await page.evaluate(() =>
+            (globalThis as unknown as {
+              getComputedStyle(node: unknown): { fontFamily: string };
+            }).getComputedStyle(document.querySelector("#screen .xterm-rows")).fontFamily
+          );
+          for (const family of ["Noto Sans CJK SC", "Microsoft YaHei", "PingFang SC"]) {
+            ok(fonts.includes(family), `${family} in ${fonts}`);
+          }
+          for (const family of ["Noto Color Emoji", "Segoe UI Emoji", "Apple Color Emoji"]) {
+            ok(fonts.includes(family), `${family} in ${fonts}`);
+          }
+        },
+      );
+
+      for (const [width, height] of [[390, 844], [1000, 700], [1366, 760]]) {
+        await t.step(
+          `at ${width} px: no sideways scrolling, headings apart, paths' ends shown`,
+          async () => {
+            await page.setViewportSize({ width, height });
+            await page.click(`#terminals tr[data-id="${shell}"]`);
+            await viewShows(page, "seq-42-done");
+            const layout: Layout = await page.evaluate((id) => {
+              // deno-lint-ignore no-explicit-any
+              const doc = document as any;
+              const box = (node: { getBoundingClientRect(): { left: number; right: number } }) =>
+                node.getBoundingClientRect();
+              const cell = doc.querySelector(`#terminals tr[data-id="${id}"] td:nth-child(3)`);
+              const text = (cell.querySelector("span") ?? cell).firstChild;
+              const range = doc.createRange();
+              range.setStart(text, 0);
+              range.setEnd(text, 1);
+              const first = range.getBoundingClientRect().left;
+              range.setStart(text, text.length - 1);
+              range.setEnd(text, text.length);
+              const lastBox = range.getBoundingClientRect();
+              return {
+                width: doc.documentElement.clientWidth,
+                scrollWidth: doc.documentElement.scrollWidth,
+                headings: [...doc.querySelectorAll("#terminals th")].map((th) => ({
+                  text: th.textContent,
+                  left: box(th).left,
+                  right: box(th).right,
+                  fits: th.scrollWidth <= th.clientWidth,
+                })),
+                path: {
+                  left: box(cell).left,
+                  right: box(cell).right,
+                  first,
+                  last: lastBox.left,
+                  lastRight: lastBox.right,
+                },
+                asideBottom: doc.querySelector("aside").getBoundingClientRect().bottom,
+                viewerTop: doc.querySelector("#viewer").getBoundingClientRect().top,
+              };
+            }, shell);
+            ok(layout.scrollWidth <= layout.width, `${layout.scrollWidth} px wide at ${width}`);
+            assertEquals(layout.headings.map((h) => h.text), ["command", "state", "cwd", "age"]);
+            layout.headings.forEach((heading, i) => {
+              ok(heading.fits, `"${heading.text}" is cut at ${width} px`);
+              const next = layout.headings[i + 1];
+              if (next) {
+                ok(heading.right <= next.left + 0.5, `"${heading.text}" overlaps at ${width}`);
+              }
+            });
+            // The path's end is inside its cell, its start cut off (an ellipsis there).
+            const { path } = layout;
+            ok(path.last >= path.left && path.lastRight <= path.right + 0.5, JSON.stringify(path));
+            ok(path.first < path.left, `the whole path fits at ${width}: ${JSON.stringify(path)}`);
+            // A phone: the terminal below the lists.
+            if (width < 720) {
+              ok(layout.viewerTop >= layout.asideBottom - 0.5, JSON.stringify(layout));
+            } else ok(layout.viewerTop < layout.asideBottom, "side by side");
+          },
+        );
+      }
+
+      await t.step("after a server restart, one clear message", async () => {
+        await page.click(`#terminals tr[data-id="${shell}"]`);
+        await viewShows(page, "seq-42-done");
+        const { port } = new URL(server.url);
+        await server.stop();
+        await page.waitForFunction(() =>
+          document.querySelector("#summary")?.textContent?.includes("does not answer")
+        );
+        server = await startHttpServer(["--port", port], { WINTERM_TOKEN: server.token });
+        await page.waitForSelector("#login:not([hidden])", { timeout: 15_000 });
+        const shown = await page.evaluate(() =>
+          (document.querySelector("body") as unknown as { innerText: string }).innerText
+        );
+        match(shown, /The server has restarted.*log in again/);
+        for (const other of ["does not answer", "session has ended", "reconnecting", "ended"]) {
+          ok(!shown.includes(other), `"${other}" shown too: ${shown}`);
+        }
+        assertEquals(await page.textContent("#summary"), "");
+        // Logged in again with the token, it works as before.
+        await page.fill("#token", server.token);
+        await page.click("#login-form button");
+        await page.waitForSelector("#app:not([hidden])");
+        assertEquals(errors, [], "no script errors");
+      });
+    } finally {
+      await browser.close();
       await server.stop();
     }
   },

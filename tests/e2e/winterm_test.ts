@@ -145,8 +145,8 @@ withServer("python3 -i driven by send_command_input", async (mcp) => {
 });
 
 withServer("Ctrl+C sent as input interrupts sleep", async (mcp) => {
+  // It runs once started (the spawn returns after its exec): Ctrl+C reaches it at once.
   const token = await run(mcp, { command: "sleep 30", shell_type: "executable" });
-  await new Promise((resolve) => setTimeout(resolve, 300));
   const sent = await mcp.callOk<{ success: boolean }>("send_command_input", {
     token,
     input: "\u0003",

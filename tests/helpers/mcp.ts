@@ -51,15 +51,29 @@ export interface Connection {
   close(): Promise<void>;
 }
 
-/** Starts a server (main.ts, or another entry such as a bundle) with extra flags and environment. */
+/**
+ * Starts a server (main.ts, or another entry such as a bundle) with extra flags and environment;
+ * with `umask`, under that file mode creation mask (POSIX), as a service configured so would run;
+ * with `user` (the test runs as root), as that user and group, with no other groups (setpriv,
+ * which execs the server: the connection's pid is the server's).
+ */
 export async function connect(
   args: string[] = [],
   env: Record<string, string> = {},
   entry: string = MAIN,
+  options: { umask?: string; user?: { uid: number; gid: number } } = {},
 ): Promise<Connection> {
+  let command = [Deno.execPath(), "run", ...START_FLAGS, entry, ...args];
+  if (options.umask !== undefined) {
+    command = ["bash", "--norc", "-c", `umask ${options.umask} && exec "$@"`, "bash", ...command];
+  }
+  if (options.user) {
+    const { uid, gid } = options.user;
+    command = ["setpriv", `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups", "--", ...command];
+  }
   const transport = new StdioClientTransport({
-    command: Deno.execPath(),
-    args: ["run", ...START_FLAGS, entry, ...args],
+    command: command[0],
+    args: command.slice(1),
     env: { ...Deno.env.toObject(), WINTERM_LOG_LEVEL: "warn", ...START_ENV, ...env },
     stderr: "inherit",
   });

@@ -35,8 +35,8 @@ export async function start(
     for (const wake of waiters.splice(0)) wake();
   });
   const text = (stream: string) => new TextDecoder().decode(concat(chunks[stream]));
-  const waitFor = async (pattern: string | RegExp, timeoutMs = 10_000) => {
-    const deadline = Date.now() + timeoutMs;
+  const waitFor = async (pattern: string | RegExp, timeoutMs = WAIT_FLOOR_MS) => {
+    const deadline = Date.now() + Math.max(timeoutMs, WAIT_FLOOR_MS);
     const matches = () =>
       typeof pattern === "string" ? text("stdout").includes(pattern) : pattern.test(text("stdout"));
     while (!matches()) {
@@ -110,21 +110,43 @@ export function childrenOf(ppid: number): number[] {
 }
 
 /**
- * Polls until `check` is true or `timeoutMs` passes; returns whether it became true. `step`, if
- * given, runs before each check (to fetch fresh state).
+ * However short a wait a test names, it waits this long before it gives up: a bound only says
+ * when a test stops waiting for something that will not come, never what the answer is. On a
+ * machine loaded far beyond its cores (CI beside a build), 5 and 10 s bounds ran out while
+ * processes were still being ended, and the tests failed for the machine's pace.
+ */
+export const WAIT_FLOOR_MS = 60_000;
+
+/**
+ * Polls until `check` is true; returns whether it became true before the bound (`timeoutMs`,
+ * never less than {@link WAIT_FLOOR_MS}) passed. `step`, if given, runs before each check (to
+ * fetch fresh state).
  */
 export async function eventually(
   check: () => boolean,
-  timeoutMs = 5000,
+  timeoutMs = WAIT_FLOOR_MS,
   step?: () => unknown,
 ): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + Math.max(timeoutMs, WAIT_FLOOR_MS);
   for (;;) {
     if (step) await step();
     if (check()) return true;
     if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/**
+ * True when `check` stays false for `ms`: for what must NOT happen, where nothing announces
+ * that it did not (a slower machine only makes this easier to pass, never harder).
+ */
+export async function staysFalse(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() <= deadline) {
+    if (check()) return false;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return !check();
 }
 
 /**

@@ -7,7 +7,7 @@
 // @ts-types="npm:@types/ws@8.18.1"
 import { WebSocket } from "ws";
 import type { HttpServer } from "./http.ts";
-import { concat } from "./process.ts";
+import { concat, WAIT_FLOOR_MS } from "./process.ts";
 
 /** An open stream and what it received. */
 export interface StreamClient {
@@ -62,7 +62,7 @@ export function openStream(
     messages: [],
     frames: [],
     output: () => new TextDecoder().decode(concat(client.frames)),
-    until(check, what, timeoutMs = 10_000) {
+    until(check, what, timeoutMs = WAIT_FLOOR_MS) {
       return new Promise((resolve, reject) => {
         if (check()) return resolve();
         const done = () => {
@@ -79,7 +79,7 @@ export function openStream(
               }`,
             ),
           );
-        }, timeoutMs);
+        }, Math.max(timeoutMs, WAIT_FLOOR_MS));
         const onMessage = () => {
           if (!check()) return;
           done();

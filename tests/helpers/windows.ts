@@ -6,6 +6,10 @@
  * @module
  */
 
+import { Buffer } from "node:buffer";
+import iconv from "iconv-lite";
+import { resolveProgram, runningUnderWine, systemCodePages } from "../../src/pty/mod.ts";
+
 const PROCESSENTRY32W_SIZE = 568;
 let kernel: ReturnType<typeof openKernel> | undefined;
 let shell: ReturnType<typeof openShell> | undefined;
@@ -92,4 +96,57 @@ export function canaryHandle(): { value: bigint; valid(): boolean; close(): void
     valid: () => k.GetHandleInformation(handle, new Uint8Array(4)) !== 0,
     close: () => void k.CloseHandle(handle),
   };
+}
+
+/** The system's OEM code page (what cmd writes to pipes), as an iconv-lite label; cp437 elsewhere. */
+export function oemLabel(): string {
+  return `cp${systemCodePages()?.oem ?? 437}`;
+}
+
+/**
+ * Text beyond ASCII that the OEM code page holds exactly: Chinese at 936, Japanese at 932,
+ * Latin at 437 and 850. `kind` picks a sample: a word, or a longer line.
+ */
+export function nativeText(kind: "word" | "line" = "word"): string {
+  const samples = kind === "word"
+    ? ["中文输入", "日本語入力", "café ü", "Привет"]
+    : ["批处理：中文", "バッチ：日本語", "batch: café ü", "пакет: Привет"];
+  const label = oemLabel();
+  const fits = samples.find((sample) =>
+    iconv.decode(Buffer.from(iconv.encode(sample, label)), label) === sample
+  );
+  if (!fits) throw new Error(`no sample text fits ${label}`);
+  return fits;
+}
+
+/**
+ * The PowerShells of this Windows, each by name and path: PowerShell 7 (`pwsh`, on PATH or in
+ * its standard folder) and Windows PowerShell 5.1 (`powershell.exe` in System32). None under
+ * Wine (its powershell.exe is a stub) or elsewhere.
+ */
+export function powerShells(): { name: string; path: string }[] {
+  if (Deno.build.os !== "windows" || runningUnderWine()) return [];
+  const env = Deno.env.toObject();
+  const found = (path: string) => {
+    try {
+      return Deno.statSync(path).isFile;
+    } catch {
+      return false;
+    }
+  };
+  const onPath = (name: string) => {
+    try {
+      return resolveProgram(name, { cwd: Deno.cwd(), env, flavor: "windows" });
+    } catch {
+      return undefined;
+    }
+  };
+  const programFiles = env.ProgramFiles ?? "C:\\Program Files";
+  const systemRoot = env.SystemRoot ?? "C:\\Windows";
+  const pwsh = onPath("pwsh.exe") ?? `${programFiles}\\PowerShell\\7\\pwsh.exe`;
+  const windowsPowerShell = `${systemRoot}\\System32\\WindowsPowerShell\\v1.0\\powershell.exe`;
+  return [
+    { name: "pwsh (PowerShell 7)", path: pwsh },
+    { name: "powershell.exe (Windows PowerShell 5.1)", path: windowsPowerShell },
+  ].filter((shell) => found(shell.path));
 }

@@ -11,7 +11,7 @@ import { bootId } from "../../src/pty/posix/procfs.ts";
 import { processEntry } from "../../src/pty/posix/process_table.ts";
 import { endAbandoned } from "../../src/pty/posix/supervisor.ts";
 import { TREE_VARIABLE } from "../../src/pty/posix/tree.ts";
-import { eventually, tempDir } from "../helpers/process.ts";
+import { staysFalse, tempDir } from "../helpers/process.ts";
 
 const linux = Deno.build.os === "linux";
 
@@ -76,7 +76,7 @@ Deno.test({
       assertEquals((await marked.child.status).signal, "SIGKILL");
       for (const alive of [reused, stranger, bystander]) {
         ok(
-          !(await eventually(() => processEntry(alive.child.pid)?.zombie !== false, 300)),
+          await staysFalse(() => processEntry(alive.child.pid)?.zombie !== false, 300),
           "a process the ledger did not vouch for was ended",
         );
       }

@@ -14,7 +14,7 @@ import {
 } from "../../src/engine/services/terminals.ts";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
 import { Screen } from "../../src/engine/output/screen.ts";
-import { concat } from "../helpers/process.ts";
+import { concat, eventually, tempDir } from "../helpers/process.ts";
 
 await loadPatterns();
 
@@ -23,9 +23,12 @@ Deno.test({
   ignore: Deno.build.os === "windows",
   async fn() {
     const terminals = new TerminalService();
-    // 8,000 coloured lines in bursts over about a second, then a full-screen switch.
+    // 8,000 coloured lines in bursts, then a full-screen switch. Halfway it waits for `go`, so
+    // that viewers certainly join while it prints, however fast or slow the machine is.
+    const dir = tempDir("winterm-watch-"), go = `${dir}/go`;
     const script = "for i in $(seq 1 8000); do printf 'line %d \\033[3%dmcolour\\033[0m\\n' $i " +
-      "$((i % 8)); [ $((i % 500)) = 0 ] && sleep 0.06; done; " +
+      "$((i % 8)); [ $((i % 500)) = 0 ] && sleep 0.06; " +
+      `[ $i = 4000 ] && while [ ! -e ${go} ]; do sleep 0.01; done; done; ` +
       "printf '\\033[?1049h\\033[5;5Hfull screen'; sleep 30";
     const terminal = await terminals.create({
       command: "sh",
@@ -36,13 +39,14 @@ Deno.test({
     const viewers: { screen: Screen; watch: Watch; received: Uint8Array[] }[] = [];
     const end = () => terminal.stats().totalBytes;
     try {
-      // Join while the output streams (the last ones after it has stopped).
-      for (let tries = 0; tries < 400 && end() === 0; tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      // Three join while it waits halfway, the others while it goes on or after it has stopped.
+      ok(await eventually(() => terminal.acpOutput(true).output.includes("line 4000 \x1b")));
       for (let joined = 0; joined < 6; joined++) {
-        await new Promise((resolve) => setTimeout(resolve, 40 * joined));
-        if (joined === 3) terminal.resize(60, 12);
+        if (joined === 3) {
+          terminal.resize(60, 12);
+          Deno.writeTextFileSync(go, "");
+        }
+        if (joined > 3) await new Promise((resolve) => setTimeout(resolve, 40 * joined));
         // A viewer: its own emulator, drawing the snapshot and then every event, in order.
         const drawn = new OutputBuffer();
         const viewer: { screen?: Screen } = {};
@@ -59,11 +63,12 @@ Deno.test({
         viewers.push({ screen, watch, received });
       }
       let engineView = "";
-      for (let tries = 0; tries < 200 && !engineView.includes("full screen"); tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 25));
-        engineView = (await terminal.screen()).text;
-      }
-      ok(engineView.includes("full screen"), engineView);
+      ok(
+        await eventually(() => engineView.includes("full screen"), undefined, async () => {
+          engineView = (await terminal.screen()).text;
+        }),
+        engineView,
+      );
       const expected = await terminal.screen();
       ok(
         viewers.some(({ watch }) => watch.offset > 0 && watch.offset < end() * 0.9),
@@ -99,6 +104,7 @@ Deno.test({
         screen.dispose();
       }
       await terminals.shutdown(200);
+      Deno.removeSync(dir, { recursive: true });
     }
   },
 });

@@ -1,6 +1,7 @@
 /**
- * The settings this project's process supervision adds: where the state directory is, and how
- * long a write may wait. Parsing is pure: arguments and environment are passed in.
+ * Settings with rules of their own: where the state directory is, how long a write to a program
+ * may wait, how long an HTTP answer may make no progress and how much may wait to be sent.
+ * Parsing is pure: arguments and environment are passed in.
  */
 import { deepStrictEqual as assertEquals, throws } from "node:assert/strict";
 import { ConfigError, parseConfig, USAGE } from "../../src/config.ts";
@@ -46,4 +47,68 @@ Deno.test("WINTERM_WRITE_TIMEOUT_MS: 10 s by default, bounded, named when wrong"
 
 Deno.test("--help names both settings", () => {
   assertEquals(/--state-dir DIR/.test(USAGE) && /WINTERM_WRITE_TIMEOUT_MS/.test(USAGE), true);
+});
+
+Deno.test("HTTP sending: write timeout 30 s and 64 MiB queued by default, bounded, in --help", () => {
+  const http = (env: Record<string, string>) => parseConfig(["--http"], env).config.http!;
+  assertEquals([http({}).writeTimeoutMs, http({}).maxQueuedBytes], [30_000, 64 * 1024 * 1024]);
+  assertEquals(http({ WINTERM_HTTP_WRITE_TIMEOUT_MS: "1500" }).writeTimeoutMs, 1500);
+  assertEquals(http({ WINTERM_HTTP_MAX_QUEUED_BYTES: "8388608" }).maxQueuedBytes, 8388608);
+  for (
+    const [name, bad] of [
+      ["WINTERM_HTTP_WRITE_TIMEOUT_MS", "99"],
+      ["WINTERM_HTTP_WRITE_TIMEOUT_MS", "3600001"],
+      ["WINTERM_HTTP_MAX_QUEUED_BYTES", String(8 * 1024 * 1024 - 1)],
+      ["WINTERM_HTTP_MAX_QUEUED_BYTES", "lots"],
+    ]
+  ) {
+    throws(
+      () => http({ [name]: bad }),
+      (error: unknown) => error instanceof ConfigError && error.message.includes(name),
+    );
+  }
+  assertEquals(
+    /WINTERM_HTTP_WRITE_TIMEOUT_MS/.test(USAGE) && /WINTERM_HTTP_MAX_QUEUED_BYTES/.test(USAGE),
+    true,
+  );
+});
+
+Deno.test("the sandbox settings: flags before variables, named when wrong", () => {
+  const sandbox = (args: string[], env: Record<string, string>) =>
+    parseConfig(args, env).config.sandbox;
+  assertEquals(sandbox([], {}), {});
+  assertEquals(sandbox(["--sandbox", "read-only"], { WINTERM_SANDBOX: "off" }), {
+    mode: "read-only",
+  });
+  const separator = os === "windows" ? ";" : ":";
+  assertEquals(
+    sandbox([], {
+      WINTERM_SANDBOX: "workspace-write",
+      WINTERM_SANDBOX_NETWORK: "allow: api.example.com , *.example.org",
+      WINTERM_SANDBOX_WRITABLE: `/a${separator}/b`,
+      WINTERM_SANDBOX_HIDDEN: "~/.ssh",
+    }),
+    {
+      mode: "workspace-write",
+      network: { allow: ["api.example.com", "*.example.org"] },
+      writable: ["/a", "/b"],
+      hidden: ["~/.ssh"],
+    },
+  );
+  assertEquals(sandbox(["--sandbox-network", "on"], {}), { network: "on" });
+  throws(
+    () => sandbox(["--sandbox", "strict"], {}),
+    (error: Error) =>
+      error instanceof ConfigError &&
+      error.message === "--sandbox must be one of off, workspace-write, read-only (got 'strict')",
+  );
+  for (const bad of ["allow:", "maybe", "api.example.com"]) {
+    throws(
+      () => sandbox([], { WINTERM_SANDBOX_NETWORK: bad }),
+      /WINTERM_SANDBOX_NETWORK must be off, on, or allow:/,
+    );
+  }
+  for (const name of ["--sandbox", "--sandbox-network", "WINTERM_SANDBOX_HIDDEN"]) {
+    assertEquals(USAGE.includes(name), true, name);
+  }
 });

@@ -22,9 +22,12 @@ Deno.test("each shell gets its way in, and the user's own settings are passed on
     const sh = shellIntegration("sh", NONCE, { ENV: "$HOME/.shrc" }, scripts)!;
     match(Deno.readTextFileSync(sh.env!.ENV), /PS1=/);
     assertEquals(sh.env!.WINTERM_USER_ENV, "$HOME/.shrc");
-    // The prompt is handed over unexported: dash would export the nonce with it.
-    const prompted = shellIntegration("sh", NONCE, { PS1: "EX$ " }, scripts)!;
-    assertEquals([prompted.env!.WINTERM_USER_PS1, prompted.unset], ["EX$ ", ["PS1"]]);
+    // The prompts are handed over unexported: dash would export the nonce with them.
+    const prompted = shellIntegration("sh", NONCE, { PS1: "EX$ ", PS2: "more> " }, scripts)!;
+    assertEquals(
+      [prompted.env!.WINTERM_USER_PS1, prompted.env!.WINTERM_USER_PS2, prompted.unset],
+      ["EX$ ", "more> ", ["PS1", "PS2"]],
+    );
 
     const fish = shellIntegration("fish", NONCE, {}, scripts)!;
     match(fish.args![1], new RegExp(`^set -g __winterm_nonce ${NONCE}; source '.*\\.fish'$`));
@@ -33,7 +36,12 @@ Deno.test("each shell gets its way in, and the user's own settings are passed on
     const cmd = shellIntegration("cmd", NONCE, { Prompt: "$N$G" }, scripts)!;
     match(cmd.startup!, /^prompt .*\$N\$G/);
     assertEquals(cmd.env, { WINTERM_ESC: "\x1b" });
-    match(cmd.runWrapping!.suffix, /%\^ERRORLEVEL%/);
+    // Nothing after the command on its line: the exit code is asked for on a line of its own.
+    match(
+      cmd.runWrapping!.prefix,
+      /^ver>nul& echo %WINTERM_ESC%\]133;C;nl;[0-9a-f]+%WINTERM_ESC%\\& $/,
+    );
+    match(cmd.runWrapping!.exitQuery!, /^echo %WINTERM_ESC%\]133;D;%ERRORLEVEL%;[0-9a-f]+/);
     assertEquals(shellIntegration("xonsh", NONCE, {}, scripts), undefined);
   } finally {
     scripts.remove();

@@ -14,7 +14,22 @@ const NONCE = "0123456789abcdef0123456789abcdef";
 
 /** A mark body this engine knows, or a near miss. */
 const body = fc.oneof(
-  fc.constantFrom("A", "B", "C", "D", "D;0", "D;1", "D;130", "D;-1", "D;x", "Z", ""),
+  fc.constantFrom(
+    "A",
+    "A;k=s",
+    "A;k=",
+    "A;k=ss",
+    "B",
+    "C",
+    "D",
+    "D;0",
+    "D;1",
+    "D;130",
+    "D;-1",
+    "D;x",
+    "Z",
+    "",
+  ),
   stringOf([...TEXT_PIECES, "/", ";", "\n", "\r"], 12).map((path) => `P;/${path}`),
   stringOf([...TEXT_PIECES, ";", "'", '"'], 12).map((command) => `E;${command}`),
 );
@@ -160,4 +175,24 @@ Deno.test("mark bodies: exit codes, working directories, command lines", () => {
   assertEquals(parseMark("E;ls -l; echo"), { kind: "command", text: "ls -l; echo" });
   assertEquals(parseMark("Q"), undefined);
   assertEquals(newNonce().length, 32);
+});
+
+Deno.test("a continuation prompt's mark (A;k=s) is its own kind; other prompt options start a prompt", () => {
+  assertEquals(parseMark("A;k=s"), { kind: "continuation" });
+  assertEquals(parseMark("A"), { kind: "prompt-start" });
+  for (const near of ["A;k=", "A;k=ss", "A;K=s", "A;k=s ", "A;k=p", "A;aid=1"]) {
+    assertEquals([near, parseMark(near)], [near, { kind: "prompt-start" }]);
+  }
+  assertEquals(parseMark("Ak=s"), undefined);
+  // As a shell sends it (PS2 holds the nonce), split anywhere, and only with this nonce.
+  const text = `echo "a\r\n\x1b]133;A;k=s;${NONCE}\x07> `;
+  const bytes = encoder.encode(text);
+  for (let cut = 0; cut <= bytes.length; cut++) {
+    const result = filterInPieces(bytes, [cut / bytes.length]);
+    assertEquals(decoder.decode(result.data), 'echo "a\r\n> ');
+    assertEquals(result.marks, [{ at: 9, mark: { kind: "continuation" } }]);
+  }
+  const forged = `\x1b]133;A;k=s;${newNonce()}\x07`;
+  const other = new MarkFilter(NONCE).push(encoder.encode(forged));
+  assertEquals([decoder.decode(other.data), other.marks], [forged, []]);
 });

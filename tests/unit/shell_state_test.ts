@@ -261,9 +261,59 @@ Deno.test("before the first prompt: a line is the shell's, unless a program read
   assertEquals([shell.atPrompt, shell.entered], [true, undefined]);
 });
 
+Deno.test("a continuation prompt's mark: the line entered is not a command; the shell reads on", () => {
+  // bash, zsh, fish: the line waits for its C; the continuation mark says none will come yet.
+  const shell = atItsPrompt();
+  shell.noteInput("echo 'open\r", 10);
+  assertEquals([shell.readsOn, shell.entered, shell.command], [false, "echo 'open", undefined]);
+  shell.onMark({ kind: "continuation" }, 22);
+  assertEquals([shell.readsOn, shell.atPrompt, shell.command], [true, false, undefined]);
+  // The rest of it, entered: read on again, or run.
+  shell.noteInput("still'|\r", 25);
+  assertEquals([shell.readsOn, shell.entered], [false, "still'|"]);
+  shell.onMark({ kind: "continuation" }, 36);
+  ok(shell.readsOn);
+  shell.noteInput("cat\r", 40);
+  shell.onMark({ kind: "output-start" }, 45);
+  assertEquals([shell.readsOn, shell.command?.text], [false, "cat"]);
+  shell.onMark({ kind: "command-end", exitCode: 0 }, 50);
+  shell.onMark({ kind: "prompt-end" }, 60);
+  // Ctrl+C drops it: the shell no longer reads on for it, and its next prompt is the prompt.
+  shell.noteInput("cat <<EOF\r", 60);
+  shell.onMark({ kind: "continuation" }, 72);
+  shell.noteInput("\x03", 75);
+  assertEquals([shell.readsOn, shell.entered], [false, undefined]);
+  shell.onMark({ kind: "command-end", exitCode: 130 }, 80);
+  shell.onMark({ kind: "prompt-end" }, 90);
+  assertEquals([shell.atPrompt, shell.finished.length, shell.lastExitCode], [true, 2, 0]);
+});
+
+Deno.test("without C (sh): a line the shell reads on from was no command after all", () => {
+  const shell = tracker([20, 40, 48]);
+  shell.onMark({ kind: "command-end", exitCode: 0 }, 0);
+  shell.onMark({ kind: "prompt-end" }, 4);
+  shell.noteInput("echo a |\r", 4);
+  assertEquals(shell.command?.text, "echo a |");
+  shell.onMark({ kind: "continuation" }, 21);
+  assertEquals([shell.readsOn, shell.command, shell.entered], [true, undefined, "echo a |"]);
+  // Ctrl+C: its prompt's D is no command's end.
+  shell.noteInput("\x03", 25);
+  shell.onMark({ kind: "command-end", exitCode: 130 }, 30);
+  shell.onMark({ kind: "prompt-end" }, 34);
+  assertEquals([shell.atPrompt, shell.finished.length, shell.readsOn], [true, 0, false]);
+  // Entered, the rest makes it whole: the command runs from that line.
+  shell.noteInput("echo b |\r", 34);
+  shell.onMark({ kind: "continuation" }, 41);
+  shell.noteInput("cat\r", 43);
+  assertEquals([shell.readsOn, shell.command?.text], [false, "cat"]);
+  shell.onMark({ kind: "command-end", exitCode: 0 }, 60);
+  assertEquals(shell.finished.at(-1)!.exitCode, 0);
+});
+
 Deno.test("property: at the prompt means no line waits; entered lines are short and plain", () => {
   const marks = fc.oneof(
     fc.constant({ kind: "prompt-start" as const }),
+    fc.constant({ kind: "continuation" as const }),
     fc.constant({ kind: "prompt-end" as const }),
     fc.record({ kind: fc.constant("output-start" as const), lineBreak: fc.boolean() }),
     fc.record({
@@ -324,7 +374,7 @@ Deno.test("property: at the prompt means no line waits; entered lines are short 
             !/[\r\n]/.test(step.input.split(/[\x03\x1a\x1c]/).at(-1)!);
           if (dropped) assertEquals(shell.entered, undefined);
         }
-        if (shell.atPrompt) assertEquals(shell.entered, undefined);
+        if (shell.atPrompt) assertEquals([shell.entered, shell.readsOn], [undefined, false]);
         const entered = shell.entered;
         if (entered !== undefined && entered !== null) {
           ok(entered.length <= 1001 && entered.trim() === entered && entered !== "");

@@ -43,6 +43,11 @@ Deno.test("idle: the groundwork, the tools and their schemas load no npm package
       "src/typebox_compiler.generated.js",
       "src/pty/posix/supervisor.ts",
       "src/pty/posix/reactor.ts",
+      // The sandbox: its Worker, its proxy, the engine's side (with the first sandboxed start).
+      "src/pty/posix/sandbox/worker.ts",
+      "src/pty/posix/sandbox/linux.ts",
+      "src/engine/launching/sandbox.ts",
+      "src/engine/launching/proxy.ts",
     ]
   ) {
     ok(!idle.has(new URL(late, ROOT).href), `${late} is loaded by an idle server`);

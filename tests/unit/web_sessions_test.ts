@@ -9,9 +9,9 @@ import {
   KEY_HEADER,
   keyFromProtocols,
   MAX_SESSIONS,
-  sameOrigin,
   WebSessions,
 } from "../../src/http/web/sessions.ts";
+import { sameOrigin } from "../../src/http/security.ts";
 
 const TOKEN = "0123456789abcdef0123456789abcdef";
 
@@ -44,9 +44,11 @@ Deno.test("a login code works once; a wrong code or token never", () => {
   assertEquals(web.login({ token: TOKEN }, undefined), undefined);
   ok(web.login({ token: TOKEN }, TOKEN));
   ok(first.cookie.startsWith("winterm_session_4321="));
-  for (const attribute of ["HttpOnly", "SameSite=Strict", "Path=/"]) {
+  for (const attribute of ["HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=3600"]) {
     ok(first.cookie.includes(attribute), attribute);
   }
+  const cleared = web.logout(first.session);
+  ok(cleared.startsWith("winterm_session_4321=;") && cleared.includes("Max-Age=0"), cleared);
 });
 
 Deno.test("an expired login code is refused", async () => {
@@ -104,7 +106,7 @@ Deno.test("cookie, origin and subprotocol parsing never throw and never match by
   fc.assert(
     fc.property(fc.string({ maxLength: 200 }), fc.string({ maxLength: 60 }), (header, host) => {
       const value = cookieValue(header, "winterm_session_1");
-      if (value !== undefined) ok(header.includes("winterm_session_1="));
+      if (value !== undefined) ok(header.includes("winterm_session_1"));
       ok(!sameOrigin(header, null) && !sameOrigin(null, host));
       if (sameOrigin(header, host)) ok(/^https?:\/\//.test(header));
       const key = keyFromProtocols(header);
@@ -114,6 +116,8 @@ Deno.test("cookie, origin and subprotocol parsing never throw and never match by
   );
   assertEquals(cookieValue("a=1; winterm_session_1=xyz; b=2", "winterm_session_1"), "xyz");
   assertEquals(cookieValue("xwinterm_session_1=xyz", "winterm_session_1"), undefined);
+  assertEquals(cookieValue("winterm_session_1=a; winterm_session_1=b", "winterm_session_1"), "a");
+  assertEquals(cookieValue("winterm_session_1", "winterm_session_1"), undefined);
   ok(sameOrigin("http://LOCALHOST:3001", "localhost:3001"));
   ok(!sameOrigin("http://localhost:3002", "localhost:3001"));
   ok(!sameOrigin("null", "localhost:3001"));

@@ -11,8 +11,9 @@ import { systemCodePages } from "../../src/pty/mod.ts";
 import { withBundle } from "../helpers/bundle.ts";
 import { type CommandQuery, connect } from "../helpers/mcp.ts";
 import { tempDir } from "../helpers/process.ts";
+import { limitedTest } from "../helpers/limited.ts";
 
-Deno.test({
+limitedTest({
   name: "bundle: cmd types a GBK file through pipes, decoded by the bundle's code page tables",
   ignore: Deno.build.os !== "windows",
   async fn() {

@@ -10,6 +10,7 @@ import { windowsEnvironment } from "../../src/pty/windows/environment.ts";
 import { fc, stringOf } from "../helpers/arbitraries.ts";
 import { start } from "../helpers/process.ts";
 import { commandLineToArgv } from "../helpers/windows.ts";
+import { limitedTest } from "../helpers/limited.ts";
 
 const windows = Deno.build.os === "windows";
 const PIECES = [
@@ -32,7 +33,7 @@ const PIECES = [
   "x y",
 ];
 
-Deno.test({
+limitedTest({
   name: "quoted argument lists come back unchanged from CommandLineToArgvW",
   ignore: !windows,
   fn() {
@@ -52,7 +53,7 @@ Deno.test({
   },
 });
 
-Deno.test({
+limitedTest({
   name: "our splitter agrees with CommandLineToArgvW on random command lines",
   ignore: !windows,
   fn() {
@@ -66,7 +67,7 @@ Deno.test({
   },
 });
 
-Deno.test({
+limitedTest({
   name: "environment blocks round-trip through a child: deduplicated ignoring case, Unicode intact",
   ignore: !windows,
   async fn() {

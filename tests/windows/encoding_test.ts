@@ -1,7 +1,7 @@
 /**
- * Code pages through the real server on Windows (and under Wine, twice in CI: code page 437,
- * and 936 with WINE_TESTBED_LANG=zh_CN.UTF-8). What a system's code page cannot represent is
- * asked for with `encoding`; everything else must come out right by itself.
+ * Code pages through the real server on Windows (and under Wine, three times in CI: code page
+ * 437, 936 with WINE_TESTBED_LANG=zh_CN.UTF-8, 932 with ja_JP.UTF-8). What a system's code page
+ * cannot represent is asked for with `encoding`; everything else must come out right by itself.
  *
  * Wine's `type` puts a `?` at 511-byte write boundaries of a GBK file (a Wine bug): the files
  * here are far shorter. Under Wine a program on a pseudoconsole writes to CON to reach it.
@@ -10,17 +10,27 @@ import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import iconv from "iconv-lite";
 import { runningUnderWine, systemCodePages } from "../../src/pty/mod.ts";
 import { type CommandQuery, type Connection, runToEnd, serverTest, text } from "../helpers/mcp.ts";
-import { tempDir } from "../helpers/process.ts";
+import { eventually, tempDir } from "../helpers/process.ts";
+import { nativeText, oemLabel } from "../helpers/windows.ts";
 
 const windows = Deno.build.os === "windows";
 /** The system's OEM code page (0 elsewhere: the tests are ignored there). */
 const OEM = systemCodePages()?.oem ?? 0;
 const CHINESE = OEM === 936;
+/** A double-byte OEM code page (936, 932, 949, 950), where Wine's `type` breaks UTF-8 bytes. */
+const DOUBLE_BYTE = [932, 936, 949, 950].includes(OEM);
 /** What a GBK file needs on a system whose code page is not GBK. */
 const GBK_UNLESS_CHINESE = CHINESE ? {} : { encoding: "gbk" };
 
 /** A folder with the test files: GBK and UTF-8 text, a GBK batch file. */
-function files(): { dir: string; gbk: string; utf8: string; bat: string; tail: string } {
+function files(): {
+  dir: string;
+  gbk: string;
+  native: string;
+  utf8: string;
+  bat: string;
+  tail: string;
+} {
   const dir = tempDir("winterm enc ");
   const write = (name: string, bytes: Uint8Array) => {
     Deno.writeFileSync(`${dir}\\${name}`, bytes);
@@ -29,6 +39,7 @@ function files(): { dir: string; gbk: string; utf8: string; bat: string; tail: s
   return {
     dir,
     gbk: write("gbk.txt", iconv.encode("GBK文本：中文输出\r\n", "gbk")),
+    native: write("native.bat", iconv.encode(`@echo ${nativeText("line")}\r\n`, oemLabel())),
     utf8: write("utf8.txt", new TextEncoder().encode("UTF-8 文本：ü é 😀\r\n")),
     bat: write("gbk.bat", iconv.encode("@echo 批处理：中文\r\n", "gbk")),
     // The very last bytes of the output are one multi-byte character.
@@ -52,12 +63,12 @@ withServer(
       });
       assertEquals(gbkRun.stdout, "GBK文本：中文输出\n"); // (answers are cleaned: CRLF is LF)
       // Wine's `type` passes text through the console's code page (Windows' copies the bytes):
-      // under 936 that breaks UTF-8 bytes, unless cmd runs in 65001.
+      // under 936 or 932 that breaks UTF-8 bytes, unless cmd runs in 65001.
       const utf8Run = await runToEnd(mcp, {
         command: `type "${utf8}"`,
         shell_type: "cmd",
         use_pty: false,
-        ...(CHINESE && runningUnderWine() ? { encoding: "utf-8" } : {}),
+        ...(DOUBLE_BYTE && runningUnderWine() ? { encoding: "utf-8" } : {}),
       });
       assertEquals(utf8Run.stdout, "UTF-8 文本：ü é 😀\n");
       const tailRun = await runToEnd(mcp, {
@@ -99,32 +110,51 @@ withServer(
   },
 );
 
-withServer("a GBK batch file, and a UTF-8 writer (deno.exe) through pipes", async (mcp) => {
-  const { dir, bat } = files();
-  try {
-    const batRun = await runToEnd(mcp, {
-      command: "gbk.bat",
-      executable: bat,
-      shell_type: "executable",
-      use_pty: false,
-      ...GBK_UNLESS_CHINESE,
-    });
-    assertEquals([batRun.exit_code, batRun.stdout], [0, "批处理：中文\n"]);
-    const writer = await runToEnd(mcp, {
-      command: "deno",
-      executable: Deno.execPath(),
-      args: [
-        "eval",
-        "console.log('中文 ü é 😀'); Deno.stdout.writeSync(new TextEncoder().encode('end 中'))",
-      ],
-      shell_type: "executable",
-      use_pty: false,
-    });
-    assertEquals(writer.stdout, "中文 ü é 😀\nend 中");
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
-});
+withServer(
+  "batch files in the system's code page and in GBK, a UTF-8 writer (deno.exe) through pipes",
+  async (mcp) => {
+    const { dir, bat, native } = files();
+    try {
+      // A batch file in the system's own code page needs nothing.
+      const nativeRun = await runToEnd(mcp, {
+        command: "native.bat",
+        executable: native,
+        shell_type: "executable",
+        use_pty: false,
+      });
+      assertEquals([nativeRun.exit_code, nativeRun.stdout], [0, `${nativeText("line")}\n`]);
+      // A GBK one: cmd reads it in the console's code page and writes back the same bytes where
+      // that code page is single-byte (437: every byte is a character); a Japanese cmd (932)
+      // reads other characters in them, and writes those.
+      if (CHINESE || !DOUBLE_BYTE) {
+        const batRun = await runToEnd(mcp, {
+          command: "gbk.bat",
+          executable: bat,
+          shell_type: "executable",
+          use_pty: false,
+          ...GBK_UNLESS_CHINESE,
+        });
+        assertEquals([batRun.exit_code, batRun.stdout], [0, "批处理：中文\n"]);
+      }
+      const writer = await runToEnd(mcp, {
+        command: "deno",
+        executable: Deno.execPath(),
+        args: [
+          "eval",
+          "console.log('中文 ü é 😀'); Deno.stdout.writeSync(new TextEncoder().encode('end 中'))",
+        ],
+        shell_type: "executable",
+        use_pty: false,
+        // deno reads its command line as Unicode: what the ANSI code page lacks cannot reach it
+        // changed (see WorstFit in the README).
+        allow_ansi_mismatch: true,
+      });
+      assertEquals(writer.stdout, "中文 ü é 😀\nend 中");
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+);
 
 withServer("set /p through pipes reads input in the console's code page", async (mcp) => {
   const prompt = async (input: string, extra: Record<string, unknown> = {}) => {
@@ -142,18 +172,55 @@ withServer("set /p through pipes reads input in the console's code page", async 
     });
     return { sent, result };
   };
-  const native = CHINESE ? "中文输入" : "café ü";
+  const native = nativeText();
   const { result } = await prompt(native);
   assertEquals(result.stdout, `got [${native}]\n`);
-  // UTF-8 input, declared: cmd passes the bytes through whatever its code page.
-  const declared = await prompt("中文输入", { encoding: "utf-8" });
+  // UTF-8 input, declared: a cmd shell is switched to 65001 (chcp), so it reads UTF-8. (A cmd
+  // started as a program stays in the console's code page, and reads other characters in UTF-8
+  // bytes wherever that code page does not map every byte: 932.)
+  const declared = await prompt("中文输入", {
+    command: "set /p ANSWER=& call echo got [%^ANSWER%]",
+    shell_type: "cmd",
+    encoding: "utf-8",
+  });
   assertEquals(declared.result.stdout, "got [中文输入]\n");
-  if (!CHINESE) {
-    // Text the program's code page cannot hold is refused, not sent as '?'.
-    const refused = await prompt("中文");
-    ok(refused.sent.isError, JSON.stringify(refused.sent));
-    match(text(refused.sent), /'中' cannot be written in cp437/);
-  }
+  // Text the program's code page cannot hold is refused, not sent as '?'.
+  const refused = await prompt("ok 😀");
+  ok(refused.sent.isError, JSON.stringify(refused.sent));
+  match(text(refused.sent), new RegExp(`'😀' cannot be written in ${oemLabel()}`, "u"));
+});
+
+withServer("input through pipes follows a chcp in the command", async (mcp) => {
+  // The console switched to UTF-8 (65001) by the command itself: cmd reads its input in it.
+  const { token } = await mcp.callOk<{ token: string }>("run_command", {
+    command: "chcp 65001>nul & set /p ANSWER=ready: & call echo got [%^ANSWER%]",
+    shell_type: "cmd",
+    use_pty: false,
+  });
+  let seen = "";
+  ok(
+    await eventually(() => seen.includes("ready:"), 30_000, async () => {
+      seen = (await mcp.callOk<CommandQuery>("query_command_status", { token })).stdout;
+    }),
+    seen,
+  );
+  // Text no code page but UTF-8 holds all of: it was refused (cp437), or sent in the code page
+  // the command started with, which cmd then read as UTF-8.
+  const sent = await mcp.call("send_command_input", { token, input: "中文 café ü" });
+  if (sent.isError) await mcp.callOk("terminate_command", { token });
+  ok(!sent.isError, text(sent));
+  const result = await mcp.callOk<CommandQuery>("query_command_status", { token, wait_ms: 30_000 });
+  assertEquals(result.stdout, "ready: got [中文 café ü]\n");
+});
+
+withServer("UTF-16 output (cmd /u) through pipes", async (mcp) => {
+  // cmd /u writes its own output as UTF-16LE, no byte order mark: NUL-interleaved ASCII first.
+  const result = await runToEnd(mcp, {
+    command: "cmd /d /u /c echo hello 中文 ü",
+    shell_type: "cmd",
+    use_pty: false,
+  });
+  assertEquals([result.exit_code, result.stdout], [0, "hello 中文 ü\n"]);
 });
 
 withServer("set /p on a terminal: Chinese input whatever the code page", async (mcp) => {
@@ -161,7 +228,7 @@ withServer("set /p on a terminal: Chinese input whatever the code page", async (
     command: "cmd.exe",
     args: ["/d", "/v:on", "/c", "set /p ANSWER=<CON & echo got [!ANSWER!]>CON"],
   });
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Typed at once: the console keeps input until the program reads it.
   await mcp.callOk("terminal_write", { terminalId, input: "中文输入" });
   const seen = await mcp.callOk<{ condition: string; output: string }>("terminal_wait", {
     terminalId,

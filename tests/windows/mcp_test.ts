@@ -9,6 +9,7 @@ import { request, startHttpServer } from "../helpers/http.ts";
 import { type CommandQuery, type Connection, runToEnd, serverTest } from "../helpers/mcp.ts";
 import { eventually } from "../helpers/process.ts";
 import { listProcesses } from "../helpers/windows.ts";
+import { limitedTest } from "../helpers/limited.ts";
 
 const windows = Deno.build.os === "windows";
 
@@ -60,7 +61,7 @@ withServer("send_command_input answers a prompt", async (mcp) => {
     command: 'cmd.exe /d /v:on /c "set /p ANSWER=<CON & echo got [!ANSWER!]>CON"',
     shell_type: "executable",
   });
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Sent at once: the console keeps input until the program reads it.
   await mcp.callOk("send_command_input", { token, input: "forty two" });
   const result = await mcp.callOk<CommandQuery>("query_command_status", { token, wait_ms: 30_000 });
   assertEquals(result.exit_code, 0);
@@ -90,7 +91,7 @@ withServer("terminate_command ends the tree; a timeout does too", async (mcp) =>
   ok(await eventually(() => !pings().some((p) => !before.has(p.pid))), "ping survived the timeout");
 });
 
-Deno.test({
+limitedTest({
   name: "over HTTP: the REST API drives a terminal; health needs no token, the rest does",
   ignore: !windows,
   async fn() {

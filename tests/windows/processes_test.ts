@@ -14,6 +14,9 @@ import { eventually, tempDir } from "../helpers/process.ts";
 
 const windows = Deno.build.os === "windows";
 
+/** A command's answer, with the signal that ended it. */
+type Ended = CommandQuery & { signal: string | null };
+
 const withServer = (
   name: string,
   fn: (mcp: Connection) => Promise<void>,
@@ -34,6 +37,60 @@ withServer("exit code 259 (STILL_ACTIVE) completes, on pipes and on a terminal",
   });
   assertEquals([deno.status, deno.exit_code], ["completed", 259]);
 });
+
+withServer(
+  "exit codes are DWORDs: 0xFFFFFFFF is not the -1 of a stop, 0xC000013A alone no SIGINT",
+  async (mcp) => {
+    for (const use_pty of [false, true]) {
+      // cmd's `exit -1` is exit code 0xFFFFFFFF: it was answered -1, as a terminated command is.
+      const minusOne = await runToEnd(mcp, {
+        command: "exit -1",
+        shell_type: "cmd",
+        use_pty,
+      }) as Ended;
+      assertEquals([minusOne.status, minusOne.exit_code, minusOne.signal], [
+        "completed",
+        4294967295,
+        null,
+      ]);
+      // 0xC000013A, what a console's Ctrl+C gives, chosen by the program with nobody pressing
+      // Ctrl+C: its exit code, not "killed by SIGINT".
+      const own = await runToEnd(mcp, {
+        command: "exit -1073741510",
+        shell_type: "cmd",
+        use_pty,
+      }) as Ended;
+      assertEquals([own.status, own.exit_code, own.signal], ["completed", 0xc000013a, null]);
+    }
+  },
+);
+
+withServer(
+  "send_command_input of Ctrl+C alone interrupts a command in pipe mode too",
+  async (mcp) => {
+    // (Under Wine the console must have written something before it reads Ctrl+C.)
+    const { token } = await mcp.callOk<{ token: string }>("run_command", {
+      command:
+        "echo started>CON & echo started & ping -n 300 127.0.0.1 >NUL & echo not interrupted",
+      shell_type: "cmd",
+      use_pty: false,
+      timeout: 600,
+    });
+    let seen = "";
+    ok(
+      await eventually(() => seen.includes("started"), 15_000, async () => {
+        seen = (await mcp.callOk<CommandQuery>("query_command_status", { token })).stdout;
+      }),
+      seen,
+    );
+    await mcp.callOk("send_command_input", { token, input: "\u0003", append_newline: false });
+    const done = await mcp.callOk<Ended>("query_command_status", { token, wait_ms: 60_000 });
+    if (done.status === "running") await mcp.callOk("terminate_command", { token });
+    // The 0x03 went to the pipe, where ping never looks: it ran its five minutes. Typed into the
+    // console, it ends ping, and cmd with the rest of its line.
+    assertEquals([done.status, done.stdout.includes("not interrupted")], ["completed", false]);
+  },
+);
 
 /** A folder with build.bat and a policy denying hostname, and where the audit log goes. */
 function policyFixture(policy: Record<string, unknown>) {

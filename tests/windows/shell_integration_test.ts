@@ -2,7 +2,7 @@
  * Shell integration on Windows through the real server: cmd's prompt marks and terminal_run
  * (output, exit code, cwd), under Wine too (where the server starts an interactive cmd with its
  * input and output on CON, and where the marks take cells: a wide terminal keeps the prompt on
- * one line); PowerShell's prompt wrapper where PowerShell exists (not under Wine).
+ * one line). PowerShell's are tested in powershell_test.ts.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { runningUnderWine } from "../../src/pty/mod.ts";
@@ -69,16 +69,69 @@ serverTest("cmd: terminal_run answers the output, the exit code and the cwd", as
   await mcp.callOk("terminal_release", { terminalId });
 }, { ignore: !windows });
 
-serverTest("PowerShell: the prompt wrapper reports exit codes and the cwd", async (mcp) => {
-  const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
-    shell: "powershell",
-    cwd: "C:\\",
-  });
-  const native = await run(mcp, terminalId, "cmd /d /c exit 3");
-  assertEquals(native.exitCode, 3);
-  const moved = await run(mcp, terminalId, "Set-Location $env:SystemRoot; 'in-42'");
-  assertEquals([moved.output.trim(), moved.exitCode], ["in-42", 0]);
-  match(moved.cwd!, /^C:\\windows$/i);
-  assertEquals((await run(mcp, terminalId, "Get-Item C:\\no-such-file-here")).exitCode, 1);
-  await mcp.callOk("terminal_release", { terminalId });
-}, { ignore: !windows || runningUnderWine() !== null });
+serverTest(
+  "cmd: terminal_run through cmd's own grammar (for, if, rem, &, &&, ||, blocks)",
+  async (mcp) => {
+    const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+      shell: "cmd",
+      cwd: "C:\\",
+      cols: 250,
+    });
+    // Each of these swallowed an end mark appended to its line (the body of a for or an if, a
+    // remark): for answered its first item only, the others no exit code.
+    const cases: [string, string, number][] = [
+      ["for %i in (a b c) do @echo item-%i", "item-a\nitem-b\nitem-c\n", 0],
+      ["if exist C:\\no-such-file echo yes", "", 0],
+      ["rem x", "", 0],
+      ["echo x & rem y", "x\n", 0],
+      ["echo a && echo b", "a\nb\n", 0],
+      // cmd's %ERRORLEVEL%, not a POSIX shell's $?: echo leaves it as the failure set it.
+      ["cmd /d /c exit 3 || echo failed", "failed\n", 3],
+      ["cmd /d /c exit 4 && echo never", "", 4],
+      ["(echo p1 & echo p2)", "p1\np2\n", 0],
+      ["if 1==1 (echo yes) else (echo no)", "yes\n", 0],
+      // A line starts from %ERRORLEVEL% 0: what does not set it answers 0 after a failure too.
+      ["rem after a failure", "", 0],
+    ];
+    for (const [command, output, exitCode] of cases) {
+      const answer = await run(mcp, terminalId, command);
+      assertEquals(
+        [answer.condition, answer.output, answer.exitCode],
+        ["done", output, exitCode],
+        command,
+      );
+    }
+    // The state the command left is the shell's: a variable set, the exit code asked for later.
+    assertEquals((await run(mcp, terminalId, "set WINTERM_TEST=kept")).exitCode, 0);
+    assertEquals((await run(mcp, terminalId, "echo [%WINTERM_TEST%]")).output, "[kept]\n");
+    await mcp.callOk("terminal_release", { terminalId });
+  },
+  { ignore: !windows },
+);
+
+serverTest(
+  "an interactive cmd stays at its prompt through Ctrl+C (Windows; Wine's cmd exits)",
+  async (mcp) => {
+    const { terminalId } = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+      shell: "cmd",
+      cols: 250,
+    });
+    assertEquals((await run(mcp, terminalId, "echo first")).output, "first\n");
+    // At its prompt, and while a command runs.
+    await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
+    const atPrompt = await run(mcp, terminalId, "echo after-prompt-ctrl-c");
+    assertEquals([atPrompt.condition, atPrompt.output], ["done", "after-prompt-ctrl-c\n"]);
+    const long = await run(mcp, terminalId, "ping -n 60 127.0.0.1", 1000);
+    assertEquals(long.condition, "timeout");
+    await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
+    const back = await mcp.callOk<{ condition: string }>("terminal_wait", {
+      terminalId,
+      prompt: true,
+      timeoutMs: 30_000,
+    });
+    assertEquals(back.condition, "prompt");
+    assertEquals((await run(mcp, terminalId, "echo still-here")).output, "still-here\n");
+    await mcp.callOk("terminal_release", { terminalId });
+  },
+  { ignore: !windows || runningUnderWine() !== null },
+);

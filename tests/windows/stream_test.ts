@@ -7,8 +7,9 @@
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { request, startHttpServer } from "../helpers/http.ts";
 import { openStream, Refused } from "../helpers/stream.ts";
+import { limitedTest } from "../helpers/limited.ts";
 
-Deno.test({
+limitedTest({
   name: "Windows: a terminal's stream, recording and the page",
   ignore: Deno.build.os !== "windows",
   async fn() {

@@ -1,8 +1,8 @@
 /**
  * The audit log: one JSON object per line for every process started (or refused), every input
  * written (its size; its content only when asked for), every kill and every exit, every
- * take-over of a terminal by a viewer and its hand-back, with the time and the front end that
- * asked.
+ * take-over of a terminal by a viewer and its hand-back, every connection a sandbox's proxy
+ * refused, with the time and the front end that asked.
  *
  * @example
  * ```ts
@@ -13,6 +13,7 @@
  * @module
  */
 import { log } from "../../log.ts";
+import { openPrivateAppend } from "../../private_files.ts";
 
 /**
  * Where a request came from: `web` is a person in the web view, `stream` a WebSocket client
@@ -22,7 +23,17 @@ export type FrontEnd = "mcp-stdio" | "mcp-http" | "rest" | "web" | "stream" | "i
 
 /** A record's fields besides the time. */
 export type AuditRecord =
-  & { event: "start" | "refused" | "input" | "kill" | "exit" | "takeover" | "handback" }
+  & {
+    event:
+      | "start"
+      | "refused"
+      | "network-refused"
+      | "input"
+      | "kill"
+      | "exit"
+      | "takeover"
+      | "handback";
+  }
   & Record<string, unknown>;
 
 const encoder = new TextEncoder();
@@ -32,9 +43,16 @@ export class AuditLog {
   #file: Deno.FsFile;
   readonly inputContent: boolean;
 
-  /** Opens (appends to) the log. Throws if the file cannot be opened. */
+  /**
+   * Opens (appends to) the log, created readable by its owner only (0600): it names every
+   * program run and can hold what was typed. Throws if the file cannot be opened.
+   */
   constructor(readonly path: string, options: { inputContent: boolean }) {
-    this.#file = Deno.openSync(path, { append: true, create: true });
+    const file = openPrivateAppend(path);
+    if (file.readableByOthers) {
+      log.warn("the audit log can be read by other users (chmod 600 it)", { path });
+    }
+    this.#file = file;
     this.inputContent = options.inputContent;
   }
 

@@ -20,6 +20,8 @@ import {
   type PreparedSpawn,
   prepareSpawn,
   realPathOf,
+  scriptInterpreters,
+  searchPath,
   spawn,
   SpawnError,
   type StdioMode,
@@ -27,7 +29,16 @@ import {
 import type { AuditLog, FrontEnd } from "./audit.ts";
 import { EngineError, shuttingDown } from "../errors.ts";
 import type { Policy } from "./policy.ts";
+import { serverEnvironment } from "./environment.ts";
+import {
+  type PreparedSandbox,
+  Sandboxes,
+  type SandboxInfo,
+  type SandboxRequest,
+  sandboxSettings,
+} from "./sandbox.ts";
 import { Turns } from "../turns.ts";
+import { checkAnsiView, launchTexts } from "./ansi_view.ts";
 import type { Invocation } from "./shells.ts";
 
 /** Which process an audit record is about, and who asked. */
@@ -50,6 +61,12 @@ export interface LaunchOptions {
   rows: number;
   /** The caller gave up (its request was cancelled): a start still waiting for its turn leaves. */
   signal?: AbortSignal;
+  /** The call's sandbox (it can only tighten the server's, which applies without one). */
+  sandbox?: SandboxRequest;
+  /** Directories a sandboxed child must be able to read whatever is hidden (shell integration). */
+  readable?: string[];
+  /** Windows: start even where the ANSI view of the request differs (see ansi_view.ts). */
+  allowAnsiMismatch?: boolean;
 }
 
 /** The names of the request fields that errors should point at. */
@@ -57,6 +74,12 @@ export interface LaunchFields {
   program: string;
   cwd: string;
   env: string;
+  /** Default `sandbox`. */
+  sandbox?: string;
+  /** The arguments (default `args`). */
+  args?: string;
+  /** The field that lets a mismatching ANSI view through (default `allow_ansi_mismatch`). */
+  ansiOptIn?: string;
 }
 
 /** Resolves a working directory and checks that it is one. */
@@ -97,9 +120,51 @@ export async function inputFailure(write: Promise<void>, field = "input"): Promi
   }
 }
 
+const WINDOWS = Deno.build.os === "windows";
+
+/** An image that runs, for the policy to judge. */
+interface Image {
+  program: string;
+  realProgram: string;
+  /** What it is to the program asked for, when it is not that program (for the refusal). */
+  role?: string;
+}
+
+/** A failure to start, as the engine's error naming the program's field. */
+function startFailure(error: unknown, invocation: Invocation, fields: LaunchFields): unknown {
+  if (!(error instanceof SpawnError)) return error;
+  // A command line of 1,000 arguments made a message of 200 KB.
+  const { display } = invocation;
+  const shown = display.length > DISPLAY_MOST ? `${display.slice(0, DISPLAY_MOST)}…` : display;
+  return new EngineError(
+    // Out of descriptors: the server's limit, not the request's fault.
+    LIMITS_MET.has(error.code) ? "limit" : "invalid_input",
+    `cannot start ${shown}: ${error.message}`,
+    LIMITS_MET.has(error.code) ? undefined : fields.program,
+    error.detail,
+  );
+}
+
+/** `prepared`, to start confined by `sandbox` (with its variables). */
+function sandboxed(prepared: PreparedSpawn, sandbox: PreparedSandbox): PreparedSpawn {
+  const env = { ...prepared.options.env, ...sandbox.env };
+  for (const name of sandbox.unset) delete env[name];
+  return { ...prepared, options: { ...prepared.options, env, sandbox: sandbox.spec } };
+}
+
+/**
+ * The directories a bare name of the policy finds programs in: the child's PATH, then the
+ * server's (each once).
+ */
+function policySearchPath(env: Record<string, string>, cwd: string): string[] {
+  return [...new Set([...searchPath(env, cwd), ...searchPath(serverEnvironment(), cwd)])];
+}
+
 const encoder = new TextEncoder();
 /** Characters of a command line shown in a message about it. */
 const DISPLAY_MOST = 200;
+/** Errors of a start that say a limit of the server or the system was met. */
+const LIMITS_MET = new Set(["EMFILE", "ENFILE"]);
 /** Starts under way at once: one a core (at least two) waiting on the blocking pool. */
 const START_WIDTH = Math.max(2, navigator.hardwareConcurrency ?? 2);
 
@@ -114,7 +179,34 @@ export class Launcher {
    */
   #starts = new Turns(START_WIDTH);
 
-  constructor(readonly policy?: Policy, readonly audit?: AuditLog) {}
+  /** The sandbox each started child was given. */
+  #sandboxOf = new WeakMap<ChildProcess, SandboxInfo>();
+  #sandboxes: Sandboxes | undefined;
+
+  /** `sandboxes`: the server's (default: none configured, `off` unless a call asks). */
+  constructor(readonly policy?: Policy, readonly audit?: AuditLog, sandboxes?: Sandboxes) {
+    this.#sandboxes = sandboxes;
+  }
+
+  /** The sandboxes, made with the default settings if none were given. */
+  get sandboxes(): Sandboxes {
+    return this.#sandboxes ??= new Sandboxes(
+      sandboxSettings({}, undefined, {
+        home: serverEnvironment().HOME,
+        auditPath: this.audit?.path,
+      }),
+    );
+  }
+
+  /** The sandbox `child` runs in, if any (for answers). */
+  sandboxOf(child: ChildProcess): SandboxInfo | undefined {
+    return this.#sandboxOf.get(child);
+  }
+
+  /** Once nothing runs: stops the sandboxes' proxy, removes their temporary directories. */
+  async closeSandboxes(): Promise<void> {
+    await this.#sandboxes?.close();
+  }
 
   /**
    * Nothing starts from now on: the server is shutting down, and a process started after its
@@ -166,18 +258,7 @@ export class Launcher {
     context: LaunchContext,
     directory: OpenDirectory,
   ): Promise<ChildProcess> {
-    // A command line of 1,000 arguments made a message of 200 KB.
-    const { display } = invocation;
-    const shown = display.length > DISPLAY_MOST ? `${display.slice(0, DISPLAY_MOST)}…` : display;
-    const failed = (error: unknown) =>
-      error instanceof SpawnError
-        ? new EngineError(
-          "invalid_input",
-          `cannot start ${shown}: ${error.message}`,
-          fields.program,
-          error.detail,
-        )
-        : error;
+    const failed = (error: unknown) => startFailure(error, invocation, fields);
     let prepared: PreparedSpawn;
     try {
       prepared = prepareSpawn({
@@ -194,36 +275,28 @@ export class Launcher {
     } catch (error) {
       throw failed(error);
     }
+    const { images, unclear } = this.#images(prepared, directory.path, options.env);
     // What really runs, and where: the audit says so.
+    const runners = images.slice(1).map((image) => image.realProgram);
     const ran = {
       program: prepared.realProgram,
       ...(prepared.realProgram === prepared.program ? {} : { requested: prepared.program }),
-      ...(prepared.interpreter ? { interpreter: prepared.interpreter } : {}),
+      ...(runners.length ? { interpreter: runners.length === 1 ? runners[0] : runners } : {}),
       cwd: directory.path,
     };
-    const images = [
-      { program: prepared.program, realProgram: prepared.realProgram },
-      ...(prepared.interpreter
-        ? [{ program: prepared.interpreter, realProgram: realPathOf(prepared.interpreter) }]
-        : []),
-    ];
+    const sandboxField = fields.sandbox ?? "sandbox";
+    let sandbox: PreparedSandbox | undefined;
     try {
-      for (const image of images) {
-        try {
-          this.policy?.check({
-            ...image,
-            cwd: directory.path,
-            envOverrides: options.envOverrides,
-          }, fields);
-        } catch (error) {
-          if (!(error instanceof EngineError) || image === images[0]) throw error;
-          throw new EngineError(
-            error.kind,
-            `${error.message} (it is what runs the batch file ${prepared.program})`,
-            error.field,
-          );
-        }
+      if (!options.allowAnsiMismatch) {
+        const texts = launchTexts({
+          program: prepared.program,
+          args: invocation.shell === "executable" ? invocation.args : [],
+          cwd: directory.path,
+        }, fields);
+        checkAnsiView(texts, fields.ansiOptIn ?? "allow_ansi_mismatch");
       }
+      this.#judge(images, unclear, prepared.program, directory.path, options, fields);
+      sandbox = await this.#confine(options, sandboxField, directory.path, context);
     } catch (error) {
       this.audit?.record({
         event: "refused",
@@ -235,10 +308,25 @@ export class Launcher {
     }
     let child: ChildProcess;
     try {
-      child = await spawn(prepared);
+      child = await spawn(sandbox ? sandboxed(prepared, sandbox) : prepared);
     } catch (error) {
+      sandbox?.release();
+      if (error instanceof SpawnError && error.code === "ESANDBOX") {
+        throw new EngineError("failed", error.message, sandboxField);
+      }
       throw failed(error);
     }
+    if (sandbox) {
+      this.#sandboxOf.set(child, sandbox.info);
+      child.exited.finally(sandbox.release);
+    }
+    const confined = sandbox && {
+      sandbox: {
+        mode: sandbox.info.mode,
+        network: sandbox.info.network,
+        backend: sandbox.info.backend,
+      },
+    };
     this.audit?.record({
       event: "start",
       ...context,
@@ -246,6 +334,7 @@ export class Launcher {
       ...ran,
       args: invocation.args,
       command: invocation.display,
+      ...confined,
     });
     child.exited.then((status) =>
       this.audit?.record({ event: "exit", kind: context.kind, id: context.id, ...status })
@@ -256,6 +345,96 @@ export class Launcher {
       throw shuttingDown();
     }
     return child;
+  }
+
+  /**
+   * Every image that runs, to judge: the program, and whatever runs it (cmd.exe for a batch
+   * file; a script's #! interpreters, read only for a policy that names programs), and what of
+   * that chain cannot be told.
+   */
+  #images(
+    prepared: PreparedSpawn,
+    cwd: string,
+    env: Record<string, string>,
+  ): { images: Image[]; unclear?: string } {
+    const images: Image[] = [{ program: prepared.program, realProgram: prepared.realProgram }];
+    if (prepared.interpreter) {
+      images.push({
+        program: prepared.interpreter,
+        realProgram: realPathOf(prepared.interpreter),
+        role: `it is what runs the batch file ${prepared.program}`,
+      });
+      return { images };
+    }
+    if (WINDOWS || !this.policy?.judgesPrograms) return { images };
+    const interpreters = scriptInterpreters(prepared.realProgram, { cwd, env });
+    for (const interpreter of interpreters.chain) {
+      images.push({
+        program: interpreter.viaEnv ? interpreter.name : resolve(cwd, interpreter.name),
+        realProgram: interpreter.realPath,
+        role: interpreter.viaEnv
+          ? `found on PATH by the #!/usr/bin/env line of ${interpreter.script}`
+          : `it is the interpreter of ${interpreter.script}'s #! line`,
+      });
+    }
+    return { images, unclear: interpreters.unclear };
+  }
+
+  /** Throws the policy's refusal of any of `images` (each named by its role). */
+  #judge(
+    images: Image[],
+    unclear: string | undefined,
+    program: string,
+    cwd: string,
+    options: LaunchOptions,
+    fields: LaunchFields,
+  ): void {
+    if (!this.policy) return;
+    if (unclear !== undefined) {
+      throw new EngineError(
+        "forbidden",
+        `refused by policy: cannot tell what runs ${program}: ${unclear}`,
+        fields.program,
+      );
+    }
+    const searchPath = policySearchPath(options.env, cwd);
+    for (const image of images) {
+      try {
+        this.policy.check({
+          program: image.program,
+          realProgram: image.realProgram,
+          cwd,
+          envOverrides: options.envOverrides,
+          searchPath,
+        }, fields);
+      } catch (error) {
+        if (!(error instanceof EngineError) || image.role === undefined) throw error;
+        throw new EngineError(error.kind, `${error.message} (${image.role})`, error.field);
+      }
+    }
+  }
+
+  /** The sandbox of this start, set up (or none); throws naming `field` when it cannot be. */
+  async #confine(
+    options: LaunchOptions,
+    field: string,
+    cwd: string,
+    context: LaunchContext,
+  ): Promise<PreparedSandbox | undefined> {
+    const resolved = this.sandboxes.resolve(options.sandbox, field, cwd);
+    if (!resolved) return undefined;
+    return await this.sandboxes.prepare(resolved, {
+      cwd,
+      readable: options.readable,
+      base: field,
+      refused: (refusal) =>
+        this.audit?.record({
+          event: "network-refused",
+          kind: context.kind,
+          id: context.id,
+          ...refusal,
+        }),
+    });
   }
 
   /** Records input written to a process. */

@@ -11,20 +11,32 @@
  * {
  *   "programs": { "allow": ["git", "python3", "/usr/local/bin/node"], "deny": ["sudo"] },
  *   "cwd": { "allow": ["/home/me/projects"] },
- *   "env": { "protect": ["PATH", "LD_PRELOAD", "NODE_OPTIONS"] }
+ *   "env": { "protect": ["PATH", "LD_PRELOAD", "NODE_OPTIONS"] },
+ *   "sandbox": { "mode": "workspace-write", "network": { "allow": ["registry.npmjs.org"] } }
  * }
  * ```
  *
- * A bare name matches a program of that name wherever it lives (`python3` also matches the
- * file a `python3` symlink points to); a path matches that file however it is reached.
- * `deny` wins over `allow`; with an `allow` list, everything else is refused.
+ * The `sandbox` section is the operator's sandbox (see sandbox.ts), combined with `--sandbox`
+ * and the WINTERM_SANDBOX* variables: where both say something, the stricter applies.
+ *
+ * A bare name names every file it denotes: a program of that name wherever it lives, and the
+ * file that name finds in each PATH directory (the child's and the server's), however else
+ * it is reached: `python3` is also `/usr/bin/python3.11`, `python3.11`, and a link named
+ * `snake` to it (links resolved, files matched by identity: device and inode). A path matches
+ * that file however it is reached. A copy of a program is another file: only the sandbox
+ * confines what a copy does. `deny` wins over `allow`; with an `allow` list, everything else is
+ * refused. Every image that runs is judged: the program, and the interpreters that run a
+ * script (its `#!` line's, and the program `#!/usr/bin/env NAME` finds).
  *
  * @module
  */
 import { basename, resolve, sep } from "node:path";
+import { fileIdentity } from "../../pty/resolve.ts";
 import { Type } from "../../typebox.ts";
 import { TypeCompiler } from "../../typebox_compiler.ts";
 import { EngineError } from "../errors.ts";
+import { SANDBOX_MODES } from "../vocabulary.ts";
+import type { SandboxConfig } from "../../config.ts";
 
 const Names = Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), { maxItems: 10_000 });
 const PolicySchema = Type.Object({
@@ -35,6 +47,16 @@ const PolicySchema = Type.Object({
   env: Type.Optional(
     Type.Object({ protect: Type.Optional(Names) }, { additionalProperties: false }),
   ),
+  sandbox: Type.Optional(Type.Object({
+    mode: Type.Optional(Type.Union(SANDBOX_MODES.map((mode) => Type.Literal(mode)))),
+    network: Type.Optional(Type.Union([
+      Type.Literal("off"),
+      Type.Literal("on"),
+      Type.Object({ allow: Names }, { additionalProperties: false }),
+    ])),
+    writable: Type.Optional(Names),
+    hidden: Type.Optional(Names),
+  }, { additionalProperties: false })),
 }, { additionalProperties: false });
 
 /** A policy file that cannot be used. */
@@ -72,14 +94,7 @@ function realPath(path: string): string | undefined {
 }
 
 /** The file's identity (device and inode), where the OS reports one. */
-function identity(path: string): string | undefined {
-  try {
-    const info = Deno.statSync(path);
-    return info.ino !== null && info.dev !== null ? `${info.dev}:${info.ino}` : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const identity = fileIdentity;
 
 /** One program rule, ready to match. */
 interface ProgramRule {
@@ -113,6 +128,11 @@ export interface LaunchRequest {
   cwd: string;
   /** The variables the request sets. */
   envOverrides: Record<string, string>;
+  /**
+   * The directories a bare name finds programs in: the child's PATH and the server's. A bare
+   * name's rule names the file it finds in each.
+   */
+  searchPath: readonly string[];
 }
 
 /** See the module documentation. */
@@ -121,6 +141,8 @@ export class Policy {
   #deny: ProgramRule[];
   #roots: string[] | undefined;
   #protected: Map<string, string>;
+  /** The file's `sandbox` section (checked and combined with the flags by the groundwork). */
+  readonly sandbox?: SandboxConfig;
 
   constructor(readonly source: string, file: unknown) {
     const checker = TypeCompiler.Compile(PolicySchema);
@@ -157,6 +179,7 @@ export class Policy {
           "which no variable's name can: it would never match",
       );
     }
+    this.sandbox = valid.sandbox;
     this.#allow = valid.programs?.allow?.map(programRule);
     this.#deny = (valid.programs?.deny ?? []).map(programRule);
     this.#roots = valid.cwd?.allow?.map((root) => {
@@ -220,9 +243,29 @@ export class Policy {
       path: fold(real),
       identity: identity(real),
     };
-    const matches = (rule: ProgramRule) =>
-      rule.name !== undefined ? candidate.names.has(rule.name) : rule.path === candidate.path ||
-        (rule.identity !== undefined && rule.identity === candidate.identity);
+    const denoted = new Map<string, Set<string>>();
+    /** The identities of the files `name` finds in the search path. */
+    const filesNamed = (name: string) => {
+      let found = denoted.get(name);
+      if (!found) {
+        found = new Set();
+        for (const dir of request.searchPath) {
+          const file = identity(resolve(dir, name));
+          if (file !== undefined) found.add(file);
+        }
+        denoted.set(name, found);
+      }
+      return found;
+    };
+    const matches = (rule: ProgramRule) => {
+      if (rule.name === undefined) {
+        return rule.path === candidate.path ||
+          (rule.identity !== undefined && rule.identity === candidate.identity);
+      }
+      return candidate.names.has(rule.name) ||
+        (!WINDOWS && candidate.identity !== undefined &&
+          filesNamed(rule.name).has(candidate.identity));
+    };
     const what = real === request.program ? real : `${request.program} (really ${real})`;
     const denied = this.#deny.find(matches);
     if (denied) {
@@ -231,6 +274,11 @@ export class Policy {
     if (this.#allow && !this.#allow.some(matches)) {
       throw refused(`${what} is not in programs.allow`, fields.program);
     }
+  }
+
+  /** True when the policy names programs (and so must see every image that runs). */
+  get judgesPrograms(): boolean {
+    return this.#allow !== undefined || this.#deny.length > 0;
   }
 }
 

@@ -1,66 +1,78 @@
 /**
- * From a program's bytes to UTF-8, one stream at a time, and from text to the bytes a program
- * reads. Built on npm `iconv-lite` for every code page (936, 950, 932, 949, 437, 850, 1252, ...).
+ * From a program's bytes to UTF-8, one stream at a time, following the bytes rather than
+ * choosing one encoding per stream: on Windows pipes one command's stream mixes programs that
+ * write UTF-8 (deno, node, git, Rust and Go programs) with programs that write the console's
+ * code page (cmd, legacy tools), in either order, and `chcp` changes the code page midway.
+ * The code pages themselves are code_pages.ts's.
  *
  * A stream is read one of three ways ({@link StreamEncoding}):
  * - `utf-8`: the bytes are UTF-8 by construction (POSIX, a pseudoconsole): passed on as they are.
- * - `fixed`: the caller named the encoding: everything is decoded with it.
- * - `detect`: a program on Windows pipes writes UTF-8 (deno, node, git, Rust and Go programs) or
- *   its code page (cmd, legacy tools). Bytes before the first non-ASCII byte are passed on at
- *   once; from there on the stream is held until it has shown which it is: an invalid UTF-8
- *   sequence decides for the code page; valid multi-byte sequences worth {@link UTF8_EVIDENCE}
- *   points, or {@link HOLD_LIMIT} bytes held, or the end of the stream with everything valid,
- *   decide for UTF-8. A sequence of 3 or 4 bytes is worth 4 points; one of 2 bytes is worth 2,
- *   but only 1 when the code page is a double-byte one, whose text forms valid 2-byte UTF-8
- *   by chance (GBK's 系 is CF B5, UTF-8's ϵ) far more often than 3-byte sequences. The
- *   decision depends only on the bytes, never on how they were split into chunks, and is kept
- *   once made. (Valid UTF-8 stays UTF-8: a GBK text of one or two such characters alone is
- *   read as UTF-8; the `encoding` argument settles it.)
+ * - `fixed`: one encoding for everything (UTF-16, or any label a caller insists on).
+ * - `mixed`: UTF-8 where the bytes are UTF-8, the code page elsewhere, decided per run of
+ *   non-ASCII bytes (ASCII reads the same in both and passes at once):
+ *   1. A run that is valid UTF-8 from its start to the ASCII byte that ends it is UTF-8.
+ *   2. A run that is not is read in the code page, character by character; where the code page
+ *      has no character but a valid UTF-8 sequence starts, that sequence is UTF-8; U+FFFD only
+ *      for a byte that neither reads.
+ *   3. A run that has shown valid multi-byte UTF-8 worth {@link UTF8_EVIDENCE} points is UTF-8
+ *      from there on without waiting for its end, as far as it stays valid (where it stops
+ *      being valid, a new run starts). A sequence of 3 or 4 bytes is worth 4 points; one of 2
+ *      bytes 2, or 1 when the code page is a double-byte one, whose text forms valid 2-byte UTF-8
+ *      by chance (GBK's 系 is CF B5, UTF-8's ϵ) far more often than 3-byte sequences.
+ *   4. On a double-byte code page, a run whose UTF-8 is 2-byte sequences only and which the
+ *      code page reads whole (one or two GBK characters between ASCII: 系 alone is CF B5, the
+ *      UTF-8 of ϵ; 系统 is CF B5 CD B3) is ambiguous: it follows the last run that was not
+ *      (read in the code page after a run that was no UTF-8, as UTF-8 after one that had
+ *      3- or 4-byte UTF-8, or none yet). A legacy program's line of GBK names then reads right
+ *      once one of its runs has shown itself, and a UTF-8 writer's `ü` after its `中文` too.
+ *   The rule's honest limit, by design: an ambiguous run before anything has shown which
+ *   writer it comes from reads as UTF-8. And where UTF-8 and code-page
+ *   text touch with no ASCII between, the run is code-page text from its first invalid byte's
+ *   run start (rule 2). A stream that starts with a UTF-16 byte order mark, or with text whose
+ *   every other byte is NUL (`x\0y\0`), is UTF-16 to its end.
  *
- * No character is ever split or dropped at a chunk boundary: incomplete sequences are carried
- * to the next chunk, and {@link StreamDecoder.end} flushes what is left (an incomplete last
- * character becomes U+FFFD).
+ * Each decision depends only on the bytes, never on how they were split into chunks. A run is
+ * held until it is decided (its end, an invalid byte, or the evidence: a few bytes at most);
+ * an incomplete character is carried to the next chunk, and {@link StreamDecoder.end} flushes
+ * what is left (a byte that reads as nothing becomes U+FFFD).
  *
  * @example
  * ```ts
  * import { createDecoder } from "./decode.ts";
- * const decoder = createDecoder({ kind: "detect", fallback: "cp936" });
+ * import { loadCodePages } from "./code_pages.ts";
+ * await loadCodePages();
+ * const decoder = createDecoder({ kind: "mixed", codePage: "cp936" });
  * decoder.push(new Uint8Array([0x6f, 0x6b, 0x20, 0xd6])); // "ok " at once; 0xd6 is held
- * decoder.push(new Uint8Array([0xd0])); // "中": d6 d0 is not UTF-8, so the stream is GBK
+ * decoder.push(new Uint8Array([0xd0, 0x0a])); // "中\n": d6 d0 is no UTF-8, so GBK
+ * decoder.push(new TextEncoder().encode("中\n")); // "中\n": valid UTF-8
  * decoder.end(); // nothing left
  * ```
  * @module
  */
 import { concatBytes } from "../../bytes.ts";
-import type { Buffer as NodeBuffer } from "node:buffer";
+import {
+  CHAR_TEXT,
+  CodePageChars,
+  CodePageDecoder,
+  isDoubleByte,
+  isUtf16,
+  isUtf8,
+} from "./code_pages.ts";
 
-type Iconv = typeof import("iconv-lite");
-/** iconv-lite and Node's Buffer, once {@link loadCodePages} has loaded them. */
-let loaded: { iconv: Iconv; Buffer: typeof NodeBuffer } | undefined;
-let loading: Promise<void> | undefined;
-
-/**
- * Loads the code page tables (iconv-lite, with Node's Buffer), which a server that only ever
- * sees UTF-8 (POSIX, a pseudoconsole) need not pay for (3 MiB of an idle server's memory,
- * measured). Everything here but UTF-8 needs them loaded first; later calls return at once.
- */
-export function loadCodePages(): Promise<void> {
-  return loading ??= Promise.all([import("iconv-lite"), import("node:buffer")]).then(
-    ([module, node]) => void (loaded = { iconv: module.default, Buffer: node.Buffer }),
-  );
-}
-
-/** iconv-lite and Buffer; a use before {@link loadCodePages} is a bug in the caller. */
-function codePages(): { iconv: Iconv; Buffer: typeof NodeBuffer } {
-  if (!loaded) throw new Error("code pages used before loadCodePages() finished");
-  return loaded;
-}
+export {
+  codePageLabel,
+  encodeText,
+  EncodingError,
+  loadCodePages,
+  parseEncoding,
+  type SystemCodePages,
+} from "./code_pages.ts";
 
 /** How one stream's bytes are to be read (see the module documentation). */
 export type StreamEncoding =
   | { kind: "utf-8" }
   | { kind: "fixed"; label: string }
-  | { kind: "detect"; fallback: string };
+  | { kind: "mixed"; codePage: string };
 
 /** A streaming converter of one stream to UTF-8. */
 export interface StreamDecoder {
@@ -68,14 +80,10 @@ export interface StreamDecoder {
   push(bytes: Uint8Array): Uint8Array;
   /** Flushes what is held or incomplete at the end of the stream. */
   end(): Uint8Array;
-  /** The encoding decided on (`utf-8` or an iconv-lite label), or undefined while undecided. */
-  readonly decided: string | undefined;
 }
 
-/** Evidence of valid multi-byte UTF-8 that decides a detected stream for UTF-8. */
+/** Evidence of valid multi-byte UTF-8 that makes the rest of a run UTF-8 without its end. */
 export const UTF8_EVIDENCE = 8;
-/** Bytes held at most (after the first non-ASCII byte) before a valid stream counts as UTF-8. */
-export const HOLD_LIMIT = 1024;
 
 const EMPTY = new Uint8Array(0);
 const utf8Encoder = new TextEncoder();
@@ -84,306 +92,336 @@ const utf8Encoder = new TextEncoder();
 export function createDecoder(encoding: StreamEncoding): StreamDecoder {
   switch (encoding.kind) {
     case "utf-8":
-      return { push: (bytes) => bytes, end: () => EMPTY, decided: "utf-8" };
+      return { push: (bytes) => bytes, end: () => EMPTY };
     case "fixed":
       return isUtf8(encoding.label)
-        ? { push: (bytes) => bytes, end: () => EMPTY, decided: "utf-8" }
+        ? { push: (bytes) => bytes, end: () => EMPTY }
+        : isUtf16(encoding.label)
+        ? new Utf16Decoder(/be$/i.test(encoding.label) ? "utf-16be" : "utf-16le")
         : new CodePageDecoder(encoding.label);
-    case "detect":
-      return new DetectingDecoder(encoding.fallback);
+    case "mixed":
+      if (isUtf8(encoding.codePage)) return { push: (bytes) => bytes, end: () => EMPTY };
+      return isUtf16(encoding.codePage)
+        ? createDecoder({ kind: "fixed", label: encoding.codePage })
+        : new MixedDecoder(encoding.codePage);
   }
 }
 
-function isUtf8(label: string): boolean {
-  return /^utf-?8$/i.test(label);
-}
+/** UTF-16 text as UTF-8 (a byte order mark dropped; a character split by a chunk carried). */
+class Utf16Decoder implements StreamDecoder {
+  readonly #decoder: TextDecoder;
 
-/**
- * iconv-lite's streaming decoder for double-byte code pages loses output when a chunk starts
- * inside a character (its output buffer is sized from the new chunk alone): each chunk is
- * therefore decoded by a fresh decoder, with the bytes the previous one left pending in front.
- */
-interface IconvDecoder {
-  write(bytes: NodeBuffer): string;
-  end(): string | undefined;
-  prevBytes?: number[];
-}
-
-/** Text from a code page, as UTF-8 bytes, with no character split between chunks. */
-class CodePageDecoder implements StreamDecoder {
-  readonly decided: string;
-  #streaming: IconvDecoder | undefined;
-  #pending: Uint8Array = EMPTY;
-  /** A high surrogate whose low half has not been decoded yet. */
-  #surrogate = "";
-
-  constructor(label: string) {
-    this.decided = label;
-    const probe = codePages().iconv.getDecoder(label) as unknown as IconvDecoder;
-    if (!Array.isArray(probe.prevBytes)) this.#streaming = probe;
+  constructor(label: "utf-16le" | "utf-16be") {
+    this.#decoder = new TextDecoder(label);
   }
 
   push(bytes: Uint8Array): Uint8Array {
-    if (bytes.length === 0) return EMPTY;
-    const { iconv, Buffer } = codePages();
-    if (this.#streaming) return this.#utf8(this.#streaming.write(Buffer.from(bytes)));
-    const decoder = iconv.getDecoder(this.decided) as unknown as IconvDecoder;
-    const text = decoder.write(Buffer.from(concatBytes([this.#pending, bytes])));
-    this.#pending = Uint8Array.from(decoder.prevBytes ?? []);
-    return this.#utf8(text);
+    return utf8Encoder.encode(this.#decoder.decode(bytes, { stream: true }));
   }
 
   end(): Uint8Array {
-    let text: string;
-    if (this.#streaming) {
-      text = this.#streaming.end() ?? "";
-    } else {
-      const { iconv, Buffer } = codePages();
-      const decoder = iconv.getDecoder(this.decided) as unknown as IconvDecoder;
-      text = decoder.write(Buffer.from(this.#pending)) + (decoder.end() ?? "");
-      this.#pending = EMPTY;
-    }
-    const out = utf8Encoder.encode(this.#surrogate + text);
-    this.#surrogate = "";
-    return out;
-  }
-
-  #utf8(text: string): Uint8Array {
-    let whole = this.#surrogate + text;
-    this.#surrogate = "";
-    const last = whole.charCodeAt(whole.length - 1);
-    if (last >= 0xd800 && last <= 0xdbff) {
-      this.#surrogate = whole.slice(-1);
-      whole = whole.slice(0, -1);
-    }
-    return whole.length === 0 ? EMPTY : utf8Encoder.encode(whole);
+    return utf8Encoder.encode(this.#decoder.decode());
   }
 }
 
-/** UTF-8 or the fallback code page, decided from the bytes (see the module documentation). */
-class DetectingDecoder implements StreamDecoder {
-  #decoder: StreamDecoder | undefined;
-  #held: Uint8Array[] = [];
-  #heldBytes = 0;
-  #validator = new Utf8Validator();
-  #evidence = 0;
+/** Where a {@link MixedDecoder} is: between runs, or in one (see the module documentation). */
+const Mode = {
+  /** Between runs: ASCII passes. */
+  Between: 0,
+  /** In a run that is valid UTF-8 so far and not yet decided. */
+  Open: 1,
+  /** In a run decided UTF-8 by its evidence. */
+  Utf8: 2,
+  /** In a run read in the code page. */
+  CodePage: 3,
+} as const;
+type Mode = typeof Mode[keyof typeof Mode];
+
+/** What the start of a stream has shown of UTF-16 (see {@link MixedDecoder}). */
+type Sniff =
+  | { state: "start" }
+  | { state: "bom"; first: number }
+  | { state: "nul"; seen: number[] }
+  | { state: "done" };
+
+/** UTF-8 and a code page, per run (see the module documentation). */
+class MixedDecoder implements StreamDecoder {
+  readonly #chars: CodePageChars;
   /** Points for a valid 2-byte sequence. */
   readonly #pairPoints: number;
+  /** Double-byte code page: its text forms 2-byte UTF-8 by chance (rule 4). */
+  readonly #doubleByte: boolean;
+  /** What the last run decided by its bytes was (rule 4): `true` for the code page. */
+  #lastWasCodePage = false;
+  #mode: Mode = Mode.Between;
+  /** The undecided bytes: the open run, or an incomplete character. */
+  #held: Uint8Array = EMPTY;
+  #sniff: Sniff = { state: "start" };
+  #utf16: Utf16Decoder | undefined;
 
-  constructor(private readonly fallback: string) {
-    this.#pairPoints = isDoubleByte(fallback) ? 1 : 2;
-  }
-
-  get decided(): string | undefined {
-    return this.#decoder?.decided;
+  constructor(codePage: string) {
+    this.#chars = CodePageChars.of(codePage);
+    this.#doubleByte = isDoubleByte(codePage);
+    this.#pairPoints = this.#doubleByte ? 1 : 2;
   }
 
   push(bytes: Uint8Array): Uint8Array {
-    if (this.#decoder) return this.#decoder.push(bytes);
-    let start = 0;
-    if (this.#heldBytes === 0) {
-      // Nothing is held: ASCII reads the same in UTF-8 and every code page, so it goes on now.
-      while (start < bytes.length && bytes[start] < 0x80) start++;
-      if (start === bytes.length) return bytes;
-    }
-    const passed = bytes.subarray(0, start);
-    for (let i = start; i < bytes.length; i++) {
-      const verdict = this.#validator.next(bytes[i]);
-      if (verdict === "invalid") {
-        return concatBytes([passed, this.#decide(this.fallback, bytes, start)]);
-      }
-      if (verdict > 1) this.#evidence += verdict === 2 ? this.#pairPoints : 4;
-      if (this.#evidence >= UTF8_EVIDENCE || this.#heldBytes + (i - start) + 1 >= HOLD_LIMIT) {
-        return concatBytes([passed, this.#decide("utf-8", bytes, start)]);
-      }
-    }
-    this.#held.push(bytes.slice(start));
-    this.#heldBytes += bytes.length - start;
-    return passed;
+    if (this.#utf16) return this.#utf16.push(bytes);
+    if (this.#sniff.state !== "done") return this.#sniffing(bytes);
+    if (this.#mode === Mode.Between && isAscii(bytes)) return bytes;
+    return this.#run(bytes, false);
   }
 
   end(): Uint8Array {
-    if (!this.#decoder) {
-      if (this.#heldBytes === 0) return EMPTY;
-      const label = this.#validator.complete ? "utf-8" : this.fallback;
-      return concatBytes([this.#decide(label, EMPTY, 0), this.#decoder!.end()]);
-    }
-    return this.#decoder.end();
+    if (this.#utf16) return this.#utf16.end();
+    const sniffed = this.#sniff.state === "done" ? EMPTY : this.#stopSniffing(EMPTY);
+    return concatBytes([sniffed, this.#run(EMPTY, true)]);
   }
 
-  /** Decides, and converts what was held plus `bytes` from `start` on. */
-  #decide(label: string, bytes: Uint8Array, start: number): Uint8Array {
-    this.#decoder = createDecoder({ kind: "fixed", label });
-    const held = concatBytes([...this.#held, bytes.subarray(start)]);
-    this.#held = [];
-    this.#heldBytes = 0;
-    return this.#decoder.push(held);
+  /**
+   * The first bytes of the stream, looked at for UTF-16: FF FE or FE FF (a byte order mark), or
+   * two characters of ASCII each followed by a NUL. The first byte of the second kind passes
+   * at once (it is the same character either way), the rest is held until it is decided.
+   */
+  #sniffing(bytes: Uint8Array): Uint8Array {
+    const out: Uint8Array[] = [];
+    for (let i = 0; i < bytes.length; i++) {
+      const byte = bytes[i];
+      const sniff = this.#sniff;
+      if (sniff.state === "start") {
+        if (byte === 0xff || byte === 0xfe) this.#sniff = { state: "bom", first: byte };
+        else if (byte > 0 && byte < 0x80) {
+          out.push(bytes.slice(i, i + 1));
+          this.#sniff = { state: "nul", seen: [byte] };
+        } else return concatBytes([...out, this.#stopSniffing(bytes.subarray(i))]);
+      } else if (sniff.state === "bom") {
+        const bom = sniff.first === 0xff && byte === 0xfe
+          ? "utf-16le"
+          : sniff.first === 0xfe && byte === 0xff
+          ? "utf-16be"
+          : undefined;
+        if (!bom) return concatBytes([...out, this.#stopSniffing(bytes.subarray(i))]);
+        this.#sniff = { state: "done" };
+        this.#utf16 = new Utf16Decoder(bom);
+        return concatBytes([...out, this.#utf16.push(bytes.subarray(i + 1))]);
+      } else if (sniff.state === "nul") {
+        const at = sniff.seen.length; // 1..3: NUL, ASCII, NUL expected
+        const fits = at % 2 === 1 ? byte === 0 : byte > 0 && byte < 0x80;
+        if (!fits) return concatBytes([...out, this.#stopSniffing(bytes.subarray(i))]);
+        sniff.seen.push(byte);
+        if (sniff.seen.length === 4) {
+          this.#sniff = { state: "done" };
+          this.#utf16 = new Utf16Decoder("utf-16le");
+          out.push(Uint8Array.of(sniff.seen[2]), this.#utf16.push(bytes.subarray(i + 1)));
+          return concatBytes(out);
+        }
+      }
+    }
+    return concatBytes(out);
+  }
+
+  /** The stream is not UTF-16: what the sniffing held goes through the decoder, then `rest`. */
+  #stopSniffing(rest: Uint8Array): Uint8Array {
+    const sniff = this.#sniff;
+    this.#sniff = { state: "done" };
+    const held = sniff.state === "bom" ? [sniff.first] : sniff.state === "nul"
+      ? sniff.seen.slice(1) // the first byte was passed on
+      : [];
+    if (held.length === 0) return rest.length === 0 ? EMPTY : this.#run(rest, false);
+    return this.#run(concatBytes([Uint8Array.from(held), rest]), false);
+  }
+
+  /**
+   * Runs the bytes held and `bytes` through the modes; what stays undecided is held again.
+   * `final`: the end of the stream, where nothing more can come.
+   */
+  #run(bytes: Uint8Array, final: boolean): Uint8Array {
+    const data = this.#held.length === 0 ? bytes : concatBytes([this.#held, bytes]);
+    this.#held = EMPTY;
+    const n = data.length;
+    const out = new Utf8Output(n);
+    const chars = this.#chars;
+    let mode = this.#mode;
+    /** Where the current run (Open, Utf8) or character (CodePage) starts. */
+    let start = 0;
+    let i = 0;
+    /** Open: the run's evidence so far, and whether its sequences were all of 2 bytes. */
+    let evidence = 0;
+    let onlyPairs = true;
+    /** Rule 4: an open run that ends here is read in the code page instead of as UTF-8. */
+    const inCodePage = (end: number) =>
+      onlyPairs && this.#doubleByte && this.#lastWasCodePage && chars.readsWhole(data, start, end);
+    for (;;) {
+      if (i >= n) {
+        // The stream's last run ends here: as at ASCII (rule 4).
+        if (!(final && mode === Mode.Open && inCodePage(n))) break;
+        [mode, i] = [Mode.CodePage, start];
+      }
+      if (mode === Mode.Between) {
+        let j = i;
+        while (j < n && data[j] < 0x80) j++;
+        out.copy(data, i, j);
+        start = i = j;
+        if (j === n) break;
+        mode = Mode.Open;
+        evidence = 0;
+        onlyPairs = true;
+      } else if (mode === Mode.Open || mode === Mode.Utf8) {
+        if (data[i] < 0x80) {
+          if (mode === Mode.Open && inCodePage(i)) {
+            mode = Mode.CodePage; // ambiguous, after code-page text (rule 4)
+            i = start;
+            continue;
+          }
+          // The run ends: valid UTF-8 from its start (Open), or since the last copy (Utf8).
+          out.copy(data, start, i);
+          mode = Mode.Between;
+          continue;
+        }
+        const length = utf8SequenceAt(data, i, final);
+        if (length > 0) {
+          i += length;
+          if (mode === Mode.Open) {
+            onlyPairs &&= length === 2;
+            if (!onlyPairs) this.#lastWasCodePage = false;
+            evidence += length === 2 ? this.#pairPoints : 4;
+            if (evidence >= UTF8_EVIDENCE) {
+              // Pairs only, after code-page text: as at the run's end (rule 4), not held on.
+              if (inCodePage(i)) [mode, i] = [Mode.CodePage, start];
+              else mode = Mode.Utf8;
+            }
+          }
+        } else if (length === 0) {
+          if (mode === Mode.Utf8) out.copy(data, start, start = i);
+          break; // held from `start`: a character (Utf8) or the run (Open) still arriving
+        } else if (mode === Mode.Open) {
+          mode = Mode.CodePage; // no UTF-8 run: read from its start in the code page
+          this.#lastWasCodePage = true;
+          i = start;
+        } else {
+          // UTF-8 ends here; a new run starts with this byte.
+          out.copy(data, start, i);
+          mode = Mode.Between;
+        }
+      } else {
+        if (data[i] < 0x80) {
+          mode = Mode.Between;
+          continue;
+        }
+        const length = chars.lengthAt(data, i, final);
+        if (length > 0) {
+          if (chars.code === CHAR_TEXT) out.text(chars.text);
+          else out.codePoint(chars.code);
+          i += length;
+          continue;
+        }
+        // No character of the code page (or not yet): a UTF-8 one, if one starts here.
+        const utf8 = length === 0 ? 0 : utf8SequenceAt(data, i, final);
+        if (utf8 === 0) {
+          start = i;
+          break; // held: a character still arriving
+        }
+        if (utf8 > 0) out.copy(data, i, i + utf8);
+        else out.codePoint(0xfffd);
+        i += Math.abs(utf8);
+      }
+    }
+    if (i === n && mode === Mode.Utf8) out.copy(data, start, start = n);
+    if (i === n && mode === Mode.Open && final) out.copy(data, start, start = n);
+    // Held: a character still arriving, or a run not decided yet (its bytes all valid UTF-8).
+    if (start < n && (i < n || mode === Mode.Open)) this.#held = data.slice(start);
+    this.#mode = mode;
+    return out.done();
   }
 }
 
+/** True when every byte is ASCII. */
+function isAscii(bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] >= 0x80) return false;
+  return true;
+}
+
 /**
- * A byte-at-a-time check of strict UTF-8 (no overlong forms, no surrogates, nothing above
- * U+10FFFF). `next` answers "invalid", 0 while a sequence is incomplete, or the length of the
- * sequence the byte completed.
+ * The length of the valid UTF-8 sequence at `bytes[at]` (a byte of 0x80 or more): positive when
+ * there is one, 0 when it may be but more bytes are needed (never once `final`), -1 when not.
+ * Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
  */
-class Utf8Validator {
-  #needed = 0;
+function utf8SequenceAt(bytes: Uint8Array, at: number, final: boolean): number {
+  const lead = bytes[at];
+  let length: number, low = 0x80, high = 0xbf;
+  if (lead >= 0xc2 && lead <= 0xdf) length = 2;
+  else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead === 0xe0) low = 0xa0;
+    else if (lead === 0xed) high = 0x9f;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead === 0xf0) low = 0x90;
+    else if (lead === 0xf4) high = 0x8f;
+  } else return -1;
+  for (let k = 1; k < length; k++) {
+    if (at + k >= bytes.length) return final ? -1 : 0;
+    const byte = bytes[at + k];
+    if (byte < low || byte > high) return -1;
+    low = 0x80;
+    high = 0xbf;
+  }
+  return length;
+}
+
+/** UTF-8 output written into one buffer (input bytes copied: they may be lent). */
+class Utf8Output {
+  #buffer: Uint8Array;
   #length = 0;
-  #low = 0x80;
-  #high = 0xbf;
 
-  /** True when no sequence is open. */
-  get complete(): boolean {
-    return this.#needed === 0;
+  /** `inputLength`: the bytes to be decoded (each gives at most 3 bytes of UTF-8, mostly). */
+  constructor(inputLength: number) {
+    this.#buffer = new Uint8Array(inputLength * 3 + 16);
   }
 
-  next(byte: number): "invalid" | number {
-    if (this.#needed > 0) {
-      if (byte < this.#low || byte > this.#high) return "invalid";
-      this.#low = 0x80;
-      this.#high = 0xbf;
-      return --this.#needed === 0 ? this.#length : 0;
+  copy(bytes: Uint8Array, from: number, to: number): void {
+    if (to <= from) return;
+    this.#room(to - from);
+    this.#buffer.set(bytes.subarray(from, to), this.#length);
+    this.#length += to - from;
+  }
+
+  codePoint(code: number): void {
+    this.#room(4);
+    const buffer = this.#buffer;
+    let at = this.#length;
+    if (code < 0x80) buffer[at++] = code;
+    else if (code < 0x800) {
+      buffer[at++] = 0xc0 | code >> 6;
+      buffer[at++] = 0x80 | code & 0x3f;
+    } else if (code < 0x10000) {
+      buffer[at++] = 0xe0 | code >> 12;
+      buffer[at++] = 0x80 | code >> 6 & 0x3f;
+      buffer[at++] = 0x80 | code & 0x3f;
+    } else {
+      buffer[at++] = 0xf0 | code >> 18;
+      buffer[at++] = 0x80 | code >> 12 & 0x3f;
+      buffer[at++] = 0x80 | code >> 6 & 0x3f;
+      buffer[at++] = 0x80 | code & 0x3f;
     }
-    if (byte < 0x80) return 1;
-    if (byte >= 0xc2 && byte <= 0xdf) this.#open(1, 0x80, 0xbf);
-    else if (byte === 0xe0) this.#open(2, 0xa0, 0xbf);
-    else if (byte === 0xed) this.#open(2, 0x80, 0x9f);
-    else if (byte >= 0xe1 && byte <= 0xef) this.#open(2, 0x80, 0xbf);
-    else if (byte === 0xf0) this.#open(3, 0x90, 0xbf);
-    else if (byte >= 0xf1 && byte <= 0xf3) this.#open(3, 0x80, 0xbf);
-    else if (byte === 0xf4) this.#open(3, 0x80, 0x8f);
-    else return "invalid";
-    return 0;
+    this.#length = at;
   }
 
-  #open(needed: number, low: number, high: number): void {
-    this.#needed = needed;
-    this.#length = needed + 1;
-    this.#low = low;
-    this.#high = high;
+  text(text: string): void {
+    const bytes = utf8Encoder.encode(text);
+    this.#room(bytes.length);
+    this.#buffer.set(bytes, this.#length);
+    this.#length += bytes.length;
   }
-}
 
-/** The Windows code pages of the system: OEM (console programs) and ANSI (GUI programs). */
-export interface SystemCodePages {
-  oem: number;
-  ansi: number;
-}
-
-/** An `encoding` argument that names nothing usable. */
-export class EncodingError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "EncodingError";
+  done(): Uint8Array {
+    return this.#length === 0 ? EMPTY : this.#buffer.subarray(0, this.#length);
   }
-}
 
-/** Code pages with a name of their own in iconv-lite rather than `cpNNN`. */
-const CODE_PAGE_LABELS: Record<number, string> = {
-  65001: "utf-8",
-  1200: "utf-16le",
-  1201: "utf-16be",
-  20866: "koi8-r",
-  21866: "koi8-u",
-  28591: "iso-8859-1",
-  54936: "gb18030",
-};
-
-/** The iconv-lite label of a Windows code page, or undefined when iconv-lite has none. */
-export function codePageLabel(codePage: number): string | undefined {
-  const candidates = [CODE_PAGE_LABELS[codePage], `cp${codePage}`, `windows-${codePage}`];
-  return candidates.find((label) => label !== undefined && supported(label));
-}
-
-/** True for a double-byte code page (936, 950, 932, 949, GB18030). */
-function isDoubleByte(label: string): boolean {
-  const { iconv } = codePages();
-  try {
-    return (iconv.getCodec(label) as { decodeTables?: unknown }).decodeTables !== undefined;
-  } catch {
-    return false;
+  #room(more: number): void {
+    if (this.#length + more <= this.#buffer.length) return;
+    const bigger = new Uint8Array(Math.max(this.#buffer.length * 2, this.#length + more));
+    bigger.set(this.#buffer.subarray(0, this.#length));
+    this.#buffer = bigger;
   }
-}
-
-/** True for labels this module decodes: UTF-8, UTF-16, and iconv-lite's code page tables. */
-function supported(label: string): boolean {
-  if (isUtf8(label)) return true;
-  const { iconv } = codePages();
-  let codec: { decodeBuf?: unknown; decodeTables?: unknown };
-  try {
-    codec = iconv.getCodec(label) as typeof codec;
-  } catch {
-    return false;
-  }
-  return /^utf-?16(le|be)?$/i.test(label) || codec.decodeBuf !== undefined ||
-    codec.decodeTables !== undefined;
-}
-
-/**
- * Reads an `encoding` argument: `utf-8`, `oem`, `ansi` (Windows: the system's code pages), a
- * code page number (`936`, `65001`), or a label (`gbk`, `cp850`, `windows-1252`, `shift_jis`).
- * Returns the iconv-lite label (`utf-8` for UTF-8) and the Windows code page where there is one.
- * Throws {@link EncodingError} with the reason.
- */
-export function parseEncoding(
-  text: string,
-  system: SystemCodePages | undefined,
-): { label: string; codePage?: number } {
-  const name = text.trim().toLowerCase();
-  if (name === "oem" || name === "ansi") {
-    if (!system) throw new EncodingError(`'${text}' names a Windows code page: use it on Windows`);
-    return withCodePage(system[name], text);
-  }
-  const number = name.match(/^(?:cp|windows-|ibm)?(\d{3,5})$/);
-  if (number) return withCodePage(Number(number[1]), text);
-  if (isUtf8(name)) return { label: "utf-8", codePage: 65001 };
-  if (!supported(name)) {
-    throw new EncodingError(
-      `unknown encoding '${text}' (use utf-8, oem, ansi, a code page number such as 936, ` +
-        "or a label such as gbk, big5, shift_jis, cp850, windows-1252)",
-    );
-  }
-  return { label: name, codePage: KNOWN_CODE_PAGES[name] };
-}
-
-function withCodePage(codePage: number, text: string): { label: string; codePage: number } {
-  const label = codePageLabel(codePage);
-  if (!label) throw new EncodingError(`code page ${codePage} ('${text}') is not supported`);
-  return { label, codePage };
-}
-
-/** Labels that name a Windows code page (so that cmd can be switched to it with `chcp`). */
-const KNOWN_CODE_PAGES: Record<string, number> = {
-  gbk: 936,
-  gb2312: 936,
-  gb18030: 54936,
-  big5: 950,
-  shift_jis: 932,
-  sjis: 932,
-  "euc-kr": 949,
-  "utf-16le": 1200,
-  "utf-16be": 1201,
-  "koi8-r": 20866,
-  "koi8-u": 21866,
-  "iso-8859-1": 28591,
-  latin1: 28591,
-};
-
-/**
- * Text as a program reads it in `label`. Throws {@link EncodingError} naming the first
- * character that the encoding cannot represent (rather than sending a `?` in its place).
- */
-export function encodeText(text: string, label: string): Uint8Array {
-  if (isUtf8(label)) return utf8Encoder.encode(text);
-  const { iconv, Buffer } = codePages();
-  const bytes = new Uint8Array(iconv.encode(text, label));
-  const back = iconv.decode(Buffer.from(bytes), label);
-  if (back !== text) {
-    const chars = [...text], backChars = [...back];
-    const at = chars.findIndex((char, i) => char !== backChars[i]);
-    throw new EncodingError(
-      `'${chars[at] ?? text}' cannot be written in ${label}, the encoding the program reads`,
-    );
-  }
-  return bytes;
 }

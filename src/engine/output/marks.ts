@@ -8,6 +8,7 @@
  * | sequence | means |
  * |---|---|
  * | `ESC ] 133 ; A ; <nonce> BEL` | the prompt starts |
+ * | `ESC ] 133 ; A ; k=s ; <nonce> BEL` | a continuation prompt (PS2; kitty's "secondary" prompt kind): the shell reads on, the line entered is not a whole command yet |
  * | `ESC ] 133 ; B ; <nonce> BEL` | the prompt ends: the shell reads a command |
  * | `ESC ] 133 ; C ; <nonce> BEL` | the command's output starts (`C ; nl`: after the line break that follows) |
  * | `ESC ] 133 ; D ; <exit code> ; <nonce> BEL` | the command finished (no code: no command ran) |
@@ -45,6 +46,7 @@ import { concatBytes as concat } from "../../bytes.ts";
 /** What a shell told. */
 export type ShellMark =
   | { kind: "prompt-start" }
+  | { kind: "continuation" }
   | { kind: "prompt-end" }
   | { kind: "output-start"; lineBreak?: boolean }
   | { kind: "command-end"; exitCode: number | null }
@@ -87,8 +89,9 @@ export function parseMark(body: string): ShellMark | undefined {
   const kind = body[0];
   const value = body.length > 2 && body[1] === ";" ? body.slice(2) : undefined;
   if (body.length !== 1 && value === undefined) return undefined;
-  // A, B and C may carry options (as kitty's `A;k=s`): they say nothing more here.
-  if (kind === "A") return { kind: "prompt-start" };
+  // A, B and C may carry options; of them only A's prompt kind `k=s` (a secondary prompt, as
+  // kitty writes it) says something more here.
+  if (kind === "A") return value === "k=s" ? { kind: "continuation" } : { kind: "prompt-start" };
   if (kind === "B") return { kind: "prompt-end" };
   if (kind === "C") {
     return value === "nl" ? { kind: "output-start", lineBreak: true } : { kind: "output-start" };

@@ -27,6 +27,7 @@ import {
   resolveDirectory,
 } from "../launching/launcher.ts";
 import { stopProcess } from "../launching/lifecycle.ts";
+import type { SandboxInfo, SandboxRequest } from "../launching/sandbox.ts";
 import { DEFAULT_MAX_BYTES } from "../output/buffer.ts";
 import { OutputBudget } from "../output/budget.ts";
 import { TextFollower } from "../output/follow.ts";
@@ -57,14 +58,21 @@ export interface RunRequest extends InvocationRequest {
   env?: Record<string, string>;
   /**
    * How the program's bytes are read and its input written (`utf-8`, `oem`, `ansi`, a code
-   * page or a label); default: detected (see services/encoding.ts). A cmd or PowerShell shell
+   * page or a label); default: followed (see services/encoding.ts). A cmd or PowerShell shell
    * is switched to it.
    */
   encoding?: string;
+  /**
+   * Windows: start even though the ANSI view of the program, its arguments, the command or
+   * the working directory differs from them (see launching/ansi_view.ts).
+   */
+  allowAnsiMismatch?: boolean;
   /** The front end that asked (for the audit log). */
   via?: FrontEnd;
   /** Aborted when the caller gives up: a start still waiting for its turn is not made. */
   signal?: AbortSignal;
+  /** Its sandbox (it can only tighten the server's, which applies without one). */
+  sandbox?: SandboxRequest;
 }
 
 /** Where a command is in its life. */
@@ -236,6 +244,11 @@ export class Command {
   /** The child's process id. */
   get pid(): number {
     return this.#child.pid;
+  }
+
+  /** The sandbox it runs in, if any. */
+  get sandbox(): SandboxInfo | undefined {
+    return this.launcher.sandboxOf(this.#child);
   }
 
   /** `pty` or `pipe`. */
@@ -479,15 +492,27 @@ export class Command {
     this.#output.stderr.release();
   }
 
-  /** Writes text to the command's input, with Enter after it if asked. */
+  /**
+   * Writes text to the command's input, with Enter after it if asked. Writes reach the program
+   * in the order they were asked for, whatever the time their encoding takes (see
+   * ChildCodec.encodeNow).
+   */
   async write(text: string, appendNewline: boolean, via: FrontEnd = "internal"): Promise<void> {
     this.#assertRunning();
     const newline = this.mode === "pty" ? "\r" : HOST_FLAVOR === "windows" ? "\r\n" : "\n";
     const input = appendNewline ? text + newline : text;
-    const bytes = this.#codec.encode(input, "input");
-    this.launcher.input({ ...this.context, via }, input);
-    await inputFailure(this.#child.write(bytes, this.writeTimeoutMs));
+    const queued = this.#inputOrder.then(async () => {
+      const bytes = await this.#codec.encodeNow(input, "input", this.#child);
+      this.launcher.input({ ...this.context, via }, input);
+      return { written: this.#child.write(bytes, this.writeTimeoutMs) };
+    });
+    this.#inputOrder = queued.then(() => undefined, () => undefined);
+    const { written } = await queued;
+    await inputFailure(written);
   }
+
+  /** Settles once the last write asked for is queued to the program (see {@link write}). */
+  #inputOrder: Promise<void> = Promise.resolve();
 
   /** Ends the command's input (EOF). */
   async closeInput(): Promise<void> {
@@ -632,11 +657,15 @@ export class CommandService {
         cols: COMMAND_COLS,
         rows: COMMAND_ROWS,
         signal: request.signal,
+        sandbox: request.sandbox,
+        allowAnsiMismatch: request.allowAnsiMismatch,
       },
       {
         program: request.executable ? "executable" : "command",
         cwd: "working_directory",
         env: "env",
+        args: request.executable ? "args" : "command",
+        ansiOptIn: "allow_ansi_mismatch",
       },
       context,
     );

@@ -4,9 +4,9 @@
  *
  * What the bytes are comes from the platform ({@link ChildProcess.codePage}): UTF-8 through a
  * Windows pseudoconsole (conhost translates); the program's own bytes through Windows pipes
- * (UTF-8 or the console's code page, detected per stream; input in the console's code page);
+ * (UTF-8 or the console's code page, followed run by run; input in the console's code page);
  * UTF-8 by convention on POSIX. An `encoding` argument, or the code page a shell was set to,
- * overrides the guess both ways.
+ * names the code page both ways (output that is valid UTF-8 still reads as UTF-8).
  *
  * @module
  */
@@ -81,6 +81,8 @@ export class ChildCodec {
   /** The iconv-lite label input is encoded in (`utf-8` included). */
   readonly inputLabel: string;
   #output: StreamEncoding;
+  /** The code page is the console's, which the command may change (nobody named one). */
+  readonly #followsConsole: boolean;
 
   /**
    * `requested`: the caller's `encoding`; `shellCodePage`: the code page the shell was set to
@@ -98,16 +100,19 @@ export class ChildCodec {
       this.#output = { kind: "utf-8" };
       this.inputLabel = "utf-8";
     } else if (chosen !== undefined) {
-      this.#output = { kind: "fixed", label: chosen };
+      // The code page asked for is where the text that is not UTF-8 is read: a cmd switched
+      // to it still runs programs that write UTF-8.
+      this.#output = { kind: "mixed", codePage: chosen };
       this.inputLabel = chosen;
     } else if (codePage === null) {
       this.#output = { kind: "utf-8" };
       this.inputLabel = "utf-8";
     } else {
       const label = codePageLabel(codePage) ?? "utf-8";
-      this.#output = { kind: "detect", fallback: label };
+      this.#output = { kind: "mixed", codePage: label };
       this.inputLabel = label;
     }
+    this.#followsConsole = codePage !== "utf-8" && codePage !== null && chosen === undefined;
   }
 
   /** A decoder for one output stream (each stream decides its encoding on its own). */
@@ -115,10 +120,34 @@ export class ChildCodec {
     return createDecoder(this.#output);
   }
 
+  /**
+   * Input text as the program reads it now: text beyond ASCII in the code page the child's
+   * console has at this moment where that is the child's (Windows pipes: a `chcp` in the
+   * command changes what cmd's `set /p` reads), else as {@link encode}. Throws
+   * {@link EngineError} naming `field`.
+   */
+  async encodeNow(
+    text: string,
+    field: string,
+    child: Pick<ChildProcess, "consoleCodePage">,
+  ): Promise<Uint8Array> {
+    // deno-lint-ignore no-control-regex -- ASCII reads the same in every code page
+    if (this.#followsConsole && child.consoleCodePage && !/^[\x00-\x7f]*$/.test(text)) {
+      const codePage = await child.consoleCodePage();
+      const label = codePage === undefined ? undefined : codePageLabel(codePage);
+      if (label !== undefined) return this.#encodeIn(text, label, field);
+    }
+    return this.encode(text, field);
+  }
+
   /** Input text as the program reads it; throws {@link EngineError} naming `field`. */
   encode(text: string, field: string): Uint8Array {
+    return this.#encodeIn(text, this.inputLabel, field);
+  }
+
+  #encodeIn(text: string, label: string, field: string): Uint8Array {
     try {
-      return encodeText(text, this.inputLabel);
+      return encodeText(text, label);
     } catch (error) {
       if (!(error instanceof EncodingError)) throw error;
       throw new EngineError(

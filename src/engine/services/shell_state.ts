@@ -112,12 +112,13 @@ export class ShellTracker {
    * prefix, a cursor move) were among it, or no line editor reports (sh: the terminal holds it).
    */
   typedMaybe: false | "visible" | "hidden" = false;
-  /** When the newest prompt ended (ms since the epoch). */
-  promptShownAt = 0;
   /** The shell says before each prompt whether a line waits (`W`; learnt from the first). */
   #reportsWaiting = false;
   /** It has said so since its last command ended. */
   #waitingReported = false;
+  /** See {@link readsOn}. */
+  #readsOn = false;
+  #readsOnAt = -1;
   readonly #lineEnd: (offset: number) => number | undefined;
 
   /**
@@ -131,12 +132,12 @@ export class ShellTracker {
   }
 
   /**
-   * Whether the shell is at its prompt: it showed one since its last command ended, and runs
-   * nothing.
+   * Whether the shell is at its prompt: it showed one since its last command ended, runs
+   * nothing, and reads no continuation line.
    */
   get atPrompt(): boolean {
     return this.active && this.command === undefined && this.promptEnd >= 0 &&
-      !this.promptPending && this.#entered === undefined;
+      !this.promptPending && this.#entered === undefined && !this.#readsOn;
   }
 
   /**
@@ -153,11 +154,18 @@ export class ShellTracker {
   }
 
   /**
-   * Whether the shell marks where a command's output starts (`C`): then a line entered that it
-   * reads on from without one is not a command yet (a continuation line).
+   * The shell showed its continuation prompt (`A;k=s`) after the line last entered, and nothing
+   * since: that line is not a whole command yet (an open quote, a trailing `|` or `\`, a
+   * here-document), and the shell reads on for the rest of it. A line entered, Ctrl+C, or any
+   * mark of a start, an end or a prompt ends it.
    */
-  get marksOutputStart(): boolean {
-    return this.#sendsOutputStart;
+  get readsOn(): boolean {
+    return this.#readsOn;
+  }
+
+  /** Where the continuation mark that {@link readsOn} stands for came (an output offset). */
+  get readsOnAt(): number {
+    return this.#readsOnAt;
   }
 
   /**
@@ -199,6 +207,14 @@ export class ShellTracker {
       else if (before?.ahead && this.promptEnd < 0) this.#entered = undefined;
       return true;
     }
+    if (mark.kind === "continuation") {
+      this.#readsOn = true;
+      this.#readsOnAt = offset;
+      // A shell without `C` was taken to run the line once it was entered: it runs nothing.
+      if (!this.#sendsOutputStart) this.command = undefined;
+      return true;
+    }
+    this.#readsOn = false;
     if (mark.kind === "output-start") {
       this.#sendsOutputStart = !mark.lineBreak;
       this.command = {
@@ -230,7 +246,6 @@ export class ShellTracker {
     else this.#finishStartedNothing(null, offset);
     if (mark.kind === "prompt-end") {
       this.promptEnd = offset;
-      this.promptShownAt = Date.now();
       this.#pasting = false;
       // What was typed after the line entered is still there: the line editor reads it next.
       // The prompt a line typed ahead is read at; or the one after a line that started nothing.
@@ -291,6 +306,8 @@ export class ShellTracker {
       }
     });
     if (flushed) this.#entered = undefined;
+    // The shell reads the line entered next (it may read on again), or drops what it read.
+    if (entered !== undefined || interrupted) this.#readsOn = false;
     const dropped = hadEntered && this.#entered === undefined;
     if (this.command && rawProgram) {
       // A program that reads keys as they come (an editor, a pager) takes them: none is left

@@ -20,6 +20,7 @@
  * ```
  * @module
  */
+import { concatBytes } from "../../bytes.ts";
 import { log } from "../../log.ts";
 import {
   type ChildProcess,
@@ -46,12 +47,14 @@ import type { EchoLocation, EchoSkip } from "../output/echo.ts";
 import type { Pattern, PatternMatch } from "../output/patterns.ts";
 import { Recording } from "../output/recording.ts";
 import type { ScreenView } from "../output/screen.ts";
+import { historyBefore, toFreshScreen } from "../output/scrollback.ts";
 import { cutHead, DEFAULT_ANSWER_BYTES, estimateTokens, omissionMarker } from "../output/shape.ts";
 import { StreamOutput, type StreamView } from "../output/stream.ts";
 import { atOnce, type Steps } from "../slices.ts";
 import { boundaryAtOrAfter, utf8Length } from "../output/utf8.ts";
 import { buildTerminalInvocation, type TerminalInvocationRequest } from "../launching/shells.ts";
 import { shellIntegration, ShellScripts } from "../launching/integration/mod.ts";
+import type { SandboxInfo, SandboxRequest } from "../launching/sandbox.ts";
 import { MarkFilter, newNonce } from "../output/marks.ts";
 import { type FinishedCommand, ShellTracker } from "./shell_state.ts";
 import {
@@ -120,10 +123,17 @@ export interface CreateTerminalRequest extends Omit<TerminalInvocationRequest, "
    * shell's console to that code page.
    */
   encoding?: string;
+  /**
+   * Windows: start even though the ANSI view of the program, its arguments, the command or
+   * the working directory differs from them (see launching/ansi_view.ts).
+   */
+  allowAnsiMismatch?: boolean;
   /** The front end that asked (for the audit log). */
   via?: FrontEnd;
   /** Aborted when the caller gives up: a start still waiting for its turn is not made. */
   signal?: AbortSignal;
+  /** Its sandbox (it can only tighten the server's, which applies without one). */
+  sandbox?: SandboxRequest;
 }
 
 /** Something that happened to a terminal. */
@@ -175,7 +185,15 @@ export interface RunOutcome {
  * {@link Watch.start} then delivers every event after that point, none missed, none twice.
  */
 export interface Watch {
-  /** Written into a fresh terminal of `cols` × `rows`, it draws the screen at `offset`. */
+  /**
+   * The output kept before `offset` (see {@link Terminal.watch}'s `historyBytes`), from a line
+   * start: written first, it leaves what scrolled off in the viewer's scrollback.
+   */
+  history: Uint8Array;
+  /**
+   * Written into a terminal of `cols` × `rows`, fresh or not (after `history`, say), it draws
+   * the screen at `offset`, and leaves the terminal's scrollback as it was.
+   */
   snapshot: Uint8Array;
   cols: number;
   rows: number;
@@ -221,23 +239,10 @@ export interface WaitOutcome {
 }
 
 /**
- * How long the prompt a line typed before it is read at is waited for, at most, by a wait after
- * that line (see `Terminal.#waitOrigin`): from the shell's start for its first prompt (startup
- * files that run pyenv, nvm or conda take a second or a few), from the line for the prompt after
- * a command (its prompt hooks: a `git status` in a large repository).
- */
-const PROMPT_WAIT_MS = 10_000;
-
-/**
  * How long a run sent right after Ctrl+C waits for the shell to report the end of what it
  * interrupted, rather than being refused as busy.
  */
 const INTERRUPT_GRACE_MS = 2_000;
-
-/** How long after a prompt the line editor's echo of what was typed ahead is looked for. */
-const TYPEAHEAD_ECHO_MS = 50;
-/** Output still for this long before a shell reading on after a line is taken to want more. */
-const CONTINUATION_SETTLE_MS = 150;
 
 /** Input written to a terminal, as a wait after it needs it. */
 interface TypedInput {
@@ -246,18 +251,18 @@ interface TypedInput {
   text: string;
   /**
    * Written while the shell showed no prompt to read it at (before its first, or after a
-   * command ended and before the next): the shell reads it at the next prompt, waited for until
-   * then (ms since the epoch).
+   * command ended and before the next): the shell reads it at the next prompt, which comes at
+   * output offset `readAt`.
    */
-  beforePrompt?: { until: number; readAt?: number };
+  beforePrompt?: { readAt?: number };
 }
 
 /** Where a wait looks (see `Terminal.#waitOrigin`). */
 interface WaitOrigin {
   from: number;
   echo?: EchoSkip;
-  /** The input waits for the prompt it is read at until then: `from` and `echo` are not final. */
-  awaitingPromptUntil?: number;
+  /** The input waits for the prompt it is read at: `from` and `echo` are not final. */
+  awaitingPrompt?: boolean;
 }
 
 /** The output since a wait's start, as a wait answers it. */
@@ -305,8 +310,6 @@ const CHECK_INTERVAL_MS = 25;
 const INPUT_HISTORY = 100;
 /** Looks at whether the program reads the terminal, while a wait for input runs, this often. */
 const INPUT_POLL_MS = 50;
-/** Right after a write, a reader that has not run since is taken to be waiting still after this. */
-const INPUT_SETTLE_MS = 250;
 /** The output kept after a watcher's snapshot is delivered in pieces of at most this size. */
 const WATCH_PIECE_BYTES = 64 * 1024;
 const encoder = new TextEncoder();
@@ -352,14 +355,22 @@ export class Terminal {
   #lastInput: TypedInput | undefined;
   /** The shell's state from its integration marks (shells started with it). */
   readonly #shell: ShellTracker | undefined;
-  /** cmd: what `run` types around a command (to mark its output and learn its exit code). */
-  readonly #runWrapping: { prefix: string; suffix: string } | undefined;
-  /** The last write: when, and who was reading the terminal just before it. */
-  #lastWrite: { time: number; reader: TerminalReader | null | undefined } | undefined;
-  /** When Ctrl+C was last typed (ms since the epoch). */
-  #interruptedAt = 0;
-  /** Where the output stood then: the prompt it brings comes after that. */
-  #interruptedOffset = 0;
+  /** The nonce the shell's marks carry (shells started with integration). */
+  readonly #nonce: string | undefined;
+  /** What `run` types for a command (see ShellIntegration.runWrapping). */
+  readonly #runWrapping: { prefix: string; exitQuery?: string } | undefined;
+  /** The last write: who was reading the terminal just before it, and whether it wakes them. */
+  #lastWrite: { reader: TerminalReader | null | undefined; wakes: boolean } | undefined;
+  /**
+   * The last Ctrl+C typed: when (ms since the epoch), where the output stood (the prompt it
+   * brings comes after that), and whether the shell ran a command then (else its line editor
+   * took it).
+   */
+  #interrupt: { at: number; offset: number; commandRan: boolean } | undefined;
+  /** The shell draws a new prompt when Ctrl+C reaches its line editor (see ShellIntegration). */
+  readonly #promptOnInterrupt: boolean;
+  /** The shell drops a run's line it would read on from itself (see ShellIntegration). */
+  readonly #dropsContinuedRun: boolean;
 
   constructor(
     private readonly context: LaunchContext,
@@ -376,8 +387,10 @@ export class Terminal {
     readonly writeTimeoutMs: number,
     integration?: {
       nonce: string;
-      runWrapping?: { prefix: string; suffix: string };
+      runWrapping?: { prefix: string; exitQuery?: string };
       marksOutputStart?: boolean;
+      promptOnInterrupt?: boolean;
+      dropsContinuedRun?: boolean;
     },
   ) {
     this.id = context.id;
@@ -391,6 +404,9 @@ export class Terminal {
     this.outputByteLimitClamped = applied?.clamped;
     this.#answerBytes = limits.answerBytes;
     this.#runWrapping = integration?.runWrapping;
+    this.#nonce = integration?.nonce;
+    this.#promptOnInterrupt = integration?.promptOnInterrupt ?? false;
+    this.#dropsContinuedRun = integration?.dropsContinuedRun ?? false;
     const shell = integration
       ? new ShellTracker((offset) => {
         const next = this.#output.lineStart(this.#output.lineAt(offset) + 1);
@@ -479,7 +495,6 @@ export class Terminal {
     if (refused !== undefined) throw new EngineError("failed", refused, field);
     this.launcher.input({ ...this.context, via }, text);
     const shell = this.#shell;
-    const firstUntil = this.created + PROMPT_WAIT_MS;
     // Only a whole line is read at the prompt; Ctrl+C (D, Z) brings a prompt of its own.
     // deno-lint-ignore no-control-regex -- those keys are control characters
     const aLine = /[\r\n]/.test(text) && !/[\x03\x04\x1a]/.test(text);
@@ -487,22 +502,27 @@ export class Terminal {
     // Before the first prompt, a line goes to whatever reads the terminal then (a question the
     // startup files ask), if anything does.
     const readElsewhere = shell !== undefined && shell.promptEnd < 0 && !!reader;
-    const beforePrompt = shell === undefined || shell.command !== undefined || !aLine
+    const beforePrompt = shell === undefined || shell.command !== undefined || !aLine ||
+        readElsewhere || (shell.promptEnd >= 0 && !shell.promptPending)
       ? undefined
-      : shell.promptEnd < 0
-      ? Date.now() < firstUntil && !readElsewhere ? { until: firstUntil } : undefined
-      : shell.promptPending
-      ? { until: Date.now() + PROMPT_WAIT_MS }
-      : undefined;
+      : {};
     this.#lastInput = { offset: this.#output.end, text, beforePrompt };
-    this.#lastWrite = { time: Date.now(), reader };
+    const modes = this.#child.inputModes();
+    // Whether this wakes the reader blocked now: in raw mode any key does; in line mode the end
+    // of a line, end of file, or a key that sends a signal.
+    const wakes = text !== "" &&
+      // deno-lint-ignore no-control-regex -- those keys are control characters
+      (modes === undefined || !modes.lineMode || /[\r\n\x03\x04\x1a\x1c]/.test(text));
+    this.#lastWrite = { reader, wakes };
     if (text.includes("\x03")) {
-      this.#interruptedAt = Date.now();
-      this.#interruptedOffset = this.#output.end;
+      this.#interrupt = {
+        at: Date.now(),
+        offset: this.#output.end,
+        commandRan: shell?.command !== undefined,
+      };
     }
     // A terminal collecting lines with its echo off shows nothing of them (a line editor in
     // raw mode shows them itself); in raw mode while a command runs, the command takes them.
-    const modes = shell && this.#child.inputModes();
     const context = {
       readElsewhere,
       unechoed: modes !== undefined && modes.lineMode && !modes.echo,
@@ -711,7 +731,13 @@ export class Terminal {
       status: this.running ? "active" : "exited",
       size: { cols: this.cols, rows: this.rows },
       ...(this.exitStatus ? { exitStatus: this.exitStatus } : {}),
+      ...(this.sandbox ? { sandbox: this.sandbox } : {}),
     };
+  }
+
+  /** The sandbox it runs in, if any. */
+  get sandbox(): SandboxInfo | undefined {
+    return this.launcher.sandboxOf(this.#child);
   }
 
   /** What the terminal is doing now (see {@link TerminalActivity}). */
@@ -737,21 +763,23 @@ export class Terminal {
   #state(): TerminalState {
     if (!this.running) return "exited";
     if (this.#shell?.atPrompt) return "prompt";
+    // At its continuation prompt the shell reads the rest of the line.
+    if (this.#shell?.readsOn) return "input";
     return this.#readingInput() ? "input" : "running";
   }
 
   /**
    * Whether the foreground program is blocked reading the terminal, and not merely still
-   * blocked in the read that the last write is about to wake (the thread has run since, or the
-   * write is long enough ago).
+   * blocked in the read that the last write is about to wake (the thread has not run since).
+   * A write that does not wake it (part of a line, in line mode) leaves it waiting.
    */
   #readingInput(): boolean {
     const reader = this.#child.terminalReader();
     if (!reader) return false;
     const before = this.#lastWrite;
     return !(
-      before?.reader && before.reader.tid === reader.tid &&
-      before.reader.switches === reader.switches && Date.now() - before.time < INPUT_SETTLE_MS
+      before?.wakes && before.reader && before.reader.tid === reader.tid &&
+      before.reader.switches === reader.switches
     );
   }
 
@@ -864,11 +892,13 @@ export class Terminal {
    * before the next, while its prompt hooks run) is read at the next prompt: the terminal echoed
    * it as it was typed, and the line editor shows it again after the prompt. Its answer starts
    * after that prompt and that second echo; until the prompt has come, the origin is awaiting it
-   * (nothing matches, and that prompt is not the one a wait for a prompt wants), for
-   * {@link PROMPT_WAIT_MS} at most: a shell whose integration never starts (its startup file
-   * ends in `exec sh`, or Ctrl+C cut it short) shows none, and its waits fall back to the echo
-   * alone after that. Before, a wait right after `terminal_create` matched the line as typed,
-   * and a wait for the prompt answered at the prompt the command was about to run at.
+   * (nothing matches, and that prompt is not the one a wait for a prompt wants), however long
+   * the shell takes (a slow machine, startup files that run pyenv, prompt hooks that run `git
+   * status` in a large repository), until the shell is known to show none: it replaced itself
+   * with a program started without its nonce (a startup file's `exec sh`; see
+   * {@link #integrationGone}). Then its waits look at the echo alone, as without integration.
+   * Before, a wait right after `terminal_create` matched the line as typed, and a wait for the
+   * prompt answered at the prompt the command was about to run at.
    */
   #waitOrigin(since: number | undefined): WaitOrigin {
     if (since !== undefined) return { from: this.#output.lineStart(since) };
@@ -877,24 +907,35 @@ export class Terminal {
     const before = input.beforePrompt;
     const from = before?.readAt ?? input.offset;
     const awaiting = before !== undefined && before.readAt === undefined &&
-      Date.now() < before.until;
+      !this.#integrationGone();
     return {
       from,
       echo: this.#output.echo(from, input.text),
-      ...(awaiting ? { awaitingPromptUntil: before.until } : {}),
+      ...(awaiting ? { awaitingPrompt: true } : {}),
     };
+  }
+
+  /**
+   * The shell has replaced itself (exec) with a program started without the terminal's nonce,
+   * which sends no marks: known on Linux (see ChildProcess.startedWith), never assumed.
+   */
+  #integrationGone(): boolean {
+    return this.#nonce !== undefined && this.#child.startedWith(this.#nonce) === false;
   }
 
   /**
    * Starts watching: a snapshot of the screen (the emulator catches up first, within its time
    * budget) at an exact output offset; once {@link Watch.start} is called, `listener` gets the
    * output kept after that offset (and the resizes in it, in order), then every event as it
-   * happens: nothing missed, nothing twice. (A viewer is not the agent: watching is not
-   * activity that keeps an idle terminal.)
+   * happens: nothing missed, nothing twice. With `historyBytes`, the output kept before the
+   * snapshot comes too, so much that it and the snapshot hold at most `historyBytes`. (A viewer
+   * is not the agent: watching is not activity that keeps an idle terminal.)
    */
-  watch(listener: (event: TerminalEvent) => void): Promise<Watch> {
+  watch(listener: (event: TerminalEvent) => void, historyBytes = 0): Promise<Watch> {
     const output = this.#output;
     return output.screen(this.cols, this.rows).snapshot((snapshot) => {
+      const screen = concatBytes([toFreshScreen(snapshot.cols), snapshot.data]);
+      const history = historyBefore(output, snapshot.offset, historyBytes - screen.length);
       // Called at the moment of the snapshot: what is kept after it and what comes next meet here.
       const held: TerminalEvent[] = [];
       let at = snapshot.offset;
@@ -913,7 +954,8 @@ export class Terminal {
       let waiting: TerminalEvent[] | undefined = held;
       const stop = this.events.add((event) => waiting ? waiting.push(event) : listener(event));
       return {
-        snapshot: snapshot.data,
+        history,
+        snapshot: screen,
         cols: snapshot.cols,
         rows: snapshot.rows,
         offset: snapshot.offset,
@@ -938,15 +980,21 @@ export class Terminal {
     let from = origin.from;
     const pattern = request.pattern;
     let scanner = pattern ? this.#output.scan(pattern, from) : undefined;
-    /** The origin once the prompt it waited for has come (see `#waitOrigin`). */
+    /** Called once the origin has settled (see `settle`). */
+    let onSettled = () => {};
+    /**
+     * The origin once the prompt it waited for has come, or the shell is known to show none
+     * (see `#waitOrigin`): looked at again on each change of state, and as output is matched.
+     */
     const settle = (): WaitOrigin => {
-      if (origin.awaitingPromptUntil === undefined) return origin;
+      if (!origin.awaitingPrompt) return origin;
       const next = this.#waitOrigin(request.since);
-      if (next.awaitingPromptUntil !== undefined) return origin;
+      if (next.awaitingPrompt) return origin;
       origin = next;
       from = next.from;
       scanner?.cancel();
       scanner = pattern ? this.#output.scan(pattern, from) : undefined;
+      onSettled();
       return origin;
     };
     /** The echo's end once known: matching (and the answer) start there. */
@@ -963,11 +1011,8 @@ export class Terminal {
     /** The condition about the shell or the program that holds now, if one asked for does. */
     const stateCondition = (): "prompt" | "input" | undefined => {
       // A prompt shown after the write (or `since`): never the one a command was typed at.
-      const { awaitingPromptUntil, from: start } = settle();
-      if (
-        request.prompt && awaitingPromptUntil === undefined && shell?.atPrompt &&
-        shell.promptEnd > start
-      ) {
+      const { awaitingPrompt, from: start } = settle();
+      if (request.prompt && !awaitingPrompt && shell?.atPrompt && shell.promptEnd > start) {
         return "prompt";
       }
       if (request.input && this.running && !shell?.atPrompt && this.#readingInput()) {
@@ -998,7 +1043,7 @@ export class Terminal {
         if (!scanner || done) return false;
         const echo = afterEcho();
         // Typed before the prompt it is read at, not read yet: nothing after it is its answer yet.
-        if (origin.awaitingPromptUntil !== undefined && !final) return false;
+        if (origin.awaitingPrompt && !final) return false;
         // The echo is arriving: match once it has (the output that completes it will come).
         if (echo?.state === "pending" && !final) return false;
         // Not echoed yet: match what is here, never the echo arriving while matching yields.
@@ -1009,7 +1054,7 @@ export class Terminal {
       };
       const armIdle = () => {
         // Quiet before the line typed early was even read is no answer to it.
-        if (request.idleMs === undefined || settle().awaitingPromptUntil !== undefined) return;
+        if (request.idleMs === undefined || origin.awaitingPrompt) return;
         clearTimeout(idleTimer);
         idleTimer = setTimeout(() => finish("idle"), request.idleMs);
       };
@@ -1022,13 +1067,7 @@ export class Terminal {
       if (request.signal?.aborted) return finish("cancelled");
       request.signal?.addEventListener("abort", onAbort, { once: true });
       timers.push(setTimeout(() => finish("timeout"), request.timeoutMs));
-      if (origin.awaitingPromptUntil !== undefined) {
-        // No prompt by then: the output so far is looked at by the echo alone.
-        timers.push(setTimeout(() => {
-          armIdle();
-          check(false);
-        }, Math.max(0, origin.awaitingPromptUntil - Date.now())));
-      }
+      onSettled = armIdle;
       // A program blocks to read without a word: it is looked at every so often, and soon after
       // each output (a prompt is printed, then read).
       const poll = request.input ? setInterval(checkState, INPUT_POLL_MS) : undefined;
@@ -1102,6 +1141,15 @@ export class Terminal {
       );
     }
     this.#assertRunning();
+    if (this.#integrationGone()) {
+      throw new EngineError(
+        "invalid_input",
+        `terminal ${this.id}'s shell replaced itself with another program (exec, in its ` +
+          "startup files perhaps), which does not report its prompt or commands: use " +
+          "terminal_write and terminal_wait",
+        "terminalId",
+      );
+    }
     if (shell.promptEnd < 0) {
       // Just opened: its first prompt is on its way.
       const first = await this.wait({ prompt: true, since: 0, timeoutMs, signal: options.signal });
@@ -1116,34 +1164,56 @@ export class Terminal {
         );
       }
     }
-    // Ctrl+C just typed: the end of what it interrupted is on its way.
-    // (At its prompt too: the shell draws a new one, and a run typed before it was answered by
-    // that prompt, with nothing.)
-    const graceLeft = this.#interruptedAt + INTERRUPT_GRACE_MS - Date.now();
-    if (graceLeft > 0 && shell.promptEnd <= this.#interruptedOffset) {
-      const offset = this.#interruptedOffset;
+    const left = () => Math.max(0, timeoutMs - (Date.now() - started));
+    const stopped = () => {
+      if (!options.signal?.aborted && this.running) return undefined;
+      const condition = this.running ? "cancelled" : "exit";
+      return this.#runOutcome(condition, this.#output.end, started, options.maxBytes);
+    };
+    // Ctrl+C typed, and no prompt shown since: the prompt it brings is on its way (a run typed
+    // before it is read by the line editor the interruption tears down, or answered by that
+    // prompt). At a line editor that always draws one (nothing ran), it is waited for as long as
+    // the run may wait; a command it reached may ignore it, and is given a moment to end.
+    const interrupt = this.#interrupt;
+    if (interrupt && shell.promptEnd <= interrupt.offset) {
+      const sure = this.#promptOnInterrupt && !interrupt.commandRan;
       await this.#until(
-        () => shell.promptEnd > offset,
-        Math.min(graceLeft, timeoutMs - (Date.now() - started)),
+        () => shell.promptEnd > interrupt.offset,
+        sure ? left() : Math.min(left(), interrupt.at + INTERRUPT_GRACE_MS - Date.now()),
         options.signal,
       );
-      if (options.signal?.aborted || !this.running) {
-        const condition = this.running ? "cancelled" : "exit";
-        return this.#runOutcome(condition, this.#output.end, started, options.maxBytes);
+      const outcome = stopped();
+      if (outcome) return outcome;
+      if (sure && shell.promptEnd <= interrupt.offset) {
+        throw new EngineError(
+          "busy",
+          `terminal ${this.id} was sent Ctrl+C and its shell has shown no prompt since ` +
+            `(${timeoutMs} ms): wait for it (terminal_wait with prompt), or press Enter ` +
+            "(terminal_write) for a new one",
+        );
       }
     }
-
-    // Its prompt on its way: whether a line typed ahead waits to be read first is said before it.
+    // Its prompt on its way: whether a line typed ahead waits to be read first is said before it
+    // (right after the end mark, by the same hook).
     if (shell.waitingReportDue) {
-      const left = timeoutMs - (Date.now() - started);
-      await this.#until(
-        () => !shell.waitingReportDue,
-        Math.min(left, PROMPT_WAIT_MS),
-        options.signal,
-      );
-      if (options.signal?.aborted) {
-        return this.#runOutcome("cancelled", this.#output.end, started, options.maxBytes);
+      await this.#until(() => !shell.waitingReportDue, left(), options.signal);
+      const outcome = stopped();
+      if (outcome) return outcome;
+      if (shell.waitingReportDue) {
+        throw new EngineError(
+          "busy",
+          `terminal ${this.id}'s shell ended a command and has not said yet (${timeoutMs} ms) ` +
+            "whether a line typed ahead waits: wait for its prompt (terminal_wait with prompt)",
+        );
       }
+    }
+    if (shell.readsOn) {
+      throw new EngineError(
+        "busy",
+        `terminal ${this.id} shows its shell's continuation prompt: the line entered before is ` +
+          "not a whole command yet (an unclosed quote, a trailing |, a here-document), and the " +
+          "shell reads on: finish it (terminal_write), or drop it (ctrl_c)",
+      );
     }
     // A line written before (by terminal_write, or typed ahead of a prompt) comes first.
     const entered = shell.entered;
@@ -1178,20 +1248,19 @@ export class Terminal {
       );
     }
     if (shell.typedMaybe === "visible" && shell.atPrompt) {
-      // Typed while the command before ran: the line editor echoes what it holds right after
-      // its prompt (looked at a moment after the prompt, when that echo has come).
-      const settle = shell.promptShownAt + TYPEAHEAD_ECHO_MS - Date.now();
-      if (settle > 0) await new Promise((resolve) => setTimeout(resolve, settle));
+      // Part of a line typed while the command before ran (the terminal in line mode): it waits
+      // in the terminal for whoever reads next, the line editor at this prompt, unless that
+      // command took it. Its echo after the prompt would tell, but comes when the line editor
+      // gets to it: no moment says it will not come. (Ctrl+C, or Enter, settles it.)
       const shown = this.waitOutput(shell.promptEnd, 1024, this.#output.end).output.trim();
-      if (shown !== "") {
-        throw new EngineError(
-          "busy",
-          `terminal ${this.id} has text typed at its prompt and not entered (typed while a ` +
-            `command ran; the terminal shows ${JSON.stringify(shown.slice(0, 100))} after the ` +
-            "prompt): finish it, or clear it (ctrl_c)",
-        );
-      }
-      shell.typedMaybe = false;
+      throw new EngineError(
+        "busy",
+        `terminal ${this.id} may have text typed at its prompt and not entered (part of a line ` +
+          "typed while a command ran, which its line editor reads at the prompt unless that " +
+          "command took it" +
+          (shown === "" ? "" : `; the terminal shows ${JSON.stringify(shown.slice(0, 100))}`) +
+          "): finish it (terminal_write), or clear it (ctrl_c)",
+      );
     }
     if (shell.typed !== "") {
       throw new EngineError(
@@ -1202,56 +1271,99 @@ export class Terminal {
     }
     const from = this.#output.end;
     const wrap = this.#runWrapping;
-    await this.write(
-      (wrap ? wrap.prefix + command + wrap.suffix : command) + "\r",
-      options.via,
-      "command",
-    );
-    const left = () => Math.max(1, timeoutMs - (Date.now() - started));
-    let outcome = await this.wait({
-      prompt: true,
-      // Where the platform can tell who reads the terminal (Linux), and the shell marks starts.
-      input: shell.marksOutputStart && this.#child.terminalReader() !== undefined,
-      timeoutMs: left(),
-      signal: options.signal,
+    await this.write((wrap ? wrap.prefix + command : command) + "\r", options.via, "command");
+    // The shell reads on from the line (an open quote or bracket, a trailing \ | or &&, a
+    // here-document) and would wait for the rest for good: its continuation prompt says so.
+    const readsOn = new AbortController();
+    const stopWatching = this.events.add((event) => {
+      if (event.type === "state" && shell.readsOn) readsOn.abort();
     });
-    if (outcome.condition === "input") {
-      // The shell itself reads on, its line not a command yet (an open quote or bracket, a
-      // trailing \ | or &&, a here-document): it would wait for the rest for good. (A command
-      // it runs itself, `read`, marks its start first: looked at again once the output has
-      // been still a moment, so that a start mark on its way is not missed.)
-      const continues = () =>
-        shell.marksOutputStart && shell.command === undefined && shell.entered !== undefined &&
-        this.#child.terminalReader()?.pid === this.pid;
-      if (continues()) {
-        await this.wait({
-          idleMs: CONTINUATION_SETTLE_MS,
-          timeoutMs: Math.min(4 * CONTINUATION_SETTLE_MS, left()),
-          signal: options.signal,
-        });
-      }
-      if (continues()) {
-        await this.write("\x03", options.via);
-        throw new EngineError(
-          "invalid_input",
-          "the shell read it as the start of a longer command and waits for the rest of it (an " +
-            "unclosed quote or bracket, a trailing \\, | or &&, a here-document): nothing ran, " +
-            "and the line was dropped (Ctrl+C). Send the whole command on one line",
-          "command",
-        );
-      }
-      // A program reads the terminal: it answers to terminal_write; the run waits on.
-      outcome = await this.wait({ prompt: true, timeoutMs: left(), signal: options.signal });
+    if (shell.readsOn) readsOn.abort();
+    const outcome = await this.wait({
+      prompt: true,
+      timeoutMs: Math.max(1, left()),
+      signal: options.signal ? AbortSignal.any([options.signal, readsOn.signal]) : readsOn.signal,
+    }).finally(stopWatching);
+    if (outcome.condition === "cancelled" && readsOn.signal.aborted && !options.signal?.aborted) {
+      return await this.#dropContinued(left, options);
     }
     const condition = outcome.condition === "prompt"
       ? "done"
       : outcome.condition === "exit" || outcome.condition === "cancelled"
       ? outcome.condition
       : "timeout";
-    return this.#runOutcome(condition, from, started, options.maxBytes, outcome.from);
+    const answer = this.#runOutcome(condition, from, started, options.maxBytes, outcome.from);
+    if (condition !== "done" || wrap?.exitQuery === undefined) return answer;
+    // cmd: the prompt ended the command, after the line break cmd writes before every prompt
+    // (not the command's); its exit code is asked for now (see integration/cmd.ts).
+    return {
+      ...answer,
+      output: answer.output.endsWith("\n") ? answer.output.slice(0, -1) : answer.output,
+      exitCode: await this.#askExitCode(wrap.exitQuery, Math.max(1, left()), options),
+    };
   }
 
-  /** Resolves once `done` holds (looked at on each change of state or exit), or after `ms`. */
+  /**
+   * cmd, at the prompt after a command: types `query`, whose output reports the exit code, and
+   * waits for the prompt after it. Null when the shell holds something typed meanwhile (the
+   * query would join it) or does not come back.
+   */
+  async #askExitCode(
+    query: string,
+    timeoutMs: number,
+    options: { signal?: AbortSignal; via?: FrontEnd },
+  ): Promise<number | null> {
+    const shell = this.#shell!;
+    if (!shell.atPrompt || shell.typed !== "" || shell.typedMaybe !== false) return null;
+    const at = this.#output.end;
+    await this.write(query + "\r", options.via, "command");
+    const back = await this.wait({ prompt: true, timeoutMs, signal: options.signal });
+    return back.condition === "prompt" ? shell.finishedAfter(at)?.exitCode ?? null : null;
+  }
+
+  /**
+   * A run's line the shell reads on from (its continuation prompt showed): dropped with Ctrl+C
+   * (or by the shell itself: fish), and refused naming `command` once the prompt that brings
+   * has come, so that the next run finds the shell at it; if it did not come while the run could
+   * wait, the refusal says so.
+   */
+  async #dropContinued(
+    left: () => number,
+    options: { signal?: AbortSignal; via?: FrontEnd },
+  ): Promise<never> {
+    const shell = this.#shell!;
+    let offset = shell.readsOnAt;
+    if (!this.#dropsContinuedRun) {
+      // Ctrl+C is taken well once the line editor reads again: bash, interrupted while it still
+      // drew its continuation prompt, drew it again and read on (where the platform can tell
+      // who reads the terminal; elsewhere it is typed at once).
+      if (this.#child.terminalReader() !== undefined) {
+        await this.wait({ input: true, timeoutMs: Math.max(1, left()), signal: options.signal });
+      }
+      if (this.running) {
+        await this.write("\x03", options.via);
+        offset = this.#interrupt!.offset;
+      }
+    }
+    await this.#until(() => shell.promptEnd > offset, left(), options.signal);
+    const dropped = shell.promptEnd > offset;
+    throw new EngineError(
+      "invalid_input",
+      "the shell read it as the start of a longer command and waits for the rest of it (an " +
+        "unclosed quote or bracket, a trailing \\, | or &&, a here-document): nothing ran, and " +
+        (dropped
+          ? "the line was dropped. "
+          : "the line was to be dropped (Ctrl+C), but the shell has shown no prompt since (see " +
+            "terminal_read). ") +
+        "Send the whole command on one line",
+      "command",
+    );
+  }
+
+  /**
+   * Resolves once `done` holds (looked at on each change of state, output, or exit), or after
+   * `ms`.
+   */
   #until(done: () => boolean, ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       const finish = () => {
@@ -1262,7 +1374,7 @@ export class Terminal {
       };
       const timer = setTimeout(finish, Math.max(0, ms));
       const stop = this.events.add((event) => {
-        if (event.type === "exit" || (event.type === "state" && done())) finish();
+        if (event.type === "exit" || (event.type !== "resize" && done())) finish();
       });
       signal?.addEventListener("abort", finish, { once: true });
       if (done() || signal?.aborted || !this.running) finish();
@@ -1336,6 +1448,8 @@ export interface TerminalInfo extends TerminalActivity {
   status: "active" | "exited";
   size: { cols: number; rows: number };
   exitStatus?: ExitStatus;
+  /** The sandbox it runs in. */
+  sandbox?: SandboxInfo;
 }
 
 /** A line read, with statistics. */
@@ -1465,8 +1579,17 @@ export class TerminalService {
         cols,
         rows,
         signal: request.signal,
+        sandbox: request.sandbox,
+        // A sandboxed shell reads its integration files whatever is hidden.
+        readable: invocation.integration ? this.#scripts.location() : undefined,
+        allowAnsiMismatch: request.allowAnsiMismatch,
       },
-      { program: request.command === undefined ? "shell" : "command", cwd: "cwd", env: "env" },
+      {
+        program: request.command === undefined ? "shell" : "command",
+        cwd: "cwd",
+        env: "env",
+        ansiOptIn: "allowAnsiMismatch",
+      },
       context,
     );
     const terminal = new Terminal(
@@ -1492,6 +1615,8 @@ export class TerminalService {
           nonce,
           runWrapping: invocation.integration.runWrapping,
           marksOutputStart: invocation.integration.marksOutputStart,
+          promptOnInterrupt: invocation.integration.promptOnInterrupt,
+          dropsContinuedRun: invocation.integration.dropsContinuedRun,
         }
         : undefined,
     );

@@ -14,13 +14,15 @@
  *
  * @module
  */
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { type Context, Hono } from "hono";
 import type { Engine } from "../../engine/mod.ts";
 import { EngineError } from "../../engine/errors.ts";
-import type { AppEnv } from "../app.ts";
+import { ALWAYS_HEADERS, type AppEnv } from "../app.ts";
 import { restError } from "../rest.ts";
-import { servePageAsset } from "./page.ts";
-import { sameOrigin, type WebSessions } from "./sessions.ts";
+import { pageAnswer } from "./page.ts";
+import { sameOrigin } from "../security.ts";
+import type { WebSessions } from "./sessions.ts";
 
 /** What the routes need. */
 export interface WebRoutesOptions {
@@ -41,9 +43,20 @@ export function webRoutes(options: WebRoutesOptions): Hono<AppEnv> {
   const { engine, sessions } = options;
   const web = new Hono<AppEnv>({ strict: false });
 
-  const asset = async (c: Context<AppEnv>, name: string) =>
-    await servePageAsset(name, c.req.raw.headers) ??
-      restError(404, "INVALID_INPUT", `no such file: ${c.req.path}`);
+  const asset = async (c: Context<AppEnv>, name: string) => {
+    const answer = await pageAnswer(name, c.req.raw.headers);
+    if (!answer) return restError(404, "INVALID_INPUT", `no such file: ${c.req.path}`);
+    const headers = { ...answer.headers, ...ALWAYS_HEADERS };
+    const outgoing = c.env?.outgoing;
+    // Without node:http (tests of the app alone) a Response, which copies the bytes.
+    if (!outgoing) {
+      return new Response(answer.body?.slice() ?? null, { status: answer.status, headers });
+    }
+    // The shared bytes go to the connection as they are.
+    outgoing.writeHead(answer.status, headers);
+    outgoing.end(answer.body ?? undefined);
+    return RESPONSE_ALREADY_SENT;
+  };
   web.get("/", (c) => asset(c, "index.html"));
   web.get("/assets/:name", (c) => asset(c, c.req.param("name")));
 

@@ -25,6 +25,10 @@
  * ```
  * @module
  */
+import { generateCookie } from "hono/cookie";
+// hono/cookie's getCookie reads a Hono context; its parser, from the same module, reads a header.
+import { parse as parseCookies } from "hono/utils/cookie";
+import { sameOrigin } from "../security.ts";
 
 /** Sessions kept at once. */
 export const MAX_SESSIONS = 64;
@@ -81,29 +85,9 @@ export function sameSecret(given: string, expected: string): boolean {
   return difference === 0;
 }
 
-/** The value of cookie `name` in a Cookie header. */
+/** The value of cookie `name` in a Cookie header (Hono's parser: the first of that name). */
 export function cookieValue(header: string | null, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
-
-/**
- * Whether `origin` is this server itself: the same host and port as the request's Host
- * header (http, or https behind a proxy that keeps Host).
- */
-export function sameOrigin(origin: string | null, host: string | null): boolean {
-  if (!origin || !host) return false;
-  try {
-    const url = new URL(origin);
-    return (url.protocol === "http:" || url.protocol === "https:") &&
-      url.host.toLowerCase() === host.trim().toLowerCase();
-  } catch {
-    return false;
-  }
+  return header ? parseCookies(header, name)[name] : undefined;
 }
 
 /** The key offered in a WebSocket handshake's subprotocols, if any. */
@@ -171,6 +155,17 @@ export class WebSessions {
     return this.#cookie("", 0);
   }
 
+  /**
+   * Whether a Cookie header names a live session (nothing else is checked, nothing changes):
+   * enough to tell a logged-in browser's requests from anyone's before they are answered.
+   */
+  knows(cookieHeader: string | null | undefined): boolean {
+    const id = cookieValue(cookieHeader ?? null, this.cookieName);
+    const session = id === undefined ? undefined : this.#sessions.get(id);
+    return session !== undefined &&
+      Date.now() - session.lastUsed <= this.options.sessionHours * 3_600_000;
+  }
+
   /** Whether a request carries this server's session cookie at all. */
   hasCookie(headers: Headers): boolean {
     return cookieValue(headers.get("cookie"), this.cookieName) !== undefined;
@@ -225,7 +220,12 @@ export class WebSessions {
   }
 
   #cookie(value: string, maxAgeSeconds: number): string {
-    return `${this.cookieName}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict`;
+    return generateCookie(this.cookieName, value, {
+      path: "/",
+      maxAge: maxAgeSeconds,
+      httpOnly: true,
+      sameSite: "Strict",
+    });
   }
 
   #dropExpiredCodes(): void {

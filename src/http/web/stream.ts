@@ -9,11 +9,15 @@
  * `maxStreams` streams are open at once (503 beyond).
  *
  * Server to client:
- * - text `{"type":"hello","kind":"terminal","id","command","cols","rows","running","holder"}`,
+ * - text `{"type":"hello","kind":"terminal","id","command","cols","rows","running","holder",
+ *   "history"}`,
+ * - with `?history=1` in the address, `history` bytes of the output kept before the screen, from
+ *   a line start, in binary frames (at most `maxBufferedBytes` with the screen's frame): written
+ *   first into a terminal of `cols` × `rows`, they fill its scrollback;
  * - one binary frame that redraws the screen at an exact output offset (a snapshot of the
- *   engine's headless terminal, see Terminal.watch: a late joiner sees vim as it is), then
- *   every byte of output from that offset on (what was kept since, then as it arrives), as
- *   binary frames,
+ *   engine's headless terminal, see Terminal.watch: a late joiner sees vim as it is), over
+ *   whatever the terminal showed, its scrollback kept, then every byte of output from that
+ *   offset on (what was kept since, then as it arrives), as binary frames,
  * - text `{"type":"resize","cols","rows"}`, `{"type":"control","holder":"you"|"other"|null}`,
  *   `{"type":"error","message"}`, and `{"type":"exit","exitStatus"}` before a normal close.
  *
@@ -71,6 +75,8 @@ const STALLED_PINGS = 4;
 const INPUT_HIGH_WATER = 64 * 1024;
 /** The paths that upgrade to a stream. */
 const STREAM_PATH = /^\/api\/(terminals|commands)\/[^/?#]+\/stream\/?(\?.*)?$/;
+/** The history a terminal's stream is sent before the screen is sent in frames of this size. */
+const HISTORY_FRAME_BYTES = 64 * 1024;
 /** How often a client that fell behind is looked at to see whether it has caught up. */
 /**
  * Beyond twice the bound, this much more waiting for a client that still sends means it does
@@ -206,6 +212,14 @@ export class StreamHub {
         `malformed upgrade request: ${(error as Error).message}`,
       ));
     }
+    const history = new URL(req.url ?? "/", "http://stream").searchParams.get("history");
+    if (history !== null && history !== "0" && history !== "1") {
+      return refuse(rawErrorResponse(
+        400,
+        "INVALID_INPUT",
+        "history must be 1 (the output kept before the screen first) or 0",
+      ));
+    }
     const ticket: UpgradeTicket = {};
     let answer: Response;
     try {
@@ -237,7 +251,7 @@ export class StreamHub {
       });
       ws.on("error", (error) => log.debug("stream error", { error }));
       ws.once("close", () => this.#open.delete(ws));
-      if ("terminal" in target) this.#serveTerminal(ws, target.terminal, via);
+      if ("terminal" in target) this.#serveTerminal(ws, target.terminal, via, history === "1");
       else this.#serveCommand(ws, target.command);
     });
   }
@@ -334,7 +348,7 @@ export class StreamHub {
     return true;
   }
 
-  #serveTerminal(ws: WebSocket, terminal: Terminal, via: FrontEnd): void {
+  #serveTerminal(ws: WebSocket, terminal: Terminal, via: FrontEnd, history: boolean): void {
     const key = {};
     const send = (data: string | Uint8Array) => this.#send(ws, data);
     const json = (message: Record<string, unknown>) => send(JSON.stringify(message));
@@ -376,17 +390,31 @@ export class StreamHub {
     };
     /** Set while a start from a snapshot is under way (one at a time: one watch at a time). */
     let beginning = false;
-    /** Starts (again) from a snapshot: the screen, then every event after it. */
-    const begin = (hello: Record<string, unknown>): Promise<void> => {
+    /**
+     * Starts (again) from a snapshot: the history asked for (at most the bound, with the screen),
+     * the screen, then every event after it.
+     */
+    const begin = (hello: Record<string, unknown>, historyBytes = 0): Promise<void> => {
       beginning = true;
-      return terminal.watch(onEvent).then((started) => {
+      return terminal.watch(onEvent, historyBytes).then((started) => {
         beginning = false;
         watch = started;
         if (closed) return started.stop();
-        json({ ...hello, cols: started.cols, rows: started.rows });
+        const kept = started.history;
+        json({
+          ...hello,
+          cols: started.cols,
+          rows: started.rows,
+          ...(hello.type === "hello" ? { history: kept.length } : {}),
+        });
+        for (let at = 0; at < kept.length; at += HISTORY_FRAME_BYTES) {
+          send(kept.subarray(at, at + HISTORY_FRAME_BYTES));
+        }
         send(started.snapshot);
         started.start();
-        if (!terminal.running) exit();
+        // Output kept after the screen may have put the client behind again: its next resync
+        // brings the end, then the exit.
+        if (!terminal.running && catchingUp === undefined) exit();
       }, (error) => {
         beginning = false;
         log.error("cannot watch a terminal", { terminalId: terminal.id, error });
@@ -476,7 +504,7 @@ export class StreamHub {
       command: terminal.command,
       running: terminal.running,
       holder: holderName(),
-    });
+    }, history ? this.options.maxBufferedBytes : 0);
   }
 
   /** A one-shot command: its kept output, then what arrives (read-only). */

@@ -17,6 +17,7 @@ import type { PosixReactor } from "./reactor.ts";
 import { decodeWaitStatus, signalNumber } from "./signals.ts";
 import { FdReader, FdWriter, SharedFd } from "./streams.ts";
 import { forgetRoot } from "./supervisor.ts";
+import { readProcFile } from "./procfs.ts";
 import { terminalReader } from "./terminal_reader.ts";
 import { signalTree, type TreeSelector } from "./tree.ts";
 
@@ -123,6 +124,20 @@ export class PosixChild extends ChildBase {
     return this.#master === undefined || this.hasExited ? undefined : inputModes(this.#master);
   }
 
+  /**
+   * Linux only: /proc/<pid>/cmdline and environ are those of the program it runs now. Both read
+   * empty while exec loads a program (posix_spawn may return then): that says nothing.
+   */
+  override startedWith(text: string): boolean | undefined {
+    if (!IS_LINUX || this.hasExited) return undefined;
+    const wanted = new TextEncoder().encode(text);
+    const cmdline = readProcFile(this.pid, "cmdline");
+    if (!cmdline?.length) return undefined;
+    if (indexOfBytes(cmdline, wanted) >= 0) return true;
+    const environ = readProcFile(this.pid, "environ");
+    return environ === undefined ? undefined : indexOfBytes(environ, wanted) >= 0;
+  }
+
   resize(cols: number, rows: number): void {
     if (this.#master === undefined) throw new Error("resize needs a terminal (PTY mode)");
     if (this.hasExited) throw new Error("the program has exited");
@@ -148,4 +163,16 @@ export class PosixChild extends ChildBase {
     this.writer.close();
     forgetRoot(this.pid);
   }
+}
+
+/** Where `needle` first occurs in `bytes`, or -1. */
+function indexOfBytes(bytes: Uint8Array, needle: Uint8Array): number {
+  if (needle.length === 0) return 0;
+  for (let at = bytes.indexOf(needle[0]); at >= 0; at = bytes.indexOf(needle[0], at + 1)) {
+    if (at + needle.length > bytes.length) return -1;
+    let i = 1;
+    while (i < needle.length && bytes[at + i] === needle[i]) i++;
+    if (i === needle.length) return at;
+  }
+  return -1;
 }

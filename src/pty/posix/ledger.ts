@@ -23,6 +23,7 @@
  * @module
  */
 import { log } from "../../log.ts";
+import { makePrivateFolder, writePrivateFile } from "../../private_files.ts";
 import { joinPosix as join } from "./join.ts";
 import { C, cString, errno, errnoName, libc } from "./libc.ts";
 import type { ProcessId } from "./tree.ts";
@@ -135,14 +136,14 @@ export class Ledger {
 
   /** Creates, locks and writes this server's ledger. Throws if the folder cannot be used. */
   static open(stateDir: string, record: LedgerRecord): Ledger {
-    Deno.mkdirSync(folder(stateDir), { recursive: true, mode: 0o700 });
+    makePrivateFolder(folder(stateDir));
     const dir = ownFolder(stateDir);
     if (!dir) throw new Error(`${folder(stateDir)} is no folder (a link?)`);
     const path = join(dir, record.instance + SUFFIX);
     // Created and locked under another name first, so that no other server can take the new
     // file for a dead one's between its creation and our lock.
     const draft = `${path}.${Deno.pid}.new`;
-    Deno.writeTextFileSync(draft, "", { mode: 0o600, createNew: true });
+    writePrivateFile(draft, "");
     const opened = openLocked(draft);
     if (!opened?.locked) {
       if (opened) libc().close(opened.fd);

@@ -260,7 +260,10 @@ const ERRNO_NAMES: Record<number, string> = {
   23: "ENFILE",
   24: "EMFILE",
   26: "ETXTBSY",
+  30: "EROFS",
   32: "EPIPE",
+  38: "ENOSYS",
+  95: "EOPNOTSUPP",
   [C.EAGAIN]: "EAGAIN",
 };
 

@@ -9,14 +9,14 @@
  *
  * @module
  */
-import type { ChildProcess, PreparedSpawn, SpawnOptions } from "../types.ts";
+import { type ChildProcess, type PreparedSpawn, SpawnError, type SpawnOptions } from "../types.ts";
 import { checkSpawnOptions, realPathOf, resolveProgram } from "../resolve.ts";
 import { PosixChild } from "./child.ts";
 import { libc } from "./libc.ts";
 import { processEntry } from "./process_table.ts";
 import { openTerminal } from "./pty.ts";
 import { openPipe, reactor } from "./reactor.ts";
-import { posixSpawn, type Stdio } from "./spawn.ts";
+import { posixSpawn, spawnRequest, type Stdio } from "./spawn.ts";
 import { beforeChild, recordRoot } from "./supervisor.ts";
 import { newMark, TREE_VARIABLE } from "./tree.ts";
 
@@ -41,6 +41,9 @@ export function preparePosix(options: SpawnOptions): PreparedSpawn {
  */
 export async function spawnPosix({ options, realProgram }: PreparedSpawn): Promise<ChildProcess> {
   const mode = options.mode ?? "pty";
+  if (options.sandbox && !IS_DARWIN && Deno.build.os !== "linux") {
+    throw new SpawnError("ESANDBOX", `the sandbox is not supported on ${Deno.build.os}`);
+  }
   beforeChild();
   const loop = reactor();
   const stdio = mode === "pty" ? openTerminal(options.cols ?? 80, options.rows ?? 24) : openPipes();
@@ -52,10 +55,31 @@ export async function spawnPosix({ options, realProgram }: PreparedSpawn): Promi
   const spawning = loop.spawning();
   try {
     const shim = IS_DARWIN && stdio.slavePath !== undefined;
-    const argv = shim
-      ? ["/bin/sh", "-c", DARWIN_CTTY_SHIM, stdio.slavePath!, realProgram, ...options.args]
+    // macOS: sandbox-exec runs the program under its profile (after the shim, if any).
+    const seatbelt = IS_DARWIN && options.sandbox
+      ? (await import("./sandbox/seatbelt.ts")).seatbeltCommand(
+        options.sandbox,
+        stdio.slavePath,
+      )
+      : [];
+    const wrapped = shim || seatbelt.length > 0;
+    const argv = wrapped
+      ? [
+        ...(shim ? ["/bin/sh", "-c", DARWIN_CTTY_SHIM, stdio.slavePath!] : []),
+        ...seatbelt,
+        realProgram,
+        ...options.args,
+      ]
       : [options.file, ...options.args];
-    pid = await posixSpawn(shim ? "/bin/sh" : realProgram, argv, { ...options, env }, stdio);
+    const path = wrapped ? argv[0] : realProgram;
+    if (options.sandbox && !IS_DARWIN) {
+      const { spawnSandboxed } = await import("./sandbox/linux.ts");
+      pid = await spawnSandboxed(
+        spawnRequest(path, argv, { ...options, env }, stdio),
+        options.sandbox,
+        stdio.slavePath,
+      );
+    } else pid = await posixSpawn(path, argv, { ...options, env }, stdio);
   } catch (error) {
     spawning.done();
     for (const fd of stdio.parentFds) libc().close(fd);

@@ -16,7 +16,7 @@ export function openTerminal(cols: number, rows: number): Stdio {
   const lib = libc();
   const flags = C.O_RDWR | C.O_NOCTTY;
   const master = lib.posix_openpt(IS_DARWIN ? flags : flags | C.O_CLOEXEC | C.O_NONBLOCK);
-  if (master < 0) throw new SpawnError(errnoName(errno()), "cannot open a pseudo-terminal");
+  if (master < 0) throw deviceError("cannot open a pseudo-terminal");
   try {
     if (IS_DARWIN) {
       fcntl(master, C.F_SETFD, C.FD_CLOEXEC);
@@ -28,7 +28,7 @@ export function openTerminal(cols: number, rows: number): Stdio {
     const slavePath = terminalName(master);
     // Opened here only to configure it before the child exists; the child opens it by path.
     const slave = lib.open(cString(slavePath), C.O_RDWR | C.O_NOCTTY | C.O_CLOEXEC);
-    if (slave < 0) throw new SpawnError(errnoName(errno()), `cannot open ${slavePath}`);
+    if (slave < 0) throw deviceError(`cannot open ${slavePath}`);
     setUtf8Input(slave);
     setWindowSize(slave, cols, rows);
     return { parentFds: [master], childFds: [slave], slavePath };
@@ -36,6 +36,21 @@ export function openTerminal(cols: number, rows: number): Stdio {
     lib.close(master);
     throw error;
   }
+}
+
+/**
+ * Opening a terminal failed (errno as it stands): said with the limit that was met, where that
+ * is the server's or the system's rather than the request's.
+ */
+function deviceError(what: string): SpawnError {
+  const code = errnoName(errno());
+  const limit = code === "EMFILE"
+    ? "the server has as many files open as it may (its descriptor limit, ulimit -n; each " +
+      "terminal holds one)"
+    : code === "ENFILE"
+    ? "the system has as many files open as it may"
+    : undefined;
+  return new SpawnError(code, limit ? `${what}: ${limit} (${code})` : what);
 }
 
 function terminalName(master: number): string {

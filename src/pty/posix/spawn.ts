@@ -27,6 +27,35 @@ export interface Stdio {
 const RECENT_START_MS = 50;
 let lastStart = -Infinity;
 
+/** What `posix_spawn` needs besides the program: plain data, so that a Worker can be given it. */
+export interface SpawnRequest {
+  path: string;
+  argv: string[];
+  /** The child's environment, as `NAME=value` strings. */
+  env: string[];
+  stdio: Stdio;
+  /** The working directory's open fd, if there is one; else `cwd` is entered by path. */
+  directoryFd?: number;
+  cwd: string;
+}
+
+/** The request for `path` with `argv`, `options` and `stdio`. */
+export function spawnRequest(
+  path: string,
+  argv: string[],
+  options: SpawnOptions,
+  stdio: Stdio,
+): SpawnRequest {
+  return {
+    path,
+    argv,
+    env: Object.entries(options.env).map(([name, value]) => `${name}=${value}`),
+    stdio,
+    directoryFd: options.directory?.fd,
+    cwd: options.cwd,
+  };
+}
+
 /**
  * Spawns `path` with `argv` (on the blocking pool if another start came just before, see
  * {@link RECENT_START_MS}); resolves to the pid. Rejects with {@link SpawnError}.
@@ -37,13 +66,44 @@ export async function posixSpawn(
   options: SpawnOptions,
   stdio: Stdio,
 ): Promise<number> {
+  // Alone, on this thread (a trip through the pool costs a lone `echo` 0.2-0.5 ms); after
+  // another start, on the pool (see posix_spawn_pooled).
+  const pooled = performance.now() - lastStart < RECENT_START_MS;
+  lastStart = performance.now();
+  return await spawnWith(spawnRequest(path, argv, options, stdio), pooled ? "pooled" : "here");
+}
+
+/**
+ * Spawns on the calling thread, which waits until the child has called exec: for a thread that
+ * does nothing else (a sandbox's Worker, whose confinement the child inherits).
+ */
+export function posixSpawnHere(request: SpawnRequest): number {
+  return spawnWith(request, "here") as number;
+}
+
+/**
+ * Does everything a spawn of `request` does but the spawn: for a fresh thread (a sandbox's
+ * Worker) to compile this code while it waits, not during its start.
+ */
+export function rehearseSpawn(request: SpawnRequest): void {
+  spawnWith(request, "rehearsal");
+}
+
+/** Where the spawn runs: on this thread, on the blocking pool, or not at all. */
+type SpawnWay = "here" | "pooled" | "rehearsal";
+
+function spawnWith(request: SpawnRequest, way: "pooled"): Promise<number>;
+function spawnWith(request: SpawnRequest, way: SpawnWay): number | Promise<number>;
+function spawnWith(request: SpawnRequest, way: SpawnWay): number | Promise<number> {
   const lib = libc();
   const actions = new Uint8Array(OPAQUE_BYTES);
   const attr = new Uint8Array(OPAQUE_BYTES);
   const signals = new Uint8Array(OPAQUE_BYTES);
   lib.posix_spawn_file_actions_init(actions);
   lib.posix_spawnattr_init(attr);
+  let settled: number | Promise<number> | undefined;
   try {
+    const { stdio } = request;
     if (stdio.slavePath) {
       // Opened after setsid (glibc order), so the terminal becomes the controlling terminal.
       lib.posix_spawn_file_actions_addopen(actions, 0, cString(stdio.slavePath), C.O_RDWR, 0);
@@ -54,12 +114,11 @@ export async function posixSpawn(
         lib.posix_spawn_file_actions_adddup2(actions, fd, target)
       );
     }
-    const directory = options.directory?.fd;
-    if (directory !== undefined && lib.posix_spawn_file_actions_addfchdir_np) {
+    if (request.directoryFd !== undefined && lib.posix_spawn_file_actions_addfchdir_np) {
       // Into the open directory itself: no path is looked up again.
-      lib.posix_spawn_file_actions_addfchdir_np(actions, directory);
+      lib.posix_spawn_file_actions_addfchdir_np(actions, request.directoryFd);
     } else if (lib.posix_spawn_file_actions_addchdir_np) {
-      lib.posix_spawn_file_actions_addchdir_np(actions, cString(options.cwd));
+      lib.posix_spawn_file_actions_addchdir_np(actions, cString(request.cwd));
     } else {
       throw new SpawnError("ENOSYS", "this libc lacks posix_spawn_file_actions_addchdir_np");
     }
@@ -75,31 +134,34 @@ export async function posixSpawn(
     lib.posix_spawnattr_setsigdefault(attr, signals);
     lib.sigemptyset(signals);
     lib.posix_spawnattr_setsigmask(attr, signals);
-    const args = cStringArray(argv);
-    const envp = cStringArray(Object.entries(options.env).map(([k, v]) => `${k}=${v}`));
+    const args = cStringArray(request.argv);
+    const envp = cStringArray(request.env);
     const pid = new Int32Array(1);
-    const file = cString(path);
-    // Alone, on this thread (a trip through the pool costs a lone `echo` 0.2-0.5 ms); after
-    // another start, on the pool (see posix_spawn_pooled).
-    const pooled = performance.now() - lastStart < RECENT_START_MS;
-    lastStart = performance.now();
-    const rc = await (pooled ? lib.posix_spawn_pooled : lib.posix_spawn)(
-      new Uint8Array(pid.buffer),
-      file,
-      actions,
-      attr,
-      args.array,
-      envp.array,
-    );
-    // Every buffer the call read on another thread is held until it has returned.
-    keepAlive(file, args, envp);
-    if (rc !== 0) {
-      const name = errnoName(rc);
-      const why = SPAWN_ERRORS[name] ?? "the system refused to start it";
-      throw new SpawnError(name, why, `${name}: ${path}`);
+    const file = cString(request.path);
+    const call = [new Uint8Array(pid.buffer), file, actions, attr, args.array, envp.array] as const;
+    const outcome = (rc: number) => {
+      // Every buffer the call read on another thread is held until it has returned.
+      keepAlive(file, args, envp, actions, attr);
+      if (rc !== 0) {
+        const name = errnoName(rc);
+        const why = SPAWN_ERRORS[name] ?? "the system refused to start it";
+        throw new SpawnError(name, why, `${name}: ${request.path}`);
+      }
+      return pid[0];
+    };
+    if (way === "rehearsal") return settled = 0;
+    if (way === "here") {
+      settled = outcome(lib.posix_spawn(...call));
+      return settled;
     }
-    return pid[0];
+    settled = lib.posix_spawn_pooled(...call).then(outcome).finally(() => destroy());
+    return settled;
   } finally {
+    // A pooled call frees them once it has returned.
+    if (!(settled instanceof Promise)) destroy();
+  }
+
+  function destroy() {
     lib.posix_spawn_file_actions_destroy(actions);
     lib.posix_spawnattr_destroy(attr);
   }

@@ -97,6 +97,11 @@ export class FdReader implements FdWatcher, OutputReader {
   #pool: PoolReader | undefined;
   /** Whether the pool is reading the fd now (then this thread must not). */
   #pooled = false;
+  /**
+   * Bytes the pool may still read since the drain limit passed while it was reading (see
+   * {@link finish}); undefined before.
+   */
+  #finishing: number | undefined;
   /** `poolFloods`: floods may be read on the blocking pool (a PTY master's, not a pipe's). */
   constructor(
     private readonly reactor: PosixReactor,
@@ -233,6 +238,13 @@ export class FdReader implements FdWatcher, OutputReader {
         const n = await next;
         next = undefined;
         if (this.#ended) break;
+        if (this.#finishing !== undefined) {
+          // The drain limit passed: what the read found is delivered, and the rest of what the
+          // fd holds is read once the pool has let go (see the end).
+          if (n > 0) this.#deliver(into.subarray(0, n));
+          this.#finishing -= Math.max(0, n);
+          break;
+        }
         // Another fd flooding too takes this one back to the reactor's shared turns.
         if (this.reactor.floodShared(this)) {
           if (n > 0) this.#deliver(into.subarray(0, n));
@@ -258,7 +270,8 @@ export class FdReader implements FdWatcher, OutputReader {
     } finally {
       this.#pooled = false;
       this.reactor.poolDone(this);
-      if (!this.#ended) this.reactor.update();
+      if (this.#finishing !== undefined) this.#readWhatIsLeft(this.#finishing);
+      else if (!this.#ended) this.reactor.update();
     }
   }
 
@@ -276,17 +289,27 @@ export class FdReader implements FdWatcher, OutputReader {
     if (this.#used > from) this.onData(this.#block.subarray(from, this.#used));
   }
 
-  /** Stops reading (end of data, or the owner gave up waiting for it). */
+  /**
+   * The drain limit passed: what the fd holds now is read (up to FINAL_READ_BYTES), then reading
+   * stops. Read on the pool, the pool goes on doing so (its read in flight was dropped with the
+   * stop, before 2026-11-29: on a machine at load 7-76 the last 70 KB a command wrote before it
+   * exited were lost, end of its output included).
+   */
   finish(): void {
-    // Read on the pool, a flood is in flow: what is in flight is its own.
-    if (this.#ended || this.#pooled) return this.stop();
+    if (this.#ended) return;
+    if (this.#pooled) this.#finishing ??= FINAL_READ_BYTES;
+    else this.#readWhatIsLeft(FINAL_READ_BYTES);
+  }
+
+  /** Reads what the fd holds now, up to `most` bytes, then stops. */
+  #readWhatIsLeft(most: number): void {
     const lib = libc();
     const block = new Uint8Array(FINAL_READ_BLOCK);
-    for (let read = 0; read < FINAL_READ_BYTES && !this.#ended;) {
-      const n = Number(lib.read(this.fd, block, BigInt(block.length)));
+    for (let read = 0; read < most && !this.#ended;) {
+      const n = Number(lib.read(this.fd, block, BigInt(Math.min(block.length, most - read))));
       if (n <= 0) break; // nothing more now, the end, or an error: stopped all the same
       read += n;
-      this.onData(block.subarray(0, n));
+      this.#deliver(block.subarray(0, n));
     }
     this.stop();
   }

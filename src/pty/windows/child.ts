@@ -13,7 +13,9 @@
 import { log } from "../../log.ts";
 import { ChildBase } from "../child.ts";
 import { type SignalName, type StdioMode, WRITE_TIMEOUT_MS } from "../types.ts";
-import { type Handle, kernel32, W } from "./kernel32.ts";
+import { win32 } from "node:path";
+import { askConsoleCodePage } from "./console_code_page.ts";
+import { type Handle, kernel32, systemDirectory, W } from "./kernel32.ts";
 import { closePseudoConsole, resizePseudoConsole } from "./pseudoconsole.ts";
 import type { WindowsReactor } from "./reactor.ts";
 import { OverlappedReader, OverlappedWriter } from "./streams.ts";
@@ -56,7 +58,7 @@ export class WindowsChild extends ChildBase {
   #jobKey: bigint | undefined;
   /** The signal that ended the tree (TerminateJobObject), if one did. */
   #killedBy: SignalName | undefined;
-  /** The last signal the console was asked to pass on. */
+  /** The last signal the console was asked to pass on (Ctrl+C typed counts as SIGINT). */
   #asked: SignalName | undefined;
   #exitPoll: ReturnType<typeof setInterval> | undefined;
 
@@ -106,6 +108,32 @@ export class WindowsChild extends ChildBase {
     this.#checkExit();
   }
 
+  /**
+   * Input. Ctrl+C typed into a terminal is noted (a program it ends exits with 0xC000013A: that
+   * was SIGINT). In pipe mode the program's input is a pipe, where 0x03 is a byte like any
+   * other: a write of Ctrl+C alone is typed into the command's console instead, as a terminal
+   * would (CTRL_C_EVENT to every program attached).
+   */
+  override write(data: Uint8Array, timeoutMs?: number): Promise<void> {
+    if (!this.hasExited && data.includes(0x03)) {
+      if (this.mode === "pipe" && data.length === 1 && this.#consoleInput) {
+        this.#asked = "SIGINT";
+        return this.#consoleInput.write(CTRL_C, timeoutMs ?? WRITE_TIMEOUT_MS);
+      }
+      if (this.mode === "pty") this.#asked = "SIGINT";
+    }
+    return super.write(data, timeoutMs);
+  }
+
+  /** The hidden console's code page now (pipe mode; see console_code_page.ts). */
+  consoleCodePage(): Promise<number | undefined> {
+    const console = this.io.console;
+    if (this.mode !== "pipe" || !console || this.#consoleClosed || this.hasExited) {
+      return Promise.resolve(undefined);
+    }
+    return askConsoleCodePage(console.handle, win32.join(systemDirectory(), "cmd.exe"));
+  }
+
   resize(cols: number, rows: number): void {
     if (this.mode !== "pty" || !this.io.console) {
       throw new Error("resize needs a terminal (PTY mode)");
@@ -138,9 +166,12 @@ export class WindowsChild extends ChildBase {
     if (k.WaitForSingleObject(this.process, 0) !== W.WAIT_OBJECT_0) return;
     const code = new Uint32Array(1);
     k.GetExitCodeProcess(this.process, new Uint8Array(code.buffer));
-    // Ended by the default handler of the console event we asked for: that signal ended it.
-    const bySignal = code[0] === W.STATUS_CONTROL_C_EXIT ? this.#asked ?? "SIGINT" : null;
-    this.exitedWith({ exitCode: code[0] | 0, signal: this.#killedBy ?? bySignal });
+    // Ended by the default handler of a console event we passed on: that signal ended it. The
+    // same code with no event passed on is the program's own (its exit code, or an event from
+    // elsewhere): reported as it is. Exit codes are DWORDs, reported unsigned: 0xFFFFFFFF is
+    // 4294967295, never the -1 that says "terminated" or "timed out".
+    const bySignal = code[0] === W.STATUS_CONTROL_C_EXIT ? this.#asked ?? null : null;
+    this.exitedWith({ exitCode: code[0], signal: this.#killedBy ?? bySignal });
   }
 
   protected override afterExit(): void {

@@ -130,6 +130,14 @@ const SYMBOLS = {
   SetConsoleCtrlHandler: { parameters: ["pointer", "i32"], result: "i32" },
   GetOEMCP: { parameters: [], result: "u32" },
   GetACP: { parameters: [], result: "u32" },
+  WideCharToMultiByte: {
+    parameters: ["u32", "u32", "buffer", "i32", "buffer", "i32", "pointer", "buffer"],
+    result: "i32",
+  },
+  MultiByteToWideChar: {
+    parameters: ["u32", "u32", "buffer", "i32", "buffer", "i32"],
+    result: "i32",
+  },
   GetSystemDirectoryW: { parameters: ["buffer", "u32"], result: "u32" },
 } as const satisfies Deno.ForeignLibraryInterface;
 

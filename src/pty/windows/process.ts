@@ -49,11 +49,20 @@ import { reactor } from "./reactor.ts";
 let ctrlHandlerReset = false;
 
 /**
+ * Why a sandbox cannot be applied on Windows yet: a write-restricted token started through
+ * CreateProcessAsUserW with the pseudoconsole attribute is planned, once a CI runner proves it.
+ */
+export const WINDOWS_SANDBOX_REFUSAL = "the sandbox cannot be applied: it is not supported on " +
+  "Windows yet (planned: a write-restricted token with access granted on the writable roots, " +
+  "started inside the job object); use sandbox mode 'off', or Linux or macOS";
+
+/**
  * Resolves the program (PATH only, the server's PATHEXT, the name Windows opens) and builds
  * the command line; a batch file's interpreter is the system's own cmd.exe, never the child's
  * ComSpec. Throws {@link SpawnError}.
  */
 export function prepareWindows(options: SpawnOptions): PreparedSpawn {
+  if (options.sandbox) throw new SpawnError("ESANDBOX", WINDOWS_SANDBOX_REFUSAL);
   checkSpawnOptions(options, "windows");
   const program = windowsOpenedPath(resolveProgram(options.file, {
     cwd: options.cwd,

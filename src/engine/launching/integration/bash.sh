@@ -8,6 +8,8 @@
 #   bash-preexec, which owns PROMPT_COMMAND and the DEBUG trap, through its precmd_functions;
 # - W after them: whether input typed while the command ran waits, to be read at the prompt;
 # - A and B around PS1, wrapped again whenever something (a prompt framework) rewrites it;
+# - A;k=s (a continuation prompt) before PS2, which bash prints when the line entered is not a
+#   whole command yet (an open quote, a trailing | or \, a here-document): the shell reads on;
 # - C at the end of PS0, which bash 4.4+ prints after reading a command and before running it,
 #   never for an empty line or a comment. No DEBUG trap is set: the user's keeps working as it
 #   was, and loops pay nothing per command. Older bash (macOS's 3.2) has no PS0: no C there.
@@ -35,14 +37,18 @@ if [ -n "$__winterm_nonce" ] && [ -z "${__winterm_ps0-}" ]; then
       __winterm_ps1="\[\e]133;A;$__winterm_nonce\a\]$PS1\[\e]133;B;$__winterm_nonce\a\]"
       PS1=$__winterm_ps1
     fi
+    if [ "${PS2-}" != "${__winterm_ps2-}" ]; then
+      __winterm_ps2="\[\e]133;A;k=s;$__winterm_nonce\a\]${PS2-}"
+      PS2=$__winterm_ps2
+    fi
     case ${PS0-} in
       *"$__winterm_ps0"*) ;;
       *) PS0=${PS0-}$__winterm_ps0 ;;
     esac
     # They hold the nonce: exported (an rc's `export PS1`, or `set -a`), every child would have
     # it, and a nested `bash --norc` would send marks as this shell.
-    builtin export -n PS1 PS0 __winterm_ps1 __winterm_ps0 __winterm_nonce __winterm_last \
-      __winterm_flags
+    builtin export -n PS1 PS0 PS2 __winterm_ps1 __winterm_ps0 __winterm_ps2 __winterm_nonce \
+      __winterm_last __winterm_flags
   }
   # Puts the marks in place over what the startup files set up.
   __winterm_install() {

@@ -32,6 +32,7 @@
  * @module
  */
 import { join } from "node:path";
+import { makePrivateFolder, writePrivateFile } from "../../../private_files.ts";
 import BASH_INIT from "./bash.sh" with { type: "text" };
 import SH_ENV from "./env.sh" with { type: "text" };
 import FISH_INIT from "./init.fish" with { type: "text" };
@@ -53,14 +54,36 @@ export interface ShellIntegration {
   env?: Record<string, string>;
   /** Variables taken out of the shell's environment (`env` hands them over another way). */
   unset?: string[];
-  /** cmd: what `terminal_run` types around a command to learn where its output starts and its exit code. */
-  runWrapping?: { prefix: string; suffix: string };
+  /**
+   * What `terminal_run` types for a command: before it, on its line (cmd's, to learn where its
+   * output starts; fish's, keys saying the line is a run's: see {@link dropsContinuedRun}); and
+   * cmd's `exitQuery`, a line of its own typed once the command's prompt has shown, which
+   * reports its exit code (see cmd.ts).
+   */
+  runWrapping?: { prefix: string; exitQuery?: string };
   /**
    * The shell marks where every command's output starts (`C`), from its first one on: bash
    * (PS0, 4.4 and later), zsh, fish.
    */
   marksOutputStart?: boolean;
+  /**
+   * Ctrl+C at the shell's line editor (at its prompt, or its continuation prompt) always brings
+   * a new prompt, marks and all: bash, zsh, sh, fish.
+   */
+  promptOnInterrupt?: boolean;
+  /**
+   * A run's line that is not a whole command is dropped by the shell itself once it has sent
+   * its continuation mark, and the shell draws its prompt again (fish, told by the run's
+   * wrapping that the line is a run's): nothing is typed to drop it.
+   */
+  dropsContinuedRun?: boolean;
 }
+
+/**
+ * Keys (no text) that start terminal_run's line in fish, bound by init.fish: ESC ^_ twice, which
+ * no terminal sends for a key a person presses.
+ */
+const FISH_RUN_LINE_KEYS = "\x1b\x1f\x1b\x1f";
 
 /** The variable the nonce travels in (bash, zsh, sh). */
 const NONCE_VARIABLE = "WINTERM_SHELL_NONCE";
@@ -98,12 +121,18 @@ export class ShellScripts {
     return this.#inDirectory((dir) => {
       const path = join(dir, `${name}-${contentName(all)}`);
       if (!this.#written.has(path)) {
-        Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
+        makePrivateFolder(path);
         for (const [file, text] of Object.entries(files)) this.#write(join(path, file), text);
         this.#written.add(path);
       }
       return path;
     });
+  }
+
+  /** The directory its files are in, once one was written (a sandbox lets it be read). */
+  location(): string[] {
+    const dir = this.#temporary ?? (this.#written.size ? this.#dir : undefined);
+    return dir === undefined ? [] : [dir];
   }
 
   /** Removes the temporary directory, if one was made. */
@@ -122,7 +151,7 @@ export class ShellScripts {
   #inDirectory<T>(write: (dir: string) => T): T {
     if (this.#dir !== undefined && this.#temporary === undefined) {
       try {
-        Deno.mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
+        makePrivateFolder(this.#dir);
         return write(this.#dir);
       } catch {
         // A state directory that cannot be written: a temporary one serves.
@@ -136,7 +165,7 @@ export class ShellScripts {
   #write(path: string, content: string): void {
     if (this.#written.has(path)) return;
     const draft = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
-    Deno.writeTextFileSync(draft, content, { mode: 0o600 });
+    writePrivateFile(draft, content);
     Deno.renameSync(draft, path);
     this.#written.add(path);
   }
@@ -159,10 +188,12 @@ export function shellIntegration(
         args: ["--init-file", scripts.file("bash", BASH_INIT, ".sh")],
         env: signed,
         marksOutputStart: true,
+        promptOnInterrupt: true,
       };
     case "zsh":
       return {
         marksOutputStart: true,
+        promptOnInterrupt: true,
         env: {
           ...signed,
           ZDOTDIR: scripts.directory("zsh", { ".zshenv": ZSH_ENV, ".zshrc": ZSH_RC }),
@@ -170,16 +201,18 @@ export function shellIntegration(
         },
       };
     case "sh":
-      // PS1 holds the nonce once wrapped, and dash cannot stop exporting a variable it got
-      // exported: the prompt comes in another variable, so that no child inherits the nonce.
+      // PS1 and PS2 hold the nonce once wrapped, and dash cannot stop exporting a variable it
+      // got exported: the prompts come in other variables, so that no child inherits the nonce.
       return {
         env: {
           ...signed,
           ENV: scripts.file("sh", SH_ENV, ".sh"),
           ...(env.ENV === undefined ? {} : { WINTERM_USER_ENV: env.ENV }),
           ...(env.PS1 === undefined ? {} : { WINTERM_USER_PS1: env.PS1 }),
+          ...(env.PS2 === undefined ? {} : { WINTERM_USER_PS2: env.PS2 }),
         },
-        unset: ["PS1"],
+        unset: ["PS1", "PS2"],
+        promptOnInterrupt: true,
       };
     case "fish": {
       const file = scripts.file("fish", FISH_INIT, ".fish").replaceAll("\\", "\\\\")
@@ -188,6 +221,9 @@ export function shellIntegration(
       return {
         args: ["--init-command", `set -g __winterm_nonce ${nonce}; source '${file}'`],
         marksOutputStart: true,
+        promptOnInterrupt: true,
+        runWrapping: { prefix: FISH_RUN_LINE_KEYS },
+        dropsContinuedRun: true,
       };
     }
     case "powershell":

@@ -1,7 +1,8 @@
 # winterm-mcp shell integration for zsh (see .zshenv beside it). Gives ZDOTDIR back to the
 # user (shells started from this one read their files alone), reads their .zshrc, then adds the
 # marks (see src/engine/output/marks.ts): D (with $?), P and W from the first precmd hook, A and B
-# around PS1 from the last one (wrapped again whenever a theme rewrote it), E (the command
+# around PS1 and A;k=s (a continuation prompt: the line entered is not a whole command yet)
+# before PS2 from the last one (wrapped again whenever a theme rewrote them), E (the command
 # line) and C from the last preexec hook. Each hook's body sends its stderr nowhere: under
 # `set -x` zsh would trace it into the command's output, the marks' nonce with it.
 #
@@ -50,9 +51,13 @@ if [[ -n $__winterm_nonce ]]; then
         __winterm_ps1="%{"$'\e'"]133;A;$__winterm_nonce"$'\a'"%}$PS1%{"$'\e'"]133;B;$__winterm_nonce"$'\a'"%}"
         PS1=$__winterm_ps1
       fi
+      if [[ $PS2 != ${__winterm_ps2-} ]]; then
+        __winterm_ps2="%{"$'\e'"]133;A;k=s;$__winterm_nonce"$'\a'"%}$PS2"
+        PS2=$__winterm_ps2
+      fi
       # They hold the nonce: exported (an rc's `export PS1`, or `setopt allexport`), every child
       # would have it, and `env` would print marks.
-      typeset -g +x PS1 __winterm_ps1 __winterm_nonce
+      typeset -g +x PS1 PS2 __winterm_ps1 __winterm_ps2 __winterm_nonce
       precmd_functions=(${precmd_functions:#__winterm_wrap} __winterm_wrap)
     } 2>/dev/null
   }

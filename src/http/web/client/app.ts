@@ -14,6 +14,39 @@ import * as AsciinemaPlayer from "asciinema-player";
 import { Feed } from "./feed.ts";
 
 const KEY_STORAGE = "winterm.key";
+/**
+ * The terminal's font, then fonts with CJK and emoji glyphs, as Windows, macOS and Linux name
+ * theirs: a character the first lacks is drawn with the next that has it (a machine with none of
+ * them draws boxes: the browser's own fallback has nothing to offer either).
+ */
+const FONT_FAMILY = [
+  "ui-monospace",
+  "'Cascadia Mono'",
+  "Consolas",
+  "Menlo",
+  "'DejaVu Sans Mono'",
+  "'Noto Sans Mono'",
+  "'Liberation Mono'",
+  // CJK: Linux (Noto CJK, Source Han, WenQuanYi, Droid), Windows, macOS.
+  "'Noto Sans Mono CJK SC'",
+  "'Noto Sans CJK SC'",
+  "'Source Han Sans SC'",
+  "'WenQuanYi Zen Hei Mono'",
+  "'WenQuanYi Micro Hei Mono'",
+  "'Droid Sans Fallback'",
+  "'Microsoft YaHei'",
+  "'MS Gothic'",
+  "'Malgun Gothic'",
+  "'PingFang SC'",
+  "'Hiragino Sans'",
+  "'Apple SD Gothic Neo'",
+  // Emoji.
+  "'Segoe UI Emoji'",
+  "'Apple Color Emoji'",
+  "'Noto Color Emoji'",
+  "'Twemoji Mozilla'",
+  "monospace",
+].join(", ");
 const LIST_INTERVAL_MS = 1000;
 const RECONNECT_MS = 1000;
 /**
@@ -48,7 +81,7 @@ interface TerminalList {
     status: string;
     state?: string;
     lastExitCode?: number | null;
-    exitStatus?: { exitCode: number | null };
+    exitStatus?: { exitCode: number | null; signal?: string | null };
   }[];
 }
 
@@ -72,12 +105,15 @@ let socket: WebSocket | undefined;
 let holder: "you" | "other" | null = null;
 let running = false;
 let player: { dispose(): void } | undefined;
+/** How the program in view ended, in words. */
+let ended = "ended";
 
 const term = new Terminal({
   disableStdin: true,
   convertEol: false,
-  scrollback: 5000,
-  fontFamily: "ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace",
+  // As many lines as a terminal keeps by default (WINTERM_TERMINAL_MAX_LINES).
+  scrollback: 10_000,
+  fontFamily: FONT_FAMILY,
   fontSize: 13,
   theme: { background: "#101418" },
   allowProposedApi: true,
@@ -97,6 +133,12 @@ let resyncAsked = false;
 
 class LoggedOut extends Error {}
 
+/**
+ * The server stopped answering (a request failed, or the stream dropped) and has not answered
+ * since: a refusal of the session then means that it restarted.
+ */
+let serverLost = false;
+
 async function api(path: string, init: RequestInit = {}): Promise<Response> {
   const response = await fetch(path, {
     ...init,
@@ -104,9 +146,15 @@ async function api(path: string, init: RequestInit = {}): Promise<Response> {
     headers: { "x-winterm-key": key, "content-type": "application/json", ...init.headers },
   });
   if (response.status === 401) {
-    showLogin("The session has ended: log in again.");
+    showLogin(
+      serverLost
+        ? "The server has restarted, which ends its web sessions: log in again, with the link " +
+          "it printed on its standard error or the token."
+        : "The session has ended: log in again.",
+    );
     throw new LoggedOut();
   }
+  serverLost = false;
   return response;
 }
 
@@ -131,6 +179,11 @@ function showLogin(message = ""): void {
   clearInterval(listTimer);
   listTimer = undefined;
   closeStream();
+  stopPlayer();
+  // The page's one message is the login's: none of the logged-in page's is left.
+  selected = undefined;
+  $("summary").textContent = "";
+  setNotice("");
   $("app").hidden = true;
   $("logout").hidden = true;
   $("login").hidden = false;
@@ -195,6 +248,10 @@ function newRow(kind: Kind, id: string): HTMLTableRowElement {
   tr.dataset.kind = kind;
   tr.tabIndex = 0;
   tr.append(...COLUMNS.map(() => document.createElement("td")));
+  // A path's end says most: it is cut at its start (see app.css), and kept left to right inside.
+  const cwd = tr.cells[COLUMNS.indexOf("cwd")];
+  cwd.className = "path";
+  cwd.append(Object.assign(document.createElement("span"), { dir: "ltr" }));
   const open = () => openView(kind, id, tr.dataset.command ?? "");
   tr.addEventListener("click", open);
   tr.addEventListener("keydown", (event) => event.key === "Enter" && open());
@@ -216,7 +273,8 @@ function fillRow(tr: HTMLTableRowElement, item: Listed): void {
   ];
   cells.forEach(([text, title = text], index) => {
     const td = tr.cells[index];
-    if (td.textContent !== text) td.textContent = text;
+    const holder = td.firstElementChild ?? td;
+    if (holder.textContent !== text) holder.textContent = text;
     if (td.title !== title) td.title = title;
   });
 }
@@ -232,11 +290,12 @@ async function refreshList(): Promise<void> {
       terminals.data.terminals.map((t) => ({
         id: t.id,
         command: t.shell,
-        // The shell's own state (prompt, running, input) where the server reports it.
-        state: t.state ?? t.status,
+        // How it ended, or the shell's own state (prompt, running, input) where the server
+        // reports it, with its last command's exit code.
+        state: t.exitStatus ? exitInWords(t.exitStatus) : t.state ?? t.status,
         cwd: t.cwd,
         since: t.created,
-        exitCode: t.lastExitCode ?? t.exitStatus?.exitCode,
+        exitCode: t.exitStatus ? undefined : t.lastExitCode,
       })),
     );
     renderRows(
@@ -252,7 +311,11 @@ async function refreshList(): Promise<void> {
     );
     $("summary").textContent = `${terminals.data.count} terminals, ${commands.data.count} commands`;
   } catch (error) {
-    if (!(error instanceof LoggedOut)) $("summary").textContent = "the server does not answer";
+    if (error instanceof LoggedOut) return;
+    // One message says it: the header's (a stream's reconnecting says nothing more).
+    serverLost = true;
+    $("summary").textContent = "the server does not answer; trying again…";
+    if (socket === undefined && selected) setNotice("");
   }
 }
 
@@ -276,7 +339,7 @@ function updateControls(): void {
   term.options.disableStdin = holder !== "you";
   $("screen").classList.toggle("writable", holder === "you");
   const state = !running
-    ? "ended"
+    ? ended
     : holder === "you"
     ? "you have taken over: you type into it"
     : holder === "other"
@@ -300,8 +363,10 @@ function openView(kind: Kind, id: string, command: string): void {
 
 function connect(kind: Kind, id: string): void {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  // A terminal's stream starts with the output it kept before its screen: the scrollback.
   const ws = new WebSocket(
-    `${scheme}//${location.host}/api/${kind}s/${encodeURIComponent(id)}/stream`,
+    `${scheme}//${location.host}/api/${kind}s/${encodeURIComponent(id)}/stream` +
+      (kind === "terminal" ? "?history=1" : ""),
     ["winterm", `winterm.key.${key}`],
   );
   ws.binaryType = "arraybuffer";
@@ -318,6 +383,10 @@ function connect(kind: Kind, id: string): void {
       case "hello":
         running = message.running;
         holder = message.holder;
+        ended = "ended";
+        setNotice("");
+        // The history comes at once: the view may hold it all besides its usual margin.
+        feed.maxWaitingBytes = MAX_BEHIND_BYTES + (message.history ?? 0);
         feed.afresh(() => {
           term.reset();
           // Pipes carry bare line feeds; a terminal's own output is drawn as it is.
@@ -330,12 +399,11 @@ function connect(kind: Kind, id: string): void {
         feed.then(() => term.resize(message.cols, message.rows));
         break;
       case "resync":
-        // The view missed output (the server's bound, or it asked): the next frame redraws.
+        // The view missed output (the server's bound, or it asked): the next frame redraws the
+        // screen over what it shows, and what scrolled off before stays to scroll back to.
+        if (!resyncAsked) setNotice("This view fell behind: it shows the screen as it is now.");
         resyncAsked = false;
-        feed.afresh(() => {
-          term.reset();
-          term.resize(message.cols, message.rows);
-        });
+        feed.afresh(() => term.resize(message.cols, message.rows));
         // Who holds the terminal, as it may have changed while the view was behind.
         if (message.holder !== undefined && message.holder !== holder) {
           holder = message.holder;
@@ -351,8 +419,8 @@ function connect(kind: Kind, id: string): void {
       case "exit":
         running = false;
         holder = null;
+        ended = exitInWords(message.exitStatus);
         updateControls();
-        setNotice(`ended: ${JSON.stringify(message.exitStatus)}`);
         break;
       case "error":
         setNotice(message.message);
@@ -365,9 +433,10 @@ function connect(kind: Kind, id: string): void {
     // A deliberate end (the program exited) stays; a lost connection is made again, and the
     // server sends the screen afresh.
     if (event.code === 1000) return;
-    setNotice("connection lost; reconnecting…");
+    if (!serverLost) setNotice("connection lost; reconnecting…");
+    serverLost = true;
     setTimeout(() => {
-      if (selected?.kind !== kind || selected.id !== id || socket) return;
+      if (selected?.kind !== kind || selected.id !== id || socket || !listTimer) return;
       // Released meanwhile: it has left the list, and there is nothing to reconnect to.
       if (!document.querySelector(`tr[data-id="${CSS.escape(id)}"]`)) {
         return setNotice("it is gone (released)");
@@ -375,6 +444,13 @@ function connect(kind: Kind, id: string): void {
       connect(kind, id);
     }, RECONNECT_MS);
   };
+}
+
+/** `{exitCode, signal}` as a person says it: "exited with code 3", "killed by SIGTERM". */
+function exitInWords(status?: { exitCode?: number | null; signal?: string | null }): string {
+  if (status?.signal) return `killed by ${status.signal}`;
+  if (typeof status?.exitCode === "number") return `exited with code ${status.exitCode}`;
+  return "ended";
 }
 
 /**

@@ -40,12 +40,12 @@ export class Feed {
   #inSink = false;
 
   /**
-   * `maxWaitingBytes`: output the feed holds at most; `onBehind(dropped)` hears of output
-   * dropped because it would have held more.
+   * `maxWaitingBytes`: output the feed holds at most (it may be changed: a stream's history
+   * comes at once); `onBehind(dropped)` hears of output dropped because it would have held more.
    */
   constructor(
     private readonly sink: FeedSink,
-    private readonly maxWaitingBytes: number,
+    public maxWaitingBytes: number,
     private readonly onBehind: (dropped: number) => void,
   ) {}
 

@@ -512,10 +512,10 @@ withServer("a slow screen read holds up no read of another terminal", async (mcp
     arrived = read.stats.totalBytes;
   });
   ok(all, `${arrived} bytes arrived`);
+  // Sent in this order over the one connection, so read by the server in this order.
   const order: string[] = [];
   const screen = mcp.callOk<Read>("terminal_read", { terminalId: heavy, mode: "screen" })
     .then(() => order.push("screen"));
-  await new Promise((resolve) => setTimeout(resolve, 50));
   const tail = mcp.callOk<Read>("terminal_read", { terminalId: quiet, mode: "tail" })
     .then(() => order.push("tail"));
   await Promise.all([screen, tail]);

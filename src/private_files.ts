@@ -90,6 +90,23 @@ export function makePrivateFolder(path: string): void {
   for (const folder of missing) exactly(folder, PRIVATE_FOLDER);
 }
 
+/**
+ * Makes a fresh folder (0700, Deno's) in `dir`, or in the system's temporary folder (TMPDIR);
+ * a failure names where (Deno's says only "Permission denied (os error 13): tmpdir").
+ */
+export function makeTemporaryFolder(options: { prefix?: string; dir?: string } = {}): string {
+  try {
+    return Deno.makeTempDirSync(options);
+  } catch (error) {
+    const where = options.dir ??
+      `the temporary folder (TMPDIR: ${Deno.env.get("TMPDIR") ?? "unset"})`;
+    if (error instanceof Error) {
+      error.message = `cannot make a folder in ${where}: ${error.message}`;
+    }
+    throw error;
+  }
+}
+
 function exists(path: string): boolean {
   try {
     Deno.lstatSync(path);

@@ -46,6 +46,8 @@ interface Answer {
 interface Subject {
   mcp: Connection;
   uid: number;
+  /** The scratch tree's root (the user's server can enter it). */
+  base: string;
   home: string;
   work: string;
   outside: string;
@@ -68,24 +70,39 @@ function scratch(owner?: { uid: number; gid: number }) {
     Deno.makeTempDirSync({ prefix: "winterm-sandbox-e2e-", dir: owner ? "/tmp" : undefined }),
   );
   const home = join(base, "home"), work = join(base, "work"), outside = join(base, "outside");
-  for (const dir of [home, work, outside, join(home, ".ssh")]) Deno.mkdirSync(dir);
+  const tmp = join(base, "tmp");
+  for (const dir of [home, work, outside, tmp, join(home, ".ssh")]) Deno.mkdirSync(dir);
   Deno.writeTextFileSync(join(home, ".ssh", "id_test"), "SECRET-KEY-MATERIAL\n");
   Deno.symlinkSync(outside, join(work, "out"));
   Deno.chmodSync(base, 0o755);
   if (owner) {
     for (
-      const path of [base, home, work, outside, join(home, ".ssh"), join(home, ".ssh", "id_test")]
+      const path of [
+        base,
+        home,
+        work,
+        outside,
+        tmp,
+        join(home, ".ssh"),
+        join(home, ".ssh", "id_test"),
+      ]
     ) {
       Deno.chownSync(path, owner.uid, owner.gid);
     }
   }
-  return { base, home, work, outside, audit: join(base, "audit.jsonl") };
+  return { base, home, work, outside, tmp, audit: join(base, "audit.jsonl") };
 }
 
 /** Starts a server (as `user`, from `entry`) over a fresh scratch tree. */
 async function subject(entry?: string, user?: { uid: number; gid: number }) {
   const dirs = scratch(user);
-  const env: Record<string, string> = { HOME: dirs.home, PATH, XDG_STATE_HOME: "" };
+  // A TMPDIR of its own: the runner's may be one only it can enter (see `scratch`).
+  const env: Record<string, string> = {
+    HOME: dirs.home,
+    PATH,
+    XDG_STATE_HOME: "",
+    TMPDIR: dirs.tmp,
+  };
   if (user) {
     // Deno's own cache dir must be the user's: the runner's is under /root.
     env.DENO_DIR = join(dirs.base, "deno");
@@ -288,7 +305,7 @@ async function processAttacks(s: Subject): Promise<void> {
 
 /** A setuid-root copy of grep (the runner must be root to make one). */
 async function setuidAttack(s: Subject): Promise<void> {
-  const dir = Deno.makeTempDirSync({ prefix: "winterm-suid-" });
+  const dir = Deno.makeTempDirSync({ prefix: "winterm-suid-", dir: s.base });
   try {
     Deno.chmodSync(dir, 0o755);
     const grep = join(dir, "grep");

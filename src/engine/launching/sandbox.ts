@@ -34,6 +34,7 @@ import type { NetworkProxy } from "./proxy.ts";
 import { type Refusal, REFUSALS_KEPT, type SandboxInfo } from "../sandbox_info.ts";
 import { SANDBOX_MODES, type SandboxMode } from "../vocabulary.ts";
 import type { NetworkSetting, SandboxConfig } from "../../config.ts";
+import { makeTemporaryFolder } from "../../private_files.ts";
 
 export { SANDBOX_MODES, type SandboxMode };
 export type { NetworkSetting, SandboxConfig, SandboxInfo };
@@ -366,7 +367,7 @@ export class Sandboxes {
       const env: Record<string, string> = {};
       let scratch: string | undefined;
       if (sandbox.mode === "workspace-write") {
-        scratch = Deno.makeTempDirSync({ dir: this.#scratchDirectory() });
+        scratch = makeTemporaryFolder({ dir: this.#scratchDirectory() });
         releases.push(() => removeQuietly(scratch!));
         env.TMPDIR = env.TMP = env.TEMP = scratch;
         info.writable = writable;
@@ -437,7 +438,7 @@ export class Sandboxes {
   /** The folder of every sandbox's temporary directory: hidden from all, each granted its own. */
   #scratchDirectory(): string {
     return this.#scratchRoot ??= Deno.realPathSync(
-      Deno.makeTempDirSync({ prefix: "winterm-sandbox-" }),
+      makeTemporaryFolder({ prefix: "winterm-sandbox-" }),
     );
   }
 }

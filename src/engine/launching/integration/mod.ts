@@ -32,7 +32,11 @@
  * @module
  */
 import { join } from "node:path";
-import { makePrivateFolder, writePrivateFile } from "../../../private_files.ts";
+import {
+  makePrivateFolder,
+  makeTemporaryFolder,
+  writePrivateFile,
+} from "../../../private_files.ts";
 import BASH_INIT from "./bash.sh" with { type: "text" };
 import SH_ENV from "./env.sh" with { type: "text" };
 import FISH_INIT from "./init.fish" with { type: "text" };
@@ -157,7 +161,7 @@ export class ShellScripts {
         // A state directory that cannot be written: a temporary one serves.
       }
     }
-    this.#temporary ??= Deno.makeTempDirSync({ prefix: "winterm-shell-" });
+    this.#temporary ??= makeTemporaryFolder({ prefix: "winterm-shell-" });
     return write(this.#temporary);
   }
 

@@ -172,11 +172,17 @@ Deno.test({
       );
       // The short command had a second to finish (ANSWER_WAIT_MS), and the stop is bounded (the
       // server exits within 2 s): a machine that slow ends it first. Either way, the answer
-      // says which.
-      const short = answers.find((answer) => answer.id === 4).result.structuredContent;
-      const finished = [short?.status, short?.exit_code, short?.stdout.trim()];
+      // says which; so does a refusal, where the engine was still loading when the second ran
+      // out (at a load of 25 on 2 cores all three calls were refused).
+      const short = answers.find((answer) => answer.id === 4).result;
+      const finished = [
+        short.structuredContent?.status,
+        short.structuredContent?.exit_code,
+        short.structuredContent?.stdout.trim(),
+      ];
       ok(
-        ["completed,0,two", "terminated,-1,", "terminated,-1,two"].includes(finished.join()),
+        short.isError ||
+          ["completed,0,two", "terminated,-1,", "terminated,-1,two"].includes(finished.join()),
         JSON.stringify(answers),
       );
       for (const { id, result } of answers.filter((answer) => answer.id !== 1)) {

@@ -1351,7 +1351,9 @@ async function conpty(rows: Row[]): Promise<void> {
     rows.push({
       ...row,
       note: `${row.note}${
-        Deno.build.os === "windows" ? "" : "; Wine's conhost and pipes, not Windows' (see README)"
+        Deno.build.os === "windows"
+          ? ""
+          : "; Wine's conhost and pipes, not Windows' (see docs/windows.md)"
       }`,
     });
   }

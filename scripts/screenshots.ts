@@ -1,5 +1,5 @@
 /**
- * Takes the README's screenshots of the web view from the real server (main.ts --http) and a
+ * Takes the screenshots (README, docs/web-view.md) of the web view from the real server (main.ts --http) and a
  * real browser (Debian's chromium, or WINTERM_CHROMIUM): a shell watched live at 1366, 1000 and
  * 390 px wide (a phone), a full-screen program, a take-over, a recording replayed. Writes
  * docs/web-*.png.

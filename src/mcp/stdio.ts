@@ -79,7 +79,7 @@ const [OPEN_BRACKET, COMMA, CLOSE_BRACKET_LF] = ["[", ",", "]\n"].map((text) =>
 /**
  * A batch's answers together take at most this (each with its separator): an answer that would
  * take them over is replaced by an error that says so. Each answer alone stays under about
- * 6.1 MiB (see the README), so a batch's array stays under what an SDK client accepts
+ * 6.1 MiB (see docs/limits.md), so a batch's array stays under what an SDK client accepts
  * ({@link MAX_MESSAGE_BYTES}), and a batch of 100 reads cannot hold hundreds of MiB.
  */
 export const MAX_BATCH_ANSWER_BYTES = 8 * 1024 * 1024;

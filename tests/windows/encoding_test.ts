@@ -146,7 +146,7 @@ withServer(
         shell_type: "executable",
         use_pty: false,
         // deno reads its command line as Unicode: what the ANSI code page lacks cannot reach it
-        // changed (see WorstFit in the README).
+        // changed (see WorstFit in docs/windows.md).
         allow_ansi_mismatch: true,
       });
       assertEquals(writer.stdout, "中文 ü é 😀\nend 中");

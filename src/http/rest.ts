@@ -15,7 +15,9 @@
  * | `DELETE /api/terminals/:id` | terminate and release, `{signal?}` first |
  * | `GET /api/health` | status, uptime, terminals, version (no token needed) |
  *
- * Errors name the field and the rule; engine errors keep their local detail (the server's
+ * Errors name the field (`details.field`, as this API names it: a terminal is the path's `id`)
+ * and the rule; advice on what to do next names this API's endpoints (its code in
+ * `details.hint`, see wording.ts). Engine errors keep their local detail (the server's
  * directories and PATH) out of the answer.
  *
  * @example
@@ -45,6 +47,7 @@ import { SIGNAL_NAMES, type SignalName } from "../pty/mod.ts";
 import { AllowAnsiMismatch, CString, Encoding, Env, literals, Sandbox } from "../schema.ts";
 import { validationErrors } from "../validation.ts";
 import { VERSION } from "../version.ts";
+import { REST_WORDING } from "./wording.ts";
 
 /** The error codes of the API. */
 export type ErrorCode =
@@ -219,24 +222,31 @@ function describeCommand(command: Command) {
   };
 }
 
-/** Maps an engine failure to an answer; `failure` is the route's code for "it did not work". */
-function engineError(error: EngineError, failure: ErrorCode): Response {
-  const details = error.field ? { field: error.field } : {};
+/**
+ * Maps an engine failure to an answer, in the API's words (its field names and endpoints; the
+ * hint's code in `details.hint`); `failure` is the route's code for "it did not work".
+ */
+export function engineError(error: EngineError, failure: ErrorCode): Response {
+  const message = error.worded(REST_WORDING, false);
+  const details = {
+    ...(error.field ? { field: REST_WORDING.field(error.field) } : {}),
+    ...(error.hint ? { hint: error.hint.code } : {}),
+  };
   switch (error.kind) {
     case "not_found":
-      return restError(404, "TERMINAL_NOT_FOUND", error.message, details);
+      return restError(404, "TERMINAL_NOT_FOUND", message, details);
     case "inactive":
-      return restError(409, "TERMINAL_INACTIVE", error.message, details);
+      return restError(409, "TERMINAL_INACTIVE", message, details);
     case "busy":
-      return restError(409, "TERMINAL_BUSY", error.message, details);
+      return restError(409, "TERMINAL_BUSY", message, details);
     case "invalid_input":
-      return restError(400, "INVALID_INPUT", error.message, details);
+      return restError(400, "INVALID_INPUT", message, details);
     case "forbidden":
-      return restError(403, "FORBIDDEN", error.message, details);
+      return restError(403, "FORBIDDEN", message, details);
     case "limit":
-      return restError(429, failure, error.message, { ...details, reason: "limit" });
+      return restError(429, failure, message, { ...details, reason: "limit" });
     default:
-      return restError(500, failure, error.message, details);
+      return restError(500, failure, message, details);
   }
 }
 

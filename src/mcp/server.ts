@@ -30,6 +30,7 @@ import {
   type Tool,
 } from "./sdk.ts";
 import type { ToolContext, ToolDefinition } from "./tool.ts";
+import { mcpWording } from "./wording.ts";
 
 const INSTRUCTIONS = "Real terminals for agents. One-shot commands: run_command with wait_ms " +
   "answers status, exit code and output in one call (output over 16 KiB shows its first and last " +
@@ -105,7 +106,7 @@ export function createMcpServer(
         log.debug("tool call cancelled by the client", { tool: name });
         return failure(`${name}: cancelled by the client`);
       }
-      return failure(explain(name, error, audience));
+      return failure(explain(tool, error, audience));
     }
   });
   checkRequestsFirst(server, received);
@@ -183,14 +184,17 @@ function failure(message: string): CallToolResult {
   return { content: [{ type: "text", text: message }], isError: true };
 }
 
-function explain(tool: string, error: unknown, audience: Audience): string {
+/** A failed call in words: an engine error in the tool's field names and tool names. */
+function explain(tool: ToolDefinition, error: unknown, audience: Audience): string {
   if (error instanceof EngineError) {
-    const message = audience === "local" ? error.localMessage : error.message;
-    return error.field ? `'${error.field}': ${message}` : message;
+    const wording = mcpWording(tool.fieldNames);
+    const message = error.worded(wording, audience === "local");
+    return error.field ? `'${wording.field(error.field)}': ${message}` : message;
   }
-  log.error("tool failed unexpectedly", { tool, error, stack: (error as Error)?.stack });
-  if (audience === "remote") return `${tool} failed unexpectedly (the server log has the detail)`;
-  return `${tool} failed: ${error instanceof Error ? error.message : String(error)}`;
+  const name = tool.name;
+  log.error("tool failed unexpectedly", { tool: name, error, stack: (error as Error)?.stack });
+  if (audience === "remote") return `${name} failed unexpectedly (the server log has the detail)`;
+  return `${name} failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 function toolContext(

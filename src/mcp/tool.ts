@@ -40,6 +40,11 @@ export interface ToolDefinition<I extends TObject = TObject, O extends TObject =
   input: I;
   output: O;
   annotations: ToolAnnotations;
+  /**
+   * The tool's argument names that differ from the engine's keys for them (engine key to
+   * argument name), so that an error names the field as the caller spelled it.
+   */
+  fieldNames?: Readonly<Record<string, string>>;
   handler(args: Static<I>, context: ToolContext): Promise<Static<O>>;
 }
 

@@ -414,6 +414,20 @@ function streamOutput(command: Command, context: ToolContext): void {
   );
 }
 
+/** The winterm tools' argument names where the engine's keys differ (see mcp/wording.ts). */
+const FIELD_NAMES = {
+  cwd: "working_directory",
+  shellType: "shell_type",
+  usePty: "use_pty",
+  allowAnsiMismatch: "allow_ansi_mismatch",
+  maxBufferSize: "max_buffer_size",
+  timeoutSeconds: "timeout",
+  maxBytes: "max_bytes",
+  headLines: "head_lines",
+  tailLines: "tail_lines",
+  appendNewline: "append_newline",
+};
+
 /**
  * The winterm tools over a command service; `via` names the front end in the audit log. The
  * service is asked for by each call, so that the tools can be listed before it is loaded.
@@ -663,5 +677,5 @@ export function wintermTools(
         };
       },
     }),
-  ];
+  ].map((tool) => ({ ...tool, fieldNames: FIELD_NAMES }));
 }

@@ -893,6 +893,8 @@ shellTest(
     const busy = await mcp.call("terminal_run", { terminalId, command: "echo x" });
     ok(busy.isError);
     match(JSON.stringify(busy.content), /is running sleep 5/);
+    // The advice names the tools that take it (the engine's hint, worded by the MCP front end).
+    match(text(busy), /wait for it \(terminal_wait with prompt\), answer it \(terminal_write\)/);
     await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
     assertEquals(
       (await mcp.callOk<Waited>("terminal_wait", { terminalId, prompt: true, timeoutMs: 10_000 }))
@@ -919,6 +921,7 @@ shellTest(
     });
     const none = await mcp.call("terminal_run", { terminalId: plain.terminalId, command: "true" });
     match(JSON.stringify(none.content), /without shell integration/);
+    match(text(none), /^'terminalId': .*\(terminal_write and terminal_wait\)$/);
     assertEquals((await listed(mcp, plain.terminalId)).shellIntegration, "none");
   },
 );
@@ -954,11 +957,49 @@ Deno.test({
         body: { command: "true" },
       });
       assertEquals([busy.status, busy.json.error.code], [409, "TERMINAL_BUSY"]);
+      // REST errors speak REST: its endpoints and field names, never an MCP tool's.
+      const mcpWords = /terminal_[a-z]+|ctrl_c|terminalId/;
+      assertEquals(busy.json.error.details.hint, "wait-answer-or-interrupt");
+      match(
+        busy.json.error.message,
+        new RegExp(`is running sleep 3 .*: wait for it \\(GET /api/terminals/${id}/stats `),
+      );
+      ok(!mcpWords.test(busy.json.error.message), busy.json.error.message);
+      const lines = await request(server, "POST", `/api/terminals/${id}/run`, {
+        body: { command: "echo a\necho b" },
+      });
+      assertEquals(
+        [lines.status, lines.json.error.details.field, lines.json.error.details.hint],
+        [400, "command", "one-line"],
+      );
+      match(
+        lines.json.error.message,
+        new RegExp(`anything else \\(POST /api/terminals/${id}/input\\)`),
+      );
+      ok(!mcpWords.test(lines.json.error.message), lines.json.error.message);
       const bad = await request(server, "POST", `/api/terminals/${id}/run`, {
         body: { command: "" },
       });
       assertEquals(bad.status, 400);
       await request(server, "DELETE", `/api/terminals/${id}`);
+      const plain = await request(server, "POST", "/api/terminals", {
+        body: { shell: "sh", shellIntegration: false },
+      });
+      const plainId = plain.json.data.terminalId;
+      const none = await request(server, "POST", `/api/terminals/${plainId}/run`, {
+        body: { command: "true" },
+      });
+      // The terminal is the path's :id here (terminalId over MCP).
+      assertEquals([none.status, none.json.error.details.field], [400, "id"]);
+      match(
+        none.json.error.message,
+        new RegExp(
+          `without shell integration .*\\(POST /api/terminals/${plainId}/input, then GET ` +
+            `/api/terminals/${plainId}/output\\)$`,
+        ),
+      );
+      ok(!mcpWords.test(none.json.error.message), none.json.error.message);
+      await request(server, "DELETE", `/api/terminals/${plainId}`);
     } finally {
       await server.stop();
     }

@@ -6,6 +6,7 @@
 import { deepStrictEqual as assertEquals, match, throws } from "node:assert/strict";
 import { checkAnsiView, launchTexts } from "../../src/engine/launching/ansi_view.ts";
 import { EngineError } from "../../src/engine/errors.ts";
+import { mcpWording } from "../../src/mcp/wording.ts";
 import type { AnsiMismatch } from "../../src/pty/mod.ts";
 
 /** Code page 1252's best fits for a few characters; others it has, or shows as `?`. */
@@ -20,7 +21,7 @@ function view1252(text: string): AnsiMismatch | undefined {
   return undefined;
 }
 
-const fields = { program: "executable", cwd: "working_directory", args: "args" };
+const fields = { program: "executable", cwd: "cwd", args: "args" };
 
 Deno.test("a fullwidth quote in an argument is refused, naming args, the character and the opt-in", () => {
   const texts = launchTexts({
@@ -28,13 +29,18 @@ Deno.test("a fullwidth quote in an argument is refused, naming args, the charact
     args: ["-n", "\uff02 --evil \uff02", "next"],
     cwd: "C:\\work",
   }, fields);
-  throws(() => checkAnsiView(texts, "allow_ansi_mismatch", view1252), (error: unknown) => {
+  throws(() => checkAnsiView(texts, "allowAnsiMismatch", view1252), (error: unknown) => {
     if (!(error instanceof EngineError)) return false;
     assertEquals([error.kind, error.field], ["invalid_input", "args"]);
     match(error.message, /the argument "＂ --evil ＂" holds '＂' \(U\+FF02\)/);
     match(error.message, /ANSI code page \(1252\) sees as '"'/);
     match(error.message, /WorstFit/);
-    match(error.message, /allow_ansi_mismatch: true/);
+    match(error.message, /allowAnsiMismatch: true/);
+    // The opt-in is named by key: each front end spells it (run_command: allow_ansi_mismatch).
+    match(
+      error.worded(mcpWording({ allowAnsiMismatch: "allow_ansi_mismatch" }), false),
+      /Pass allow_ansi_mismatch: true/,
+    );
     return true;
   });
 });

@@ -4,7 +4,7 @@
  * look-alikes (see src/pty/windows/ansi.ts), so `＂ --evil ＂` is one argument to us and three
  * (`"`, `--evil`, `"`) to it. Before anything starts, the program path, each argument and the
  * working directory must read the same in the ANSI view; else the request is refused naming
- * the field, unless it opted in (`allow_ansi_mismatch`), knowing what its program reads.
+ * the field, unless it opted in (`allowAnsiMismatch`), knowing what its program reads.
  *
  * A shell's command line (`command` run by cmd or PowerShell) is not checked: both read it as
  * Unicode, and a command line is code, with no argument boundary to keep (whatever a look-alike
@@ -15,7 +15,7 @@
  * ```ts
  * import { checkAnsiView } from "./ansi_view.ts";
  * // On Windows at code page 1252 this throws, naming `args`:
- * checkAnsiView([{ field: "args", label: "args[0]", text: "\uff02 --evil \uff02" }], "allow_ansi_mismatch");
+ * checkAnsiView([{ field: "args", label: "args[0]", text: "\uff02 --evil \uff02" }], "allowAnsiMismatch");
  * ```
  * @module
  */
@@ -33,7 +33,8 @@ export interface AnsiChecked {
 
 /**
  * Throws {@link EngineError} (`invalid_input`, naming the field) for the first text the ANSI
- * view changes. `optIn`: the request field that lets it through. `view`: the platform's
+ * view changes. `optIn`: the request field that lets it through (its key: the message names
+ * it, in each front end's spelling). `view`: the platform's
  * check (tests give their own).
  */
 export function checkAnsiView(
@@ -48,11 +49,15 @@ export function checkAnsiView(
     const code = [...char].map((c) => `U+${c.codePointAt(0)!.toString(16).toUpperCase()}`);
     throw new EngineError(
       "invalid_input",
-      `${label} holds '${char}' (${code.join(" ")}), which a program reading its command line ` +
-        `or directory in the ANSI code page (${codePage}) sees as '${seen}': Windows' best-fit ` +
-        "conversion changes what the program gets (the WorstFit argument injection, " +
-        "CVE-2024-4577); refused. Pass " + optIn + ": true if the program reads them as Unicode " +
-        "(wmain, GetCommandLineW: most current programs) and the change cannot matter",
+      [
+        `${label} holds '${char}' (${code.join(" ")}), which a program reading its command ` +
+        `line or directory in the ANSI code page (${codePage}) sees as '${seen}': Windows' ` +
+        "best-fit conversion changes what the program gets (the WorstFit argument injection, " +
+        "CVE-2024-4577); refused. Pass ",
+        { field: optIn },
+        ": true if the program reads them as Unicode (wmain, GetCommandLineW: most current " +
+        "programs) and the change cannot matter",
+      ],
       field,
     );
   }

@@ -69,7 +69,7 @@ export interface LaunchOptions {
   allowAnsiMismatch?: boolean;
 }
 
-/** The names of the request fields that errors should point at. */
+/** The engine's keys of the request fields that errors should point at (see errors.ts). */
 export interface LaunchFields {
   program: string;
   cwd: string;
@@ -78,7 +78,7 @@ export interface LaunchFields {
   sandbox?: string;
   /** The arguments (default `args`). */
   args?: string;
-  /** The field that lets a mismatching ANSI view through (default `allow_ansi_mismatch`). */
+  /** The field that lets a mismatching ANSI view through (default `allowAnsiMismatch`). */
   ansiOptIn?: string;
 }
 
@@ -293,7 +293,7 @@ export class Launcher {
           args: invocation.shell === "executable" ? invocation.args : [],
           cwd: directory.path,
         }, fields);
-        checkAnsiView(texts, fields.ansiOptIn ?? "allow_ansi_mismatch");
+        checkAnsiView(texts, fields.ansiOptIn ?? "allowAnsiMismatch");
       }
       this.#judge(images, unclear, prepared.program, directory.path, options, fields);
       sandbox = await this.#confine(options, sandboxField, directory.path, context);
@@ -409,7 +409,7 @@ export class Launcher {
         }, fields);
       } catch (error) {
         if (!(error instanceof EngineError) || image.role === undefined) throw error;
-        throw new EngineError(error.kind, `${error.message} (${image.role})`, error.field);
+        throw error.restated({ more: ` (${image.role})` });
       }
     }
   }

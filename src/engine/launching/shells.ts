@@ -391,13 +391,17 @@ export function buildInvocation(request: InvocationRequest, ctx: ShellContext): 
     if (request.args?.length) {
       throw new EngineError(
         "invalid_input",
-        "args can only be used with shell_type 'executable'; put them in the command",
+        [
+          "args can only be used with ",
+          { field: "shellType" },
+          " 'executable'; put them in the command",
+        ],
         "args",
       );
     }
     const shell = chooseShell(request.shellType, request.executable, {
       path: "executable",
-      kind: "shell_type",
+      kind: "shellType",
     }, ctx);
     return {
       file: shell.path,
@@ -500,7 +504,7 @@ export function buildTerminalInvocation(
     } catch (error) {
       // The program is this request's `command`, whatever the one-shot path calls it.
       if (error instanceof EngineError && error.field === "executable") {
-        throw new EngineError(error.kind, error.message, "command", error.detail);
+        throw error.restated({ field: "command" });
       }
       throw error;
     }

@@ -633,7 +633,7 @@ export class CommandService {
   }
 
   async #run(request: RunRequest): Promise<{ command: Command; bufferClamped?: Clamped }> {
-    const cwd = resolveDirectory(request.cwd, "working_directory");
+    const cwd = resolveDirectory(request.cwd, "cwd");
     const usePty = request.usePty ?? true;
     const env = childEnvironment(
       request.env,
@@ -662,10 +662,10 @@ export class CommandService {
       },
       {
         program: request.executable ? "executable" : "command",
-        cwd: "working_directory",
+        cwd: "cwd",
         env: "env",
         args: request.executable ? "args" : "command",
-        ansiOptIn: "allow_ansi_mismatch",
+        ansiOptIn: "allowAnsiMismatch",
       },
       context,
     );

@@ -68,10 +68,13 @@ export function checkTerminalEncoding(
   if (!requested || !pty || HOST_FLAVOR !== "windows" || shellCodePage !== undefined) return;
   throw new EngineError(
     "invalid_input",
-    `'${requested.label}' cannot apply here: on a Windows terminal a program's output reaches ` +
-      "us in UTF-8 whatever its code page, and only the cmd and powershell shells can be " +
-      "switched to a code page (with a code page number or name); run the program with " +
-      "use_pty: false to have its bytes decoded as given",
+    [
+      `'${requested.label}' cannot apply here: on a Windows terminal a program's output ` +
+      "reaches us in UTF-8 whatever its code page, and only the cmd and powershell shells can " +
+      "be switched to a code page (with a code page number or name); run the program with ",
+      { field: "usePty" },
+      ": false to have its bytes decoded as given",
+    ],
     field,
   );
 }

@@ -1126,9 +1126,8 @@ export class Terminal {
       throw new EngineError(
         "invalid_input",
         `terminal ${this.id} runs ${this.command} without shell integration (it is started for ` +
-          "bash, zsh, fish, sh, PowerShell and cmd shells opened without a command): use " +
-          "terminal_write and terminal_wait",
-        "terminalId",
+          "bash, zsh, fish, sh, PowerShell and cmd shells opened without a command)",
+        { field: "terminalId", hint: { code: "type-and-read", terminalId: this.id } },
       );
     }
     // deno-lint-ignore no-control-regex -- a command line holds no control characters
@@ -1136,8 +1135,8 @@ export class Terminal {
       throw new EngineError(
         "invalid_input",
         "must be one line that is not blank, without control characters (line breaks, tabs, " +
-          "escapes): chain commands with ; or &&, or type anything else with terminal_write",
-        "command",
+          "escapes)",
+        { field: "command", hint: { code: "one-line", terminalId: this.id } },
       );
     }
     this.#assertRunning();
@@ -1145,9 +1144,8 @@ export class Terminal {
       throw new EngineError(
         "invalid_input",
         `terminal ${this.id}'s shell replaced itself with another program (exec, in its ` +
-          "startup files perhaps), which does not report its prompt or commands: use " +
-          "terminal_write and terminal_wait",
-        "terminalId",
+          "startup files perhaps), which does not report its prompt or commands",
+        { field: "terminalId", hint: { code: "type-and-read", terminalId: this.id } },
       );
     }
     if (shell.promptEnd < 0) {
@@ -1160,7 +1158,8 @@ export class Terminal {
         throw new EngineError(
           "failed",
           `the shell of terminal ${this.id} showed no prompt within ${timeoutMs} ms (its ` +
-            "integration did not start, or its startup files are still running): see terminal_read",
+            "integration did not start, or its startup files are still running)",
+          { hint: { code: "see-output", terminalId: this.id } },
         );
       }
     }
@@ -1188,8 +1187,8 @@ export class Terminal {
         throw new EngineError(
           "busy",
           `terminal ${this.id} was sent Ctrl+C and its shell has shown no prompt since ` +
-            `(${timeoutMs} ms): wait for it (terminal_wait with prompt), or press Enter ` +
-            "(terminal_write) for a new one",
+            `(${timeoutMs} ms)`,
+          { hint: { code: "wait-or-enter", terminalId: this.id } },
         );
       }
     }
@@ -1203,7 +1202,8 @@ export class Terminal {
         throw new EngineError(
           "busy",
           `terminal ${this.id}'s shell ended a command and has not said yet (${timeoutMs} ms) ` +
-            "whether a line typed ahead waits: wait for its prompt (terminal_wait with prompt)",
+            "whether a line typed ahead waits",
+          { hint: { code: "wait-prompt", terminalId: this.id } },
         );
       }
     }
@@ -1212,7 +1212,8 @@ export class Terminal {
         "busy",
         `terminal ${this.id} shows its shell's continuation prompt: the line entered before is ` +
           "not a whole command yet (an unclosed quote, a trailing |, a here-document), and the " +
-          "shell reads on: finish it (terminal_write), or drop it (ctrl_c)",
+          "shell reads on",
+        { hint: { code: "finish-or-drop", terminalId: this.id } },
       );
     }
     // A line written before (by terminal_write, or typed ahead of a prompt) comes first.
@@ -1222,10 +1223,9 @@ export class Terminal {
         "busy",
         `terminal ${this.id} has a line entered that its shell has not started yet ` +
           (entered === null
-            ? "(input typed while a command ran, which it reads now; part of a line, perhaps): " +
-              "drop it (ctrl_c), or wait for it (terminal_wait with prompt)"
-            : `(${JSON.stringify(entered.slice(0, 100))}): wait for it (terminal_wait with ` +
-              "prompt), or drop it (ctrl_c)"),
+            ? "(input typed while a command ran, which it reads now; part of a line, perhaps)"
+            : `(${JSON.stringify(entered.slice(0, 100))})`),
+        { hint: { code: "wait-or-drop", terminalId: this.id } },
       );
     }
     // A command that just ended, its prompt on its way: the line is read at that prompt, and the
@@ -1235,16 +1235,16 @@ export class Terminal {
       throw new EngineError(
         "busy",
         `terminal ${this.id} is running ${running?.text ?? "a command"} (for ` +
-          `${Math.round((Date.now() - (running?.since ?? started)) / 1000)} s): wait for it ` +
-          "(terminal_wait with prompt), answer it (terminal_write), or interrupt it (ctrl_c)",
+          `${Math.round((Date.now() - (running?.since ?? started)) / 1000)} s)`,
+        { hint: { code: "wait-answer-or-interrupt", terminalId: this.id } },
       );
     }
     if (shell.typedMaybe === "hidden" && shell.atPrompt) {
       throw new EngineError(
         "busy",
         `terminal ${this.id} may hold keys typed while a command ran (keys a line editor acts ` +
-          "on without a sign, such as Escape, or with no line editor to show them): clear them " +
-          "(ctrl_c), or finish the line (terminal_write)",
+          "on without a sign, such as Escape, or with no line editor to show them)",
+        { hint: { code: "clear-or-finish", terminalId: this.id } },
       );
     }
     if (shell.typedMaybe === "visible" && shell.atPrompt) {
@@ -1259,14 +1259,16 @@ export class Terminal {
           "typed while a command ran, which its line editor reads at the prompt unless that " +
           "command took it" +
           (shown === "" ? "" : `; the terminal shows ${JSON.stringify(shown.slice(0, 100))}`) +
-          "): finish it (terminal_write), or clear it (ctrl_c)",
+          ")",
+        { hint: { code: "finish-or-clear", terminalId: this.id } },
       );
     }
     if (shell.typed !== "") {
       throw new EngineError(
         "busy",
         `terminal ${this.id} has text typed at its prompt and not entered ` +
-          `(${JSON.stringify(shell.typed.slice(0, 100))}): finish it, or clear it (ctrl_c)`,
+          `(${JSON.stringify(shell.typed.slice(0, 100))})`,
+        { hint: { code: "finish-or-clear", terminalId: this.id } },
       );
     }
     const from = this.#output.end;
@@ -1352,11 +1354,13 @@ export class Terminal {
       "the shell read it as the start of a longer command and waits for the rest of it (an " +
         "unclosed quote or bracket, a trailing \\, | or &&, a here-document): nothing ran, and " +
         (dropped
-          ? "the line was dropped. "
-          : "the line was to be dropped (Ctrl+C), but the shell has shown no prompt since (see " +
-            "terminal_read). ") +
-        "Send the whole command on one line",
-      "command",
+          ? "the line was dropped. Send the whole command on one line"
+          : "the line was to be dropped (Ctrl+C), but the shell has shown no prompt since. Send " +
+            "the whole command on one line once it shows one"),
+      {
+        field: "command",
+        ...(dropped ? {} : { hint: { code: "see-output", terminalId: this.id } }),
+      },
     );
   }
 

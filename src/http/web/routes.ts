@@ -19,7 +19,7 @@ import { type Context, Hono } from "hono";
 import type { Engine } from "../../engine/mod.ts";
 import { EngineError } from "../../engine/errors.ts";
 import { ALWAYS_HEADERS, type AppEnv } from "../app.ts";
-import { restError } from "../rest.ts";
+import { engineError, restError } from "../rest.ts";
 import { pageAnswer } from "./page.ts";
 import { sameOrigin } from "../security.ts";
 import type { WebSessions } from "./sessions.ts";
@@ -124,7 +124,7 @@ export function webRoutes(options: WebRoutesOptions): Hono<AppEnv> {
         target = find(c.req.param("id") ?? "");
       } catch (error) {
         if (error instanceof EngineError) {
-          return restError(404, "TERMINAL_NOT_FOUND", error.message, { field: error.field });
+          return engineError(error, "INTERNAL_ERROR");
         }
         throw error;
       }

@@ -16,7 +16,7 @@
  * @module
  */
 import type { Config } from "../config.ts";
-import { endAllChildren, superviseChildren, type Supervision } from "../pty/supervision.ts";
+import { endAllChildren, superviseChildren, type Supervision } from "../pty/supervision/mod.ts";
 import { AuditLog } from "./launching/audit.ts";
 import type { Policy } from "./launching/policy.ts";
 import type { SandboxSettings } from "./launching/sandbox.ts";

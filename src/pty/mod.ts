@@ -27,7 +27,7 @@ import {
 } from "./types.ts";
 
 export * from "./types.ts";
-export { endAllChildren, superviseChildren, type Supervision } from "./supervision.ts";
+export { endAllChildren, superviseChildren, type Supervision } from "./supervision/mod.ts";
 export {
   envValue,
   fileIdentity,

@@ -16,7 +16,7 @@ import { inputModes, lineModeLimit, setWindowSize } from "./pty.ts";
 import type { PosixReactor } from "./reactor.ts";
 import { decodeWaitStatus, signalNumber } from "./signals.ts";
 import { FdReader, FdWriter, SharedFd } from "./streams.ts";
-import { forgetRoot } from "./supervisor.ts";
+import { forgetRoot } from "../supervision/posix.ts";
 import { readProcFile } from "./procfs.ts";
 import { terminalReader } from "./terminal_reader.ts";
 import { signalTree, type TreeSelector } from "./tree.ts";

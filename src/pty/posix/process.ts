@@ -17,7 +17,7 @@ import { processEntry } from "./process_table.ts";
 import { openTerminal } from "./pty.ts";
 import { openPipe, reactor } from "./reactor.ts";
 import { posixSpawn, spawnRequest, type Stdio } from "./spawn.ts";
-import { beforeChild, recordRoot } from "./supervisor.ts";
+import { beforeChild, recordRoot } from "../supervision/posix.ts";
 import { newMark, TREE_VARIABLE } from "./tree.ts";
 
 const IS_DARWIN = Deno.build.os === "darwin";

@@ -172,7 +172,7 @@ let nothingLeftBehind: ((selectors: TreeSelector[]) => boolean) | undefined;
 
 /**
  * Installs a cheap proof that exited children left nothing behind, checked before a look at
- * the whole process table for their leftovers (see supervisor.ts: with a child subreaper,
+ * the whole process table for their leftovers (see ../supervision/posix.ts: with a child subreaper,
  * anything a tree leaves becomes the server's own child).
  */
 export function proveLeftoversWith(proof: (selectors: TreeSelector[]) => boolean): void {

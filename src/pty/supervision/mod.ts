@@ -1,5 +1,5 @@
 /**
- * The server's charge of everything it starts (posix/supervisor.ts), apart from the rest of the
+ * The server's charge of everything it starts (posix.ts), apart from the rest of the
  * platform layer: asked for as soon as the server starts, before the engine loads. The
  * supervisor itself (FFI, the process table, the reactor: ten modules, about half a MiB of an
  * idle server) loads at once only if killed predecessors left ledgers to end; else with the
@@ -7,8 +7,8 @@
  *
  * @module
  */
-import type { Supervision } from "./posix/supervisor.ts";
-import { hasLedgers } from "./posix/ledger.ts";
+import type { Supervision } from "./posix.ts";
+import { hasLedgers } from "./ledger.ts";
 
 export type { Supervision };
 
@@ -30,12 +30,12 @@ export async function superviseChildren(stateDir: string | undefined): Promise<S
   if (WINDOWS) return { recovered: 0 };
   asked = { stateDir };
   if (stateDir === undefined || !hasLedgers(stateDir)) return { recovered: 0 };
-  const { endAbandoned } = await import("./posix/supervisor.ts");
+  const { endAbandoned } = await import("./posix.ts");
   return { recovered: endAbandoned(stateDir) };
 }
 
 /**
- * For the first child (posix/supervisor.ts): what {@link superviseChildren} asked for, once
+ * For the first child (posix.ts): what {@link superviseChildren} asked for, once
  * (undefined if nothing was, as for the platform layer used as a library); `endAll` is how a
  * shutdown ends everything from then on.
  */

@@ -24,9 +24,9 @@
  */
 import { log } from "../../log.ts";
 import { makePrivateFolder, writePrivateFile } from "../../private_files.ts";
-import { joinPosix as join } from "./join.ts";
-import { C, cString, errno, errnoName, libc } from "./libc.ts";
-import type { ProcessId } from "./tree.ts";
+import { joinPosix as join } from "../posix/join.ts";
+import { C, cString, errno, errnoName, libc } from "../posix/libc.ts";
+import type { ProcessId } from "../posix/tree.ts";
 
 /** What a ledger file holds. */
 export interface LedgerRecord {

@@ -8,26 +8,26 @@
  *   are running, and, when the server starts, what killed predecessors left is ended.
  * - At shutdown, a last sweep ends every marked process, every root and every adopted orphan.
  *
- * Without `superviseChildren` (supervision.ts; the platform layer used as a library, as in
- * tests) none of this happens; children's own trees are still ended with them (tree.ts).
+ * Without `superviseChildren` (mod.ts; the platform layer used as a library, as in
+ * tests) none of this happens; children's own trees are still ended with them (../posix/tree.ts).
  *
  * @module
  */
 import { log } from "../../log.ts";
-import { takeCharge } from "../supervision.ts";
+import { takeCharge } from "./mod.ts";
 import { abandonedLedgers, Ledger } from "./ledger.ts";
-import { libc } from "./libc.ts";
-import { bootId, ownChildren } from "./procfs.ts";
-import { processEntry } from "./process_table.ts";
-import { reactor } from "./reactor.ts";
-import { signalNumber } from "./signals.ts";
+import { libc } from "../posix/libc.ts";
+import { bootId, ownChildren } from "../posix/procfs.ts";
+import { processEntry } from "../posix/process_table.ts";
+import { reactor } from "../posix/reactor.ts";
+import { signalNumber } from "../posix/signals.ts";
 import {
   INSTANCE,
   type ProcessId,
   proveLeftoversWith,
   signalTrees,
   type TreeSelector,
-} from "./tree.ts";
+} from "../posix/tree.ts";
 
 /** prctl option: become a child subreaper. */
 const PR_SET_CHILD_SUBREAPER = 36;

@@ -53,6 +53,7 @@ export class Engine {
           stateDir: options.stateDir,
         }),
       ),
+      groundwork.supervision,
     );
     // One budget for the output of every command and terminal.
     const budget = new OutputBudget(options.outputBudgetBytes, returnFreedMemory);

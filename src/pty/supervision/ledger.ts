@@ -4,7 +4,7 @@
  * server holds an exclusive lock (`flock`) on its file for as long as it lives; the kernel
  * drops the lock when the process dies, however it dies. So a file that can be locked belongs
  * to a server that is gone, and what that server left running can be found and ended by the
- * next one: its marked processes (tree.ts), and its roots, if still there, with their sessions
+ * next one: its marked processes (../posix/tree.ts), and its roots, if still there, with their sessions
  * and descendants. A file that cannot be locked belongs to a live server and is left alone.
  *
  * The file is written in place (pwrite + ftruncate through the locked descriptor); replacing

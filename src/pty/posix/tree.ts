@@ -15,6 +15,11 @@
  * while its tree is being ended does not leave a survivor. Many trees signalled together (a
  * shutdown with 100 terminals, a burst of commands ending) cost one walk of the table.
  *
+ * A tree is the PTY's concern, so it lives here: it ends with its child (child.ts), whether or
+ * not the server supervises anything. Supervision (../supervision/posix.ts) ends what a whole
+ * server left with the same walk ({@link signalTrees}), and gives the cheap proof that exited
+ * children left nothing ({@link proveLeftoversWith}).
+ *
  * @module
  */
 import { log } from "../../log.ts";

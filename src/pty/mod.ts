@@ -1,6 +1,9 @@
 /**
  * The platform layer: start a child on a pseudo-terminal or pipes, the same way on every OS
- * (libc on Linux and macOS, kernel32 ConPTY on Windows).
+ * (libc on Linux and macOS, kernel32 ConPTY on Windows). Each child's tree ends with it.
+ * What answers for everything the server starts, across restarts, is supervision
+ * (supervision/mod.ts, a face of its own: the groundwork loads it before this one), handed to
+ * {@link spawn}.
  *
  * @example
  * ```ts

@@ -16,7 +16,7 @@
  * @module
  */
 import type { Config } from "../config.ts";
-import { endAllChildren, superviseChildren, type Supervision } from "../pty/supervision.ts";
+import { superviseChildren, type Supervision } from "../pty/supervision/mod.ts";
 import { AuditLog } from "./launching/audit.ts";
 import type { Policy } from "./launching/policy.ts";
 import type { SandboxSettings } from "./launching/sandbox.ts";
@@ -54,13 +54,8 @@ export async function layGroundwork(options: GroundworkOptions): Promise<Groundw
     ? new AuditLog(options.auditPath, { inputContent: options.auditInputContent })
     : undefined;
   const sandbox = await sandboxGroundwork(options, policy);
-  return {
-    policy,
-    audit,
-    sandbox,
-    supervision: await superviseChildren(options.stateDir),
-    endEverything: () => void endAllChildren(),
-  };
+  const supervision = await superviseChildren(options.stateDir);
+  return { policy, audit, sandbox, supervision, endEverything: () => void supervision.endAll() };
 }
 
 /**

@@ -18,7 +18,7 @@
 import { join } from "node:path";
 import type { Config } from "../config.ts";
 import { returnFreedMemory } from "../pty/mod.ts";
-import type { Supervision } from "../pty/supervision.ts";
+import type { Supervision } from "../pty/supervision/mod.ts";
 import type { Groundwork } from "./groundwork.ts";
 import { ShellScripts } from "./launching/integration/mod.ts";
 import { OutputBudget } from "./output/budget.ts";
@@ -53,6 +53,7 @@ export class Engine {
           stateDir: options.stateDir,
         }),
       ),
+      groundwork.supervision,
     );
     // One budget for the output of every command and terminal.
     const budget = new OutputBudget(options.outputBudgetBytes, returnFreedMemory);

@@ -1,6 +1,9 @@
 /**
  * The platform layer: start a child on a pseudo-terminal or pipes, the same way on every OS
- * (libc on Linux and macOS, kernel32 ConPTY on Windows).
+ * (libc on Linux and macOS, kernel32 ConPTY on Windows). Each child's tree ends with it.
+ * What answers for everything the server starts, across restarts, is supervision
+ * (supervision/mod.ts, a face of its own: the groundwork loads it before this one), handed to
+ * {@link spawn}.
  *
  * @example
  * ```ts
@@ -25,9 +28,10 @@ import {
   SpawnError,
   type SpawnOptions,
 } from "./types.ts";
+import type { Supervision } from "./supervision/mod.ts";
 
 export * from "./types.ts";
-export { endAllChildren, superviseChildren, type Supervision } from "./supervision.ts";
+export { superviseChildren, type Supervision } from "./supervision/mod.ts";
 export {
   envValue,
   fileIdentity,
@@ -54,12 +58,18 @@ export function prepareSpawn(options: SpawnOptions): PreparedSpawn {
 }
 
 /**
- * Starts a child: exactly what {@link prepareSpawn} decided, or `options` prepared now.
- * Rejects with {@link SpawnError} when it cannot start.
+ * Starts a child: exactly what {@link prepareSpawn} decided, or `options` prepared now, under
+ * the server's `supervision` if given (see supervision/mod.ts; without it, as for the platform
+ * layer used as a library, each child's own tree is still ended with it). Rejects with
+ * {@link SpawnError} when it cannot start.
  */
-export async function spawn(what: SpawnOptions | PreparedSpawn): Promise<ChildProcess> {
+export async function spawn(
+  what: SpawnOptions | PreparedSpawn,
+  supervision?: Supervision,
+): Promise<ChildProcess> {
   const prepared = "options" in what ? what : prepareSpawn(what);
-  return WINDOWS ? spawnWindows(prepared) : await spawnPosix(prepared);
+  if (WINDOWS) return spawnWindows(prepared);
+  return await spawnPosix(prepared, await supervision?.registry?.());
 }
 
 /**

@@ -25,6 +25,7 @@ import {
   spawn,
   SpawnError,
   type StdioMode,
+  type Supervision,
 } from "../../pty/mod.ts";
 import type { AuditLog, FrontEnd } from "./audit.ts";
 import { EngineError, shuttingDown } from "../errors.ts";
@@ -183,8 +184,16 @@ export class Launcher {
   #sandboxOf = new WeakMap<ChildProcess, SandboxInfo>();
   #sandboxes: Sandboxes | undefined;
 
-  /** `sandboxes`: the server's (default: none configured, `off` unless a call asks). */
-  constructor(readonly policy?: Policy, readonly audit?: AuditLog, sandboxes?: Sandboxes) {
+  /**
+   * `sandboxes`: the server's (default: none configured, `off` unless a call asks).
+   * `supervision`: the server's charge of what it starts (groundwork.ts), given to every spawn.
+   */
+  constructor(
+    readonly policy?: Policy,
+    readonly audit?: AuditLog,
+    sandboxes?: Sandboxes,
+    private readonly supervision?: Supervision,
+  ) {
     this.#sandboxes = sandboxes;
   }
 
@@ -308,7 +317,7 @@ export class Launcher {
     }
     let child: ChildProcess;
     try {
-      child = await spawn(sandbox ? sandboxed(prepared, sandbox) : prepared);
+      child = await spawn(sandbox ? sandboxed(prepared, sandbox) : prepared, this.supervision);
     } catch (error) {
       sandbox?.release();
       if (error instanceof SpawnError && error.code === "ESANDBOX") {

@@ -12,11 +12,11 @@ import {
   type TerminalReader,
   UNKNOWN_EXIT,
 } from "../types.ts";
+import type { ChildRegistry } from "../supervision/types.ts";
 import { inputModes, lineModeLimit, setWindowSize } from "./pty.ts";
 import type { PosixReactor } from "./reactor.ts";
 import { decodeWaitStatus, signalNumber } from "./signals.ts";
 import { FdReader, FdWriter, SharedFd } from "./streams.ts";
-import { forgetRoot } from "./supervisor.ts";
 import { readProcFile } from "./procfs.ts";
 import { terminalReader } from "./terminal_reader.ts";
 import { signalTree, type TreeSelector } from "./tree.ts";
@@ -44,8 +44,9 @@ export class PosixChild extends ChildBase {
   #openLine = 0;
 
   /**
-   * `fds`: [master] in PTY mode; [stdin, stdout, stderr] in pipe mode. `terminal`: the path of
-   * the terminal's device (PTY mode).
+   * `fds`: [master] in PTY mode; [stdin, stdout, stderr] in pipe mode. `registry`: the
+   * server's supervision, told when the child is done. `terminal`: the path of the terminal's
+   * device (PTY mode).
    */
   constructor(
     pid: number,
@@ -53,6 +54,7 @@ export class PosixChild extends ChildBase {
     private readonly loop: PosixReactor,
     fds: number[],
     private readonly tree: TreeSelector,
+    private readonly registry: ChildRegistry | undefined,
     private readonly terminal?: string,
   ) {
     super(pid, mode, DRAIN_GRACE_MS);
@@ -161,7 +163,7 @@ export class PosixChild extends ChildBase {
 
   protected release(): void {
     this.writer.close();
-    forgetRoot(this.pid);
+    this.registry?.ended(this.pid);
   }
 }
 

@@ -11,13 +11,13 @@
  */
 import { type ChildProcess, type PreparedSpawn, SpawnError, type SpawnOptions } from "../types.ts";
 import { checkSpawnOptions, realPathOf, resolveProgram } from "../resolve.ts";
+import type { ChildRegistry } from "../supervision/types.ts";
 import { PosixChild } from "./child.ts";
 import { libc } from "./libc.ts";
 import { processEntry } from "./process_table.ts";
 import { openTerminal } from "./pty.ts";
 import { openPipe, reactor } from "./reactor.ts";
 import { posixSpawn, spawnRequest, type Stdio } from "./spawn.ts";
-import { beforeChild, recordRoot } from "./supervisor.ts";
 import { newMark, TREE_VARIABLE } from "./tree.ts";
 
 const IS_DARWIN = Deno.build.os === "darwin";
@@ -36,15 +36,18 @@ export function preparePosix(options: SpawnOptions): PreparedSpawn {
 }
 
 /**
- * Starts a prepared child: its real program, by that path (argv[0] is the name asked for).
+ * Starts a prepared child: its real program, by that path (argv[0] is the name asked for),
+ * recorded in `registry` (the server's supervision) from its start to its end, if given.
  * Rejects with {@link SpawnError} when it cannot start.
  */
-export async function spawnPosix({ options, realProgram }: PreparedSpawn): Promise<ChildProcess> {
+export async function spawnPosix(
+  { options, realProgram }: PreparedSpawn,
+  registry?: ChildRegistry,
+): Promise<ChildProcess> {
   const mode = options.mode ?? "pty";
   if (options.sandbox && !IS_DARWIN && Deno.build.os !== "linux") {
     throw new SpawnError("ESANDBOX", `the sandbox is not supported on ${Deno.build.os}`);
   }
-  beforeChild();
   const loop = reactor();
   const stdio = mode === "pty" ? openTerminal(options.cols ?? 80, options.rows ?? 24) : openPipes();
   // Everything the child starts inherits the mark, by which its tree is found (tree.ts).
@@ -91,14 +94,22 @@ export async function spawnPosix({ options, realProgram }: PreparedSpawn): Promi
   // Not reaped before the reactor does it, so the pid is still this child's: its start time
   // makes the pair an identity no reuse can fake.
   const root = { pid, start: processEntry(pid)?.start ?? 0 };
-  recordRoot(root);
+  registry?.started(root);
   try {
-    return new PosixChild(pid, mode, loop, stdio.parentFds, {
-      mark,
-      roots: [root],
-      since: root.start,
-      sessionsOfGoneRoots: true,
-    }, stdio.slavePath);
+    return new PosixChild(
+      pid,
+      mode,
+      loop,
+      stdio.parentFds,
+      {
+        mark,
+        roots: [root],
+        since: root.start,
+        sessionsOfGoneRoots: true,
+      },
+      registry,
+      stdio.slavePath,
+    );
   } finally {
     spawning.done();
   }

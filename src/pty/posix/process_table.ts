@@ -5,6 +5,9 @@
  *
  * A pid alone is no identity (pids are reused): a process is the pair (pid, start time).
  *
+ * The PTY's own: a child's identity is taken at its start (process.ts, reactor.ts) and its tree
+ * is found here when it ends (tree.ts); supervision (../supervision/) only reads it too.
+ *
  * @module
  */
 import { libc } from "./libc.ts";

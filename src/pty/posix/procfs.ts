@@ -7,6 +7,10 @@
  *
  * Every function answers `undefined` for a process that is gone or that may not be read.
  *
+ * The PTY's own reads (a child's command line, what the terminal's reader waits in, an open
+ * directory's path) and the process table's; supervision (../supervision/) also reads the boot id and
+ * the server's children through it.
+ *
  * @example
  * ```ts
  * import { procText, processIds, processStat } from "./procfs.ts";

@@ -3,7 +3,7 @@
  * every child plus a wake-up pipe, and child exits through SIGCHLD + `waitpid(WNOHANG)`.
  * A thread per terminal would exhaust the runtime's 32 blocking threads at ~15 terminals.
  *
- * When the server is a child subreaper (see supervisor.ts), orphans of our trees become our
+ * When the server is a child subreaper (see ../supervision/posix.ts), orphans of our trees become our
  * children too; the reactor reaps those as well, so that none lingers as a zombie. They are
  * told apart from children someone else in this process started (Deno.Command): ours were
  * started in sessions of their own, those share the server's session.

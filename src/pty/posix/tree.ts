@@ -15,6 +15,11 @@
  * while its tree is being ended does not leave a survivor. Many trees signalled together (a
  * shutdown with 100 terminals, a burst of commands ending) cost one walk of the table.
  *
+ * A tree is the PTY's concern, so it lives here: it ends with its child (child.ts), whether or
+ * not the server supervises anything. Supervision (../supervision/posix.ts) ends what a whole
+ * server left with the same walk ({@link signalTrees}), and gives the cheap proof that exited
+ * children left nothing ({@link proveLeftoversWith}).
+ *
  * @module
  */
 import { log } from "../../log.ts";
@@ -172,7 +177,7 @@ let nothingLeftBehind: ((selectors: TreeSelector[]) => boolean) | undefined;
 
 /**
  * Installs a cheap proof that exited children left nothing behind, checked before a look at
- * the whole process table for their leftovers (see supervisor.ts: with a child subreaper,
+ * the whole process table for their leftovers (see ../supervision/posix.ts: with a child subreaper,
  * anything a tree leaves becomes the server's own child).
  */
 export function proveLeftoversWith(proof: (selectors: TreeSelector[]) => boolean): void {

@@ -3,6 +3,10 @@
  * (TerminateJobObject), and ends when the job's last handle closes (KILL_ON_JOB_CLOSE), even
  * if the server dies.
  *
+ * The PTY's own, as posix/tree.ts is: a child's tree ends with it. It is also why supervision
+ * has nothing to do on Windows (../supervision/windows.ts): the kernel closes the server's
+ * handles however it dies, and every job with them.
+ *
  * @module
  */
 import { log } from "../../log.ts";

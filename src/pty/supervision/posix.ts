@@ -8,83 +8,99 @@
  *   are running, and, when the server starts, what killed predecessors left is ended.
  * - At shutdown, a last sweep ends every marked process, every root and every adopted orphan.
  *
- * Without `superviseChildren` (supervision.ts; the platform layer used as a library, as in
- * tests) none of this happens; children's own trees are still ended with them (tree.ts).
+ * Children spawned without a supervision (the platform layer used as a library, as in tests)
+ * have none of this; their own trees are still ended with them (../posix/tree.ts).
  *
  * @module
  */
 import { log } from "../../log.ts";
-import { takeCharge } from "../supervision.ts";
 import { abandonedLedgers, Ledger } from "./ledger.ts";
-import { libc } from "./libc.ts";
-import { bootId, ownChildren } from "./procfs.ts";
-import { processEntry } from "./process_table.ts";
-import { reactor } from "./reactor.ts";
-import { signalNumber } from "./signals.ts";
+import type { ChildRegistry } from "./types.ts";
+import { libc } from "../posix/libc.ts";
+import { bootId, ownChildren } from "../posix/procfs.ts";
+import { processEntry } from "../posix/process_table.ts";
+import { reactor } from "../posix/reactor.ts";
+import { signalNumber } from "../posix/signals.ts";
 import {
   INSTANCE,
   type ProcessId,
   proveLeftoversWith,
   signalTrees,
   type TreeSelector,
-} from "./tree.ts";
+} from "../posix/tree.ts";
 
 /** prctl option: become a child subreaper. */
 const PR_SET_CHILD_SUBREAPER = 36;
 const IS_LINUX = Deno.build.os === "linux";
 
-/** What the server's supervision did at once (`superviseChildren`). */
-export interface Supervision {
-  /** Processes that killed predecessors had left, now ended. */
-  recovered: number;
-}
-
-const roots = new Map<number, ProcessId>();
-let ledger: Ledger | undefined;
-
 /**
- * Before a child starts: the first one puts in place the charge the server asked for
- * (`superviseChildren`: the subreaper, this server's ledger). An idle server holds neither,
- * and loads no FFI.
+ * The supervisor of one server, made with its first child (mod.ts): the children it started
+ * are recorded here (the roots of their trees), and in its ledger when it keeps one.
  */
-export function beforeChild(): void {
-  const charge = takeCharge(endAll);
-  if (!charge) return;
-  const { stateDir } = charge;
-  let subreaper = false;
-  if (IS_LINUX) {
-    subreaper = libc().prctl?.(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n) === 0;
-    if (subreaper) {
-      reactor().adoptOrphans();
-      proveLeftoversWith(leftNothing);
-    } else log.warn("cannot become a child subreaper: orphans of commands go to init");
-  }
-  if (stateDir) {
-    try {
-      ledger = Ledger.open(stateDir, {
-        instance: INSTANCE,
-        server: { ...self(), boot: IS_LINUX ? bootId() : undefined },
-        roots: [...roots.values()],
-      });
-    } catch (error) {
-      log.warn("cannot keep a process ledger: what runs now cannot be recovered after a crash", {
-        stateDir,
-        error,
-      });
+export class PosixSupervisor implements ChildRegistry {
+  readonly #roots = new Map<number, ProcessId>();
+  #ledger: Ledger | undefined;
+
+  /**
+   * Takes charge, before the first child starts: the subreaper (Linux), and this server's
+   * ledger under `stateDir`, when given. An idle server holds neither, and loads no FFI.
+   */
+  constructor(stateDir: string | undefined) {
+    let subreaper = false;
+    if (IS_LINUX) {
+      subreaper = libc().prctl?.(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n) === 0;
+      if (subreaper) {
+        reactor().adoptOrphans();
+        proveLeftoversWith(leftNothing);
+      } else log.warn("cannot become a child subreaper: orphans of commands go to init");
     }
+    if (stateDir) {
+      try {
+        this.#ledger = Ledger.open(stateDir, {
+          instance: INSTANCE,
+          server: { ...self(), boot: IS_LINUX ? bootId() : undefined },
+          roots: [],
+        });
+      } catch (error) {
+        log.warn("cannot keep a process ledger: what runs now cannot be recovered after a crash", {
+          stateDir,
+          error,
+        });
+      }
+    }
+    log.info("answering for the processes it starts", { subreaper, ledger: this.#ledger?.path });
   }
-  log.info("answering for the processes it starts", { subreaper, ledger: ledger?.path });
-}
 
-/** Notes a new child (the root of a tree) in the ledger. */
-export function recordRoot(root: ProcessId): void {
-  roots.set(root.pid, root);
-  ledger?.write([...roots.values()]);
-}
+  /** Notes a new child (the root of a tree) in the ledger. */
+  started(root: ProcessId): void {
+    this.#roots.set(root.pid, root);
+    this.#ledger?.write([...this.#roots.values()]);
+  }
 
-/** A child and its tree have ended. */
-export function forgetRoot(pid: number): void {
-  if (roots.delete(pid)) ledger?.write([...roots.values()]);
+  /** A child and its tree have ended. */
+  ended(pid: number): void {
+    if (this.#roots.delete(pid)) this.#ledger?.write([...this.#roots.values()]);
+  }
+
+  /**
+   * Ends everything this server started that is still running (SIGKILL): every root, every
+   * marked process, every orphan it adopted. For the last moment of a shutdown, after the
+   * polite signals; the ledger is closed. Returns how many processes were signalled.
+   */
+  endAll(): number {
+    const everything: TreeSelector = {
+      mark: `${INSTANCE}.`,
+      roots: [...this.#roots.values()],
+      since: self().start,
+      sessionsOfGoneRoots: false,
+      childrenOf: Deno.pid,
+    };
+    const count = signalTrees(new Map([[everything, new Set([signalNumber("SIGKILL")])]]));
+    reactor().reap();
+    this.#ledger?.close();
+    this.#ledger = undefined;
+    return count;
+  }
 }
 
 /** This process's pid and start time. */
@@ -143,24 +159,4 @@ export function endAbandoned(stateDir: string): number {
   }
   for (const abandoned of ledgers) abandoned.discard();
   return ended;
-}
-
-/**
- * Ends everything this server started that is still running (SIGKILL): every root, every
- * marked process, every orphan it adopted. For the last moment of a shutdown, after the
- * polite signals; the ledger is closed. Returns how many processes were signalled.
- */
-export function endAll(): number {
-  const everything: TreeSelector = {
-    mark: `${INSTANCE}.`,
-    roots: [...roots.values()],
-    since: self().start,
-    sessionsOfGoneRoots: false,
-    childrenOf: Deno.pid,
-  };
-  const count = signalTrees(new Map([[everything, new Set([signalNumber("SIGKILL")])]]));
-  reactor().reap();
-  ledger?.close();
-  ledger = undefined;
-  return count;
 }

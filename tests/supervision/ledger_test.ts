@@ -1,15 +1,15 @@
 /**
- * The ledger and recovery (src/pty/posix/ledger.ts, supervisor.ts): a live server's ledger is
+ * The ledger and recovery (src/pty/supervision/ledger.ts, posix.ts): a live server's ledger is
  * left alone; a dead one's leads to exactly the processes it vouches for (its marks, its roots
  * with their recorded start times) and nothing else: not a pid reused by another process, not
  * another server's marks.
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { abandonedLedgers, hasLedgers, Ledger } from "../../src/pty/posix/ledger.ts";
+import { abandonedLedgers, hasLedgers, Ledger } from "../../src/pty/supervision/ledger.ts";
 import { bootId } from "../../src/pty/posix/procfs.ts";
 import { processEntry } from "../../src/pty/posix/process_table.ts";
-import { endAbandoned } from "../../src/pty/posix/supervisor.ts";
+import { endAbandoned } from "../../src/pty/supervision/posix.ts";
 import { TREE_VARIABLE } from "../../src/pty/posix/tree.ts";
 import { staysFalse, tempDir } from "../helpers/process.ts";
 

@@ -4,7 +4,7 @@
  * server holds an exclusive lock (`flock`) on its file for as long as it lives; the kernel
  * drops the lock when the process dies, however it dies. So a file that can be locked belongs
  * to a server that is gone, and what that server left running can be found and ended by the
- * next one: its marked processes (tree.ts), and its roots, if still there, with their sessions
+ * next one: its marked processes (../posix/tree.ts), and its roots, if still there, with their sessions
  * and descendants. A file that cannot be locked belongs to a live server and is left alone.
  *
  * The file is written in place (pwrite + ftruncate through the locked descriptor); replacing
@@ -24,9 +24,9 @@
  */
 import { log } from "../../log.ts";
 import { makePrivateFolder, writePrivateFile } from "../../private_files.ts";
-import { joinPosix as join } from "./join.ts";
-import { C, cString, errno, errnoName, libc } from "./libc.ts";
-import type { ProcessId } from "./tree.ts";
+import { joinPosix as join } from "../posix/join.ts";
+import { C, cString, errno, errnoName, libc } from "../posix/libc.ts";
+import type { ProcessId } from "../posix/tree.ts";
 
 /** What a ledger file holds. */
 export interface LedgerRecord {

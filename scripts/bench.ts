@@ -1284,8 +1284,13 @@ async function processTrees(rows: Row[]): Promise<void> {
       const { token } = await mcp.callOk<{ token: string }>("run_command", {
         command: escapees(marker),
         shell_type: "sh",
+        // Not the default 30 s: on a busy machine the 20 took long enough to start that the
+        // command timed out before it was terminated.
+        timeout: 3600,
       });
-      await eventually(() => processesWith(`sleep ${marker}`).length === 20, 10_000);
+      if (!await eventually(() => processesWith(`sleep ${marker}`).length === 20, 10_000)) {
+        throw new Error(`the 20 processes of ${marker} did not all start`);
+      }
       terminated.push(
         await timed(async () => {
           await mcp.callOk("terminate_command", { token });

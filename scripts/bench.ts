@@ -1275,7 +1275,9 @@ async function processTrees(rows: Row[]): Promise<void> {
   });
   const state = tempDir("winterm-bench-state-");
   const env = { WINTERM_STATE_DIR: state };
-  const gone = (marker: string) => () => processesWith(`sleep ${marker}`).length === 0;
+  // By prefix: the shell's own command line names every sleep too.
+  const sleeps = (marker: string) => processesWith(`sleep ${marker}`, true);
+  const gone = (marker: string) => () => sleeps(marker).length === 0;
   const terminated: number[] = [];
   const mcp = await connect([], env);
   try {
@@ -1288,7 +1290,7 @@ async function processTrees(rows: Row[]): Promise<void> {
         // command timed out before it was terminated.
         timeout: 3600,
       });
-      if (!await eventually(() => processesWith(`sleep ${marker}`).length === 20, 10_000)) {
+      if (!await eventually(() => sleeps(marker).length === 20, 10_000)) {
         throw new Error(`the 20 processes of ${marker} did not all start`);
       }
       terminated.push(

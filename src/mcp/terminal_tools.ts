@@ -7,13 +7,22 @@
  * @module
  */
 import { type Static, Type } from "../typebox.ts";
-import type { FrontEnd } from "../engine/launching/audit.ts";
-import { inAnswerSlices, inAnswerTurn } from "../engine/answer_turns.ts";
-import { EngineError } from "../engine/errors.ts";
-import { KEY_NAMES, keySequence } from "../engine/services/keys.ts";
-import type { Terminal, TerminalService } from "../engine/services/terminals.ts";
-import { LINE_MODES } from "../engine/vocabulary.ts";
-import { describeExit, type ExitStatus, SIGNAL_NAMES } from "../pty/types.ts";
+import {
+  describeExit,
+  EngineError,
+  type ExitStatus,
+  type FrontEnd,
+  importPatterns,
+  inAnswerSlices,
+  inAnswerTurn,
+  KEY_NAMES,
+  keySequence,
+  LINE_MODES,
+  sandboxHint,
+  SIGNAL_NAMES,
+  type Terminal,
+  type TerminalService,
+} from "../engine/mod.ts";
 import {
   AllowAnsiMismatch,
   CString,
@@ -25,7 +34,6 @@ import {
   SandboxInfo,
   withoutNulls,
 } from "../schema.ts";
-import { sandboxHint } from "../engine/sandbox_info.ts";
 import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
 
 const MIB = 1024 * 1024;
@@ -381,7 +389,7 @@ type WaitArgs = Pick<
 async function waitCondition(args: WaitArgs, input?: boolean) {
   let pattern;
   if (args.pattern !== undefined) {
-    const { compilePattern, loadPatterns } = await import("../engine/output/patterns.ts");
+    const { compilePattern, loadPatterns } = await importPatterns();
     await loadPatterns();
     pattern = compilePattern(args.pattern, args.flags ?? "", "pattern");
   }

@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts
- * import { compilePattern, TerminalService } from "./terminals.ts";
+ * import { compilePattern, TerminalService } from "./terminal.ts";
  * const terminals = new TerminalService();
  * const shell = await terminals.create({});                       // the platform shell
  * await shell.write("echo ready\r");
@@ -62,8 +62,8 @@ import {
   ChildCodec,
   prepareEncodings,
   requestedEncoding,
-} from "./encoding.ts";
-import { type Clamped, clampSize, shortDisplay } from "./limits.ts";
+} from "../encoding.ts";
+import { type Clamped, clampSize, shortDisplay } from "../limits.ts";
 import { Takeover } from "./takeover.ts";
 
 export { LINE_MODES, type LineMode } from "../output/lines.ts";

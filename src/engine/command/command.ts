@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { CommandService } from "./commands.ts";
+ * import { CommandService } from "./command.ts";
  * const service = new CommandService();
  * const { command } = await service.run({ command: "echo hi", shellType: "default" });
  * await command.done;
@@ -41,8 +41,8 @@ import {
   ChildCodec,
   prepareEncodings,
   requestedEncoding,
-} from "./encoding.ts";
-import { type Clamped, clampSize, shortDisplay } from "./limits.ts";
+} from "../encoding.ts";
+import { type Clamped, clampSize, shortDisplay } from "../limits.ts";
 
 /** What {@link CommandService.run} needs. */
 export interface RunRequest extends InvocationRequest {
@@ -58,7 +58,7 @@ export interface RunRequest extends InvocationRequest {
   env?: Record<string, string>;
   /**
    * How the program's bytes are read and its input written (`utf-8`, `oem`, `ansi`, a code
-   * page or a label); default: followed (see services/encoding.ts). A cmd or PowerShell shell
+   * page or a label); default: followed (see src/engine/encoding.ts). A cmd or PowerShell shell
    * is switched to it.
    */
   encoding?: string;

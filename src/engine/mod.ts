@@ -51,6 +51,7 @@ export type {
   Terminal,
   TerminalEvent,
   TerminalService,
+  TypingRequest,
   Watch,
 } from "./terminal/mod.ts";
 export type {

@@ -38,7 +38,6 @@ import {
   EngineError,
   type FrontEnd,
   inAnswerTurn,
-  keySequence,
   LINE_MODES,
   SIGNAL_NAMES,
   type SignalName,
@@ -364,9 +363,10 @@ export class RestApi {
 
   async #input(id: string, body: Static<typeof InputBody>): Promise<Response> {
     // Enter is pressed after the input unless it already ends a line (or the caller says not to).
-    const ended = /[\r\n]$/.test(body.input);
-    const enter = (body.appendNewline ?? true) && !ended ? keySequence("enter") : "";
-    await this.engine.terminals.get(id).write(body.input + enter, this.via);
+    await this.engine.terminals.get(id).type(
+      { text: body.input, enter: body.appendNewline, enterUnlessEnded: true },
+      this.via,
+    );
     return done("Input sent successfully");
   }
 

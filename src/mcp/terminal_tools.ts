@@ -16,7 +16,6 @@ import {
   inAnswerSlices,
   inAnswerTurn,
   KEY_NAMES,
-  keySequence,
   LINE_MODES,
   sandboxHint,
   SIGNAL_NAMES,
@@ -57,7 +56,6 @@ const READ_ONLY = {
   idempotentHint: true,
   openWorldHint: false,
 };
-const encoder = new TextEncoder();
 /** How long a wait lasts unless told: well within the 60 s MCP clients give a call by default. */
 const DEFAULT_WAIT_MS = 30_000;
 
@@ -535,13 +533,11 @@ export function terminalTools(
         const waits = args.pattern !== undefined || args.idleMs !== undefined || !!args.exit ||
           !!args.prompt || args.timeoutMs !== undefined;
         const condition = waits ? await waitCondition(args) : undefined;
-        const enter = args.input !== undefined && !args.keys?.length &&
-          (args.appendNewline ?? true);
-        const text = (args.input ?? "") + (enter ? keySequence("enter") : "") +
-          (args.keys ?? []).map(keySequence).join("");
         const terminal = terminals.get(args.terminalId);
-        await terminal.write(text, via);
-        const bytesWritten = encoder.encode(text).length;
+        const bytesWritten = await terminal.type(
+          { text: args.input, keys: args.keys, enter: args.appendNewline },
+          via,
+        );
         const written = {
           terminalId: args.terminalId,
           bytesWritten,

@@ -590,7 +590,7 @@ export function wintermTools(
       },
       handler: async (args) => {
         const command = lookup(await service(), args.token);
-        await command.write(args.input, args.append_newline ?? true, via);
+        await command.type({ text: args.input, enter: args.append_newline }, via);
         if (args.eof) await command.closeInput();
         return {
           success: true,

@@ -45,7 +45,7 @@ Deno.test({
       const { exitCode, signal } = running;
       assertEquals(first, "output", `it ended first: ${JSON.stringify({ exitCode, signal })}`);
       const whileRunning = followed(running);
-      await running.write("", true);
+      await running.type({ text: "" });
       assertEquals(await whileRunning, "first\n\nsecond\n");
 
       // Followed after it ended: everything, then the exit.

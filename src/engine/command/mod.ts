@@ -14,3 +14,4 @@
  * @module
  */
 export * from "./command.ts";
+export * from "./service.ts";

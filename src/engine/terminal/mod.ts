@@ -16,4 +16,5 @@
  * @module
  */
 export * from "./terminal.ts";
+export * from "./service.ts";
 export { KEY_NAMES, keySequence } from "./keys.ts";

@@ -171,8 +171,9 @@ export class Waits {
         return match !== undefined;
       };
       const armIdle = () => {
-        // Quiet before the line typed early was even read is no answer to it.
-        if (request.idleMs === undefined || place.origin.awaitingPrompt) return;
+        // Quiet before the line typed early was even read is no answer to it. (An origin that
+        // settles as the wait ends arms no timer.)
+        if (done || request.idleMs === undefined || place.origin.awaitingPrompt) return;
         clearTimeout(idleTimer);
         idleTimer = setTimeout(() => finish("idle"), request.idleMs);
       };
@@ -200,8 +201,8 @@ export class Waits {
   /**
    * A wait's listening: the terminal's events (exit, state, output) and, for `input`, a poll
    * (a program blocks to read without a word: it is looked at every so often, and soon after
-   * each output: a prompt is printed, then read). Returns the function that stops it, and
-   * the timers it set.
+   * each output: a prompt is printed, then read). Returns the function that stops it (and
+   * clears the timers it set).
    */
   #listen(
     request: WaitRequest,

@@ -146,7 +146,7 @@ function groundworkLoader(config: Config): Lazy<Groundwork> {
 /** Returns the function that loads the engine over the groundwork. */
 function engineLoader(config: Config, groundwork: Lazy<Groundwork>): Lazy<Engine> {
   return lazy(() =>
-    Promise.all([groundwork(), import("./src/engine/mod.ts")]).then(([laid, { Engine }]) => {
+    Promise.all([groundwork(), import("./src/engine/engine.ts")]).then(([laid, { Engine }]) => {
       try {
         return new Engine(config, laid);
       } catch (error) {

@@ -47,7 +47,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import nodePty from "@lydell/node-pty";
 import { type SandboxSpec, spawn } from "../src/pty/mod.ts";
-import { CommandService } from "../src/engine/services/commands.ts";
+import { CommandService } from "../src/engine/command/mod.ts";
 import { Agent, AGENT_TASKS } from "../tests/helpers/agent_tasks.ts";
 import {
   Client,

@@ -9,7 +9,7 @@
  * ```ts
  * import { parseConfig } from "../config.ts";
  * import { layGroundwork } from "./groundwork.ts";
- * import { Engine } from "./mod.ts";
+ * import { Engine } from "./engine.ts";
  * const { config } = parseConfig([], {});
  * const engine = new Engine(config, await layGroundwork(config));
  * ```

@@ -1,105 +1,79 @@
 /**
- * The engine: everything the front ends share (one-shot commands and persistent terminals),
- * and its orderly shutdown.
+ * The engine's face: everything a front end (src/mcp, src/http) takes from the engine comes
+ * through here. The engine itself (engine.ts: the services, the output pipeline, launching)
+ * loads when {@link createEngine} is first called; what is exported here as a value is light
+ * (the words of requests, errors, key names, answer turns), because the tools are listed by an
+ * idle server that has not loaded the engine (tests/unit/startup_graph_test.ts).
  *
  * @example
  * ```ts
  * import { parseConfig } from "../config.ts";
- * import { layGroundwork } from "./groundwork.ts";
- * import { Engine } from "./mod.ts";
+ * import { createEngine, layGroundwork } from "./mod.ts";
  * const { config } = parseConfig([], {});
- * const engine = new Engine(config, await layGroundwork(config));
+ * const engine = await createEngine(config, await layGroundwork(config));
  * await engine.commands.run({ command: "echo hi", shellType: "default" });
  * await engine.terminals.create({ command: "python3", args: ["-i"] });
  * await engine.shutdown(500);
  * ```
  * @module
  */
-import { join } from "node:path";
-import type { Config } from "../config.ts";
-import { returnFreedMemory } from "../pty/mod.ts";
-import type { Supervision } from "../pty/supervision/mod.ts";
 import type { Groundwork } from "./groundwork.ts";
-import { ShellScripts } from "./launching/integration/mod.ts";
-import { OutputBudget } from "./output/budget.ts";
-import { CommandService } from "./services/commands.ts";
-import { Launcher } from "./launching/launcher.ts";
-import { Sandboxes, sandboxSettings } from "./launching/sandbox.ts";
-import { TerminalService } from "./services/terminals.ts";
+import type { Engine, EngineOptions } from "./engine.ts";
 
-/** The engine's settings (a subset of the server's configuration). */
-export type EngineOptions = Omit<Config, "logLevel" | "tools" | "http">;
+export type { Engine, EngineOptions } from "./engine.ts";
+export { type Groundwork, layGroundwork } from "./groundwork.ts";
 
-/** See the module documentation. */
-export class Engine {
-  readonly commands: CommandService;
-  readonly terminals: TerminalService;
-  /** What answers for the processes the engine starts beyond their own trees (one per process). */
-  readonly supervision: Supervision;
-  readonly #groundwork: Groundwork;
-  readonly #launcher: Launcher;
+/** Loads the engine (on first use) and makes one over `groundwork` (see engine.ts). */
+export async function createEngine(
+  options: EngineOptions,
+  groundwork: Groundwork,
+): Promise<Engine> {
+  const { Engine } = await import("./engine.ts");
+  return new Engine(options, groundwork);
+}
 
-  /** The services, over `groundwork`: its policy, audit log and supervision (groundwork.ts). */
-  constructor(options: EngineOptions, groundwork: Groundwork) {
-    this.#groundwork = groundwork;
-    const launcher = this.#launcher = new Launcher(
-      groundwork.policy,
-      groundwork.audit,
-      new Sandboxes(
-        groundwork.sandbox ?? sandboxSettings({}, undefined, {
-          home: Deno.env.get("HOME"),
-          auditPath: options.auditPath,
-          policyPath: options.policyPath,
-          stateDir: options.stateDir,
-        }),
-      ),
-      groundwork.supervision,
-    );
-    // One budget for the output of every command and terminal.
-    const budget = new OutputBudget(options.outputBudgetBytes, returnFreedMemory);
-    this.commands = new CommandService({
-      launcher,
-      maxRunning: options.maxCommands,
-      retainCount: options.commandRetention,
-      retainMs: options.commandRetentionMinutes * 60_000,
-      killGraceMs: options.killGraceMs,
-      maxBufferSize: options.commandMaxBytes,
-      answerBytes: options.maxAnswerBytes,
-      budget,
-      writeTimeoutMs: options.writeTimeoutMs,
-    });
-    this.terminals = new TerminalService({
-      launcher,
-      maxTerminals: options.maxTerminals,
-      idleMs: options.terminalIdleSeconds * 1000,
-      maxLines: options.terminalMaxLines,
-      maxBytes: options.terminalMaxBytes,
-      recordingMaxBytes: options.recordingMaxBytes,
-      killGraceMs: options.killGraceMs,
-      answerBytes: options.maxAnswerBytes,
-      budget,
-      writeTimeoutMs: options.writeTimeoutMs,
-      // Shell integration files: beside the ledger, else a temporary directory.
-      shellScripts: new ShellScripts(
-        options.stateDir === undefined ? undefined : join(options.stateDir, "shell-integration"),
-      ),
-    });
-    this.supervision = groundwork.supervision;
-  }
+// Light values: the engine's words, its errors, events and answer turns.
+export {
+  EngineError,
+  type EngineErrorKind,
+  renameField,
+  type Way,
+  type Wording,
+} from "./errors.ts";
+export { waitFor } from "./events.ts";
+export { inAnswerSlices, inAnswerTurn } from "./answer_turns.ts";
+export type { Steps } from "./slices.ts";
+export { LINE_MODES, type LineMode, SHELL_TYPES, type ShellType } from "./vocabulary.ts";
+export { sandboxHint } from "./sandbox_info.ts";
+export { utf8Length } from "./output/utf8.ts";
+export { KEY_NAMES, keySequence } from "./terminal/keys.ts";
+export type { FrontEnd } from "./launching/audit.ts";
+export { describeExit, type ExitStatus, SIGNAL_NAMES, type SignalName } from "../pty/types.ts";
 
-  /**
-   * Ends every process the engine started (SIGTERM, SIGKILL after `graceMs`), then whatever
-   * of theirs still runs. Nothing new starts from the first call on (such requests fail).
-   */
-  async shutdown(graceMs: number): Promise<void> {
-    this.#launcher.close();
-    await Promise.all([this.commands.shutdown(graceMs), this.terminals.shutdown(graceMs)]);
-    this.killEverything();
-    await this.#launcher.closeSandboxes();
-  }
+// The rooms' types (their values load with the engine).
+export type {
+  CreateTerminalRequest,
+  RunOutcome,
+  Terminal,
+  TerminalEvent,
+  TerminalService,
+  TypingRequest,
+  Watch,
+} from "./terminal/mod.ts";
+export type {
+  Command,
+  CommandRead,
+  CommandReadRequest,
+  CommandService,
+  RunRequest,
+} from "./command/mod.ts";
 
-  /** Kills at once whatever the engine started that still runs (the end of any shutdown). */
-  killEverything(): void {
-    this.#groundwork.endEverything();
-  }
+/** The pattern compiler (loads re2js on first use: not while the server is idle). */
+export function importPatterns(): Promise<typeof import("./output/patterns.ts")> {
+  return import("./output/patterns.ts");
+}
+
+/** How the shells are found (loads the launching layer on first use). */
+export function importShells(): Promise<typeof import("./launching/shells.ts")> {
+  return import("./launching/shells.ts");
 }

@@ -24,26 +24,28 @@
  * ```ts
  * import { Hono } from "hono";
  * import { parseConfig } from "../config.ts";
- * import { layGroundwork } from "../engine/groundwork.ts";
- * import { Engine } from "../engine/mod.ts";
+ * import { createEngine, layGroundwork } from "../engine/mod.ts";
  * import { RestApi } from "./rest.ts";
  * const { config } = parseConfig([], {});
- * const engine = new Engine(config, await layGroundwork(config));
+ * const engine = await createEngine(config, await layGroundwork(config));
  * const app = new Hono().route("/api", new RestApi(engine).routes());
  * ```
  * @module
  */
 import { type Static, Type } from "../typebox.ts";
 import { type Context, Hono } from "hono";
-import type { FrontEnd } from "../engine/launching/audit.ts";
-import { inAnswerTurn } from "../engine/answer_turns.ts";
-import { EngineError } from "../engine/errors.ts";
-import { keySequence } from "../engine/services/keys.ts";
-import type { Engine } from "../engine/mod.ts";
-import { LINE_MODES, type Terminal } from "../engine/services/terminals.ts";
-import type { Command } from "../engine/services/commands.ts";
+import {
+  type Command,
+  type Engine,
+  EngineError,
+  type FrontEnd,
+  inAnswerTurn,
+  LINE_MODES,
+  SIGNAL_NAMES,
+  type SignalName,
+  type Terminal,
+} from "../engine/mod.ts";
 import { log } from "../log.ts";
-import { SIGNAL_NAMES, type SignalName } from "../pty/mod.ts";
 import { AllowAnsiMismatch, CString, Encoding, Env, literals, Sandbox } from "../schema.ts";
 import { validationErrors } from "../validation.ts";
 import { VERSION } from "../version.ts";
@@ -371,9 +373,10 @@ export class RestApi {
 
   async #input(id: string, body: Static<typeof InputBody>): Promise<Response> {
     // Enter is pressed after the input unless it already ends a line (or the caller says not to).
-    const ended = /[\r\n]$/.test(body.input);
-    const enter = (body.appendNewline ?? true) && !ended ? keySequence("enter") : "";
-    await this.engine.terminals.get(id).write(body.input + enter, this.via);
+    await this.engine.terminals.get(id).type(
+      { text: body.input, enter: body.appendNewline, enterUnlessEnded: true },
+      this.via,
+    );
     return done("Input sent successfully");
   }
 

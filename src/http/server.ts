@@ -20,11 +20,10 @@
  * @example
  * ```ts
  * import { parseConfig } from "../config.ts";
- * import { layGroundwork } from "../engine/groundwork.ts";
- * import { Engine } from "../engine/mod.ts";
+ * import { createEngine, layGroundwork } from "../engine/mod.ts";
  * import { startHttp } from "./server.ts";
  * const { config } = parseConfig(["--http"], { WINTERM_TOKEN: "0123456789abcdef0123456789abcdef" });
- * const http = startHttp(new Engine(config, await layGroundwork(config)), config.http!, "all");
+ * const http = startHttp(await createEngine(config, await layGroundwork(config)), config.http!, "all");
  * await http.close();
  * ```
  * @module

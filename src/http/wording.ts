@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { EngineError } from "../engine/errors.ts";
+ * import { EngineError } from "../engine/mod.ts";
  * import { REST_WORDING } from "./wording.ts";
  * const error = new EngineError("busy", "terminal t1 is running a command", {
  *   hint: { code: "wait-prompt", terminalId: "t1" },
@@ -16,7 +16,7 @@
  * ```
  * @module
  */
-import { renameField, type Way, type Wording } from "../engine/errors.ts";
+import { renameField, type Way, type Wording } from "../engine/mod.ts";
 
 /** The API's names where the engine's keys differ. */
 const FIELD_NAMES = { terminalId: "id" };

@@ -4,8 +4,7 @@
  * @module
  */
 import type { ToolProfile } from "../config.ts";
-import type { FrontEnd } from "../engine/launching/audit.ts";
-import type { Engine } from "../engine/mod.ts";
+import type { Engine, FrontEnd } from "../engine/mod.ts";
 import type { ToolDefinition } from "./tool.ts";
 import { terminalTools } from "./terminal_tools.ts";
 import { wintermTools } from "./winterm_tools.ts";

@@ -15,7 +15,7 @@
  * @module
  */
 import { log } from "../log.ts";
-import { EngineError } from "../engine/errors.ts";
+import { EngineError } from "../engine/mod.ts";
 import { NAME, VERSION } from "../version.ts";
 import {
   CallToolRequestSchema,

@@ -7,13 +7,21 @@
  * @module
  */
 import { type Static, Type } from "../typebox.ts";
-import type { FrontEnd } from "../engine/launching/audit.ts";
-import { inAnswerSlices, inAnswerTurn } from "../engine/answer_turns.ts";
-import { EngineError } from "../engine/errors.ts";
-import { KEY_NAMES, keySequence } from "../engine/services/keys.ts";
-import type { Terminal, TerminalService } from "../engine/services/terminals.ts";
-import { LINE_MODES } from "../engine/vocabulary.ts";
-import { describeExit, type ExitStatus, SIGNAL_NAMES } from "../pty/types.ts";
+import {
+  describeExit,
+  EngineError,
+  type ExitStatus,
+  type FrontEnd,
+  importPatterns,
+  inAnswerSlices,
+  inAnswerTurn,
+  KEY_NAMES,
+  LINE_MODES,
+  sandboxHint,
+  SIGNAL_NAMES,
+  type Terminal,
+  type TerminalService,
+} from "../engine/mod.ts";
 import {
   AllowAnsiMismatch,
   CString,
@@ -25,7 +33,6 @@ import {
   SandboxInfo,
   withoutNulls,
 } from "../schema.ts";
-import { sandboxHint } from "../engine/sandbox_info.ts";
 import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
 
 const MIB = 1024 * 1024;
@@ -49,7 +56,6 @@ const READ_ONLY = {
   idempotentHint: true,
   openWorldHint: false,
 };
-const encoder = new TextEncoder();
 /** How long a wait lasts unless told: well within the 60 s MCP clients give a call by default. */
 const DEFAULT_WAIT_MS = 30_000;
 
@@ -381,7 +387,7 @@ type WaitArgs = Pick<
 async function waitCondition(args: WaitArgs, input?: boolean) {
   let pattern;
   if (args.pattern !== undefined) {
-    const { compilePattern, loadPatterns } = await import("../engine/output/patterns.ts");
+    const { compilePattern, loadPatterns } = await importPatterns();
     await loadPatterns();
     pattern = compilePattern(args.pattern, args.flags ?? "", "pattern");
   }
@@ -533,13 +539,11 @@ export function terminalTools(
         const waits = args.pattern !== undefined || args.idleMs !== undefined || !!args.exit ||
           !!args.prompt || args.timeoutMs !== undefined;
         const condition = waits ? await waitCondition(args) : undefined;
-        const enter = args.input !== undefined && !args.keys?.length &&
-          (args.appendNewline ?? true);
-        const text = (args.input ?? "") + (enter ? keySequence("enter") : "") +
-          (args.keys ?? []).map(keySequence).join("");
         const terminal = terminals.get(args.terminalId);
-        await terminal.write(text, via);
-        const bytesWritten = encoder.encode(text).length;
+        const bytesWritten = await terminal.type(
+          { text: args.input, keys: args.keys, enter: args.appendNewline },
+          via,
+        );
         const written = {
           terminalId: args.terminalId,
           bytesWritten,

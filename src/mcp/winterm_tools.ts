@@ -6,19 +6,21 @@
  * @module
  */
 import { type Static, Type } from "../typebox.ts";
-import type { FrontEnd } from "../engine/launching/audit.ts";
-import type {
-  Command,
-  CommandRead,
-  CommandReadRequest,
-  CommandService,
-} from "../engine/services/commands.ts";
+import {
+  type Command,
+  type CommandRead,
+  type CommandReadRequest,
+  type CommandService,
+  EngineError,
+  type FrontEnd,
+  importShells,
+  inAnswerSlices,
+  sandboxHint,
+  SHELL_TYPES,
+  type Steps,
+  waitFor,
+} from "../engine/mod.ts";
 import { COMMAND_MAX_BYTES_CEILING } from "../config.ts";
-import { inAnswerSlices } from "../engine/answer_turns.ts";
-import type { Steps } from "../engine/slices.ts";
-import { EngineError } from "../engine/errors.ts";
-import { waitFor } from "../engine/events.ts";
-import { SHELL_TYPES } from "../engine/vocabulary.ts";
 import { NAME, VERSION } from "../version.ts";
 import {
   AllowAnsiMismatch,
@@ -29,7 +31,6 @@ import {
   Sandbox,
   SandboxInfo,
 } from "../schema.ts";
-import { sandboxHint } from "../engine/sandbox_info.ts";
 import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
 
 const MIB = 1024 * 1024;
@@ -603,7 +604,7 @@ export function wintermTools(
       },
       handler: async (args) => {
         const command = lookup(await service(), args.token);
-        await command.write(args.input, args.append_newline ?? true, via);
+        await command.type({ text: args.input, enter: args.append_newline }, via);
         if (args.eof) await command.closeInput();
         return {
           success: true,
@@ -651,7 +652,7 @@ export function wintermTools(
       },
       handler: async () => {
         // Shell discovery belongs to the engine's launching code: loaded when first asked.
-        const { findCmd, findPowerShell } = await import("../engine/launching/shells.ts");
+        const { findCmd, findPowerShell } = await importShells();
         const env = Deno.env.toObject();
         const context = { cwd: Deno.cwd(), env };
         return {

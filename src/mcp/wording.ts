@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import { EngineError } from "../engine/errors.ts";
+ * import { EngineError } from "../engine/mod.ts";
  * import { mcpWording } from "./wording.ts";
  * const error = new EngineError("busy", "terminal t1 is running a command", {
  *   hint: { code: "wait-prompt", terminalId: "t1" },
@@ -16,7 +16,7 @@
  * ```
  * @module
  */
-import { renameField, type Way, type Wording } from "../engine/errors.ts";
+import { renameField, type Way, type Wording } from "../engine/mod.ts";
 
 /** The tool (and its arguments) that takes each way. */
 const WAYS: Record<Way, string> = {

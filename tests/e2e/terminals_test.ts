@@ -634,6 +634,28 @@ serverTest(
   { ignore: !linux },
 );
 
+withServer(
+  "bytesWritten counts the bytes the terminal took, in its encoding (GBK: 2 bytes a character)",
+  async (mcp) => {
+    const { terminalId } = await mcp.callOk<Created>("terminal_create", {
+      command: "sh",
+      args: ["-c", "echo ready; head -c 5 | od -An -tx1"],
+      encoding: "gbk",
+    });
+    await wait(mcp, { terminalId, pattern: "ready", timeoutMs: 10_000, since: 0 });
+    // 你好 is c4e3 bac3 in GBK (6 bytes in UTF-8): with Enter, 5 bytes. Counted in UTF-8 (as
+    // it was), the answer said 7.
+    const written = await mcp.callOk<{ bytesWritten: number; message: string }>(
+      "terminal_write",
+      { terminalId, input: "你好" },
+    );
+    assertEquals([written.bytesWritten, written.message], [5, "wrote 5 bytes"]);
+    const done = await wait(mcp, { terminalId, exit: true, timeoutMs: 10_000 });
+    match(done.output, /c4 e3 ba c3 0a/);
+    await mcp.callOk("terminal_release", { terminalId });
+  },
+);
+
 withServer("bad terminal input is refused clearly", async (mcp) => {
   const { terminalId } = await mcp.callOk<Created>("terminal_create", { shell: "sh" });
   const cases: [string, Record<string, unknown>, RegExp][] = [

@@ -4,8 +4,8 @@
  * Real PTYs, the engine's CommandService.
  */
 import { deepStrictEqual as assertEquals, match, rejects } from "node:assert/strict";
-import { type Command, CommandService } from "../../src/engine/services/commands.ts";
-import { TerminalService } from "../../src/engine/services/terminals.ts";
+import { type Command, CommandService } from "../../src/engine/command/mod.ts";
+import { TerminalService } from "../../src/engine/terminal/mod.ts";
 import { Launcher } from "../../src/engine/launching/launcher.ts";
 
 /** Follows `command` until its exit; resolves with what stdout delivered. */
@@ -45,7 +45,7 @@ Deno.test({
       const { exitCode, signal } = running;
       assertEquals(first, "output", `it ended first: ${JSON.stringify({ exitCode, signal })}`);
       const whileRunning = followed(running);
-      await running.write("", true);
+      await running.type({ text: "" });
       assertEquals(await whileRunning, "first\n\nsecond\n");
 
       // Followed after it ended: everything, then the exit.

@@ -11,7 +11,7 @@ import {
   type TerminalEvent,
   TerminalService,
   type Watch,
-} from "../../src/engine/services/terminals.ts";
+} from "../../src/engine/terminal/mod.ts";
 import { OutputBuffer } from "../../src/engine/output/buffer.ts";
 import { Screen } from "../../src/engine/output/screen.ts";
 import { concat, eventually, tempDir } from "../helpers/process.ts";

@@ -14,7 +14,7 @@ Deno.test("start-up: main.ts loads no npm package and no Node module", async () 
   const loaded = [...reachable(info, new URL("main.ts", ROOT).href, false)];
   const foreign = loaded.filter((specifier) => !specifier.startsWith(ROOT.href));
   assertEquals(foreign, []);
-  for (const late of ["src/engine/mod.ts", "src/http/server.ts", "src/schema.ts"]) {
+  for (const late of ["src/engine/engine.ts", "src/http/server.ts", "src/schema.ts"]) {
     ok(!loaded.includes(new URL(late, ROOT).href), `${late} is loaded before initialize`);
   }
 });
@@ -36,8 +36,9 @@ Deno.test("idle: the groundwork, the tools and their schemas load no npm package
   // they load with the first tool call (the supervisor at once if ledgers are left to end).
   for (
     const late of [
-      "src/engine/mod.ts",
-      "src/engine/services/terminals.ts",
+      "src/engine/engine.ts",
+      "src/engine/terminal/terminal.ts",
+      "src/engine/command/command.ts",
       "src/pty/mod.ts",
       "src/validation.ts",
       "src/typebox_compiler.generated.js",

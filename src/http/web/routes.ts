@@ -16,8 +16,7 @@
  */
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { type Context, Hono } from "hono";
-import type { Engine } from "../../engine/mod.ts";
-import { EngineError } from "../../engine/errors.ts";
+import { type Engine, EngineError } from "../../engine/mod.ts";
 import { ALWAYS_HEADERS, type AppEnv } from "../app.ts";
 import { engineError, restError } from "../rest.ts";
 import { pageAnswer } from "./page.ts";

@@ -55,10 +55,14 @@ import type { Duplex } from "node:stream";
 // @ts-types="npm:@types/ws@8.18.1"
 import type { RawData, WebSocket, WebSocketServer } from "ws";
 import { concatBytes } from "../../bytes.ts";
-import type { FrontEnd } from "../../engine/launching/audit.ts";
-import type { Command } from "../../engine/services/commands.ts";
-import type { Terminal, TerminalEvent, Watch } from "../../engine/services/terminals.ts";
-import { utf8Length } from "../../engine/output/utf8.ts";
+import {
+  type Command,
+  type FrontEnd,
+  type Terminal,
+  type TerminalEvent,
+  utf8Length,
+  type Watch,
+} from "../../engine/mod.ts";
 import { log } from "../../log.ts";
 import { rawErrorResponse } from "../listener.ts";
 import { STREAM_PROTOCOL } from "./sessions.ts";

@@ -10,8 +10,8 @@
  *
  * @module
  */
-import { type ChildProcess, HOST_FLAVOR, systemCodePages } from "../../pty/mod.ts";
-import { EngineError } from "../errors.ts";
+import { type ChildProcess, HOST_FLAVOR, systemCodePages } from "../pty/mod.ts";
+import { EngineError } from "./errors.ts";
 import {
   codePageLabel,
   createDecoder,
@@ -21,7 +21,7 @@ import {
   parseEncoding,
   type StreamDecoder,
   type StreamEncoding,
-} from "../output/decode.ts";
+} from "./output/decode.ts";
 
 /** An `encoding` argument, read: the iconv-lite label, and the Windows code page if it has one. */
 export interface RequestedEncoding {

@@ -262,49 +262,7 @@ export class ShellTracker {
   noteInput(text: string, offset: number, context: InputContext = {}): boolean {
     const { readElsewhere = false, unechoed = false, rawProgram = false } = context;
     const hadEntered = this.#entered !== undefined;
-    // Ctrl+U discards the line typed so far; Ctrl+C that line and, as Ctrl+Z and Ctrl+\ do, the
-    // lines the terminal holds unread (its line discipline flushes them with the signal).
-    let line = this.typed;
-    let entered: string | undefined;
-    let flushed = false;
-    /** A line break (or Ctrl+U, Ctrl+C) came: what was typed before it is no longer typed. */
-    let ended = false;
-    /** Ctrl+C came: the line editor starts afresh, whatever it held. */
-    let interrupted = false;
-    // deno-lint-ignore no-control-regex -- those keys are control characters
-    const pieces = text.split(/(\x1b\[20[01]~|\r\n|\r|\n|[\x03\x15\x1a\x1c])/);
-    pieces.forEach((piece, index) => {
-      if (index % 2 === 0) line += piece;
-      else if (piece.startsWith("\x1b")) this.#pasting = piece === PASTE_START;
-      // A line editor takes what is pasted (bracketed) as text: its line breaks enter nothing.
-      else if (this.#pasting && piece !== "\x03" && piece !== "\x1a" && piece !== "\x1c") {
-        line += piece;
-      } else if (piece === "\x15") {
-        // Ctrl+U kills the line before the cursor: all of it, unless a key may have moved that.
-        if (!HIDDEN_KEYS.test(line)) {
-          line = "";
-          ended = true;
-        }
-        // Typed ahead, its whole being unknown, and at the line editor now: taken back with the
-        // line (no more than part of a line, else it would have started a command).
-        if (this.#entered?.text === null && !this.#entered.ahead) flushed = true;
-      } else if (piece === "\x03" || piece === "\x1a" || piece === "\x1c") {
-        if (piece === "\x03") {
-          line = "";
-          ended = interrupted = true;
-          // A paste never ended (no ESC[201~) is over: the line editor starts afresh.
-          this.#pasting = false;
-        }
-        entered = undefined;
-        flushed = true;
-      } else {
-        ended = true;
-        // deno-lint-ignore no-control-regex -- what was typed, without its keys
-        const plain = line.replace(/[\r\n]+/g, " ").replace(/[\x00-\x1f\x7f]/g, "").trim();
-        if (plain !== "") entered = plain;
-        line = "";
-      }
-    });
+    const { line, entered, flushed, ended, interrupted } = this.#keysOn(this.typed, text);
     if (flushed) this.#entered = undefined;
     // The shell reads the line entered next (it may read on again), or drops what it read.
     if (entered !== undefined || interrupted) this.#readsOn = false;
@@ -353,6 +311,64 @@ export class ShellTracker {
     };
     this.#nextText = undefined;
     return true;
+  }
+
+  /**
+   * What `text`, typed after `typed`, does to the line: the line as it then stands, the last
+   * line it entered (cleaned), and whether it flushed what the terminal held unread, ended the
+   * line typed before it, or interrupted (Ctrl+C). Follows bracketed paste as it goes.
+   */
+  #keysOn(typed: string, text: string): {
+    line: string;
+    entered: string | undefined;
+    flushed: boolean;
+    ended: boolean;
+    interrupted: boolean;
+  } {
+    // Ctrl+U discards the line typed so far; Ctrl+C that line and, as Ctrl+Z and Ctrl+\ do, the
+    // lines the terminal holds unread (its line discipline flushes them with the signal).
+    let line = typed;
+    let entered: string | undefined;
+    let flushed = false;
+    /** A line break (or Ctrl+U, Ctrl+C) came: what was typed before it is no longer typed. */
+    let ended = false;
+    /** Ctrl+C came: the line editor starts afresh, whatever it held. */
+    let interrupted = false;
+    // deno-lint-ignore no-control-regex -- those keys are control characters
+    const pieces = text.split(/(\x1b\[20[01]~|\r\n|\r|\n|[\x03\x15\x1a\x1c])/);
+    pieces.forEach((piece, index) => {
+      if (index % 2 === 0) line += piece;
+      else if (piece.startsWith("\x1b")) this.#pasting = piece === PASTE_START;
+      // A line editor takes what is pasted (bracketed) as text: its line breaks enter nothing.
+      else if (this.#pasting && piece !== "\x03" && piece !== "\x1a" && piece !== "\x1c") {
+        line += piece;
+      } else if (piece === "\x15") {
+        // Ctrl+U kills the line before the cursor: all of it, unless a key may have moved that.
+        if (!HIDDEN_KEYS.test(line)) {
+          line = "";
+          ended = true;
+        }
+        // Typed ahead, its whole being unknown, and at the line editor now: taken back with the
+        // line (no more than part of a line, else it would have started a command).
+        if (this.#entered?.text === null && !this.#entered.ahead) flushed = true;
+      } else if (piece === "\x03" || piece === "\x1a" || piece === "\x1c") {
+        if (piece === "\x03") {
+          line = "";
+          ended = interrupted = true;
+          // A paste never ended (no ESC[201~) is over: the line editor starts afresh.
+          this.#pasting = false;
+        }
+        entered = undefined;
+        flushed = true;
+      } else {
+        ended = true;
+        // deno-lint-ignore no-control-regex -- what was typed, without its keys
+        const plain = line.replace(/[\r\n]+/g, " ").replace(/[\x00-\x1f\x7f]/g, "").trim();
+        if (plain !== "") entered = plain;
+        line = "";
+      }
+    });
+    return { line, entered, flushed, ended, interrupted };
   }
 
   /** The first command that finished at or after output offset `offset`. */

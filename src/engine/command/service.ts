@@ -1,0 +1,233 @@
+/**
+ * The command service: starts commands (within the limit on how many run at once), finds them,
+ * and keeps finished ones queryable for a while (within the output budget).
+ *
+ * @module
+ */
+import { log } from "../../log.ts";
+import { WRITE_TIMEOUT_MS } from "../../pty/mod.ts";
+import type { FrontEnd } from "../launching/audit.ts";
+import { EngineError } from "../errors.ts";
+import { pagerEnvironment } from "../launching/environment.ts";
+import { type LaunchContext, Launcher } from "../launching/launcher.ts";
+import type { SandboxRequest } from "../launching/sandbox.ts";
+import { DEFAULT_MAX_BYTES } from "../output/buffer.ts";
+import { OutputBudget } from "../output/budget.ts";
+import { buildInvocation, type InvocationRequest } from "../launching/shells.ts";
+import { prepareEncodings } from "../encoding.ts";
+import { SlotTable, startChild } from "../start.ts";
+import { type Clamped, clampSize } from "../limits.ts";
+import { Command, COMMAND_COLS, COMMAND_ROWS } from "./command.ts";
+
+/** What {@link CommandService.run} needs. */
+export interface RunRequest extends InvocationRequest {
+  /** Seconds before the command is stopped. Default 30. */
+  timeoutSeconds?: number;
+  /** Working directory; relative paths resolve against the server's. */
+  cwd?: string;
+  /** PTY (default) or pipes (stdout and stderr kept apart). */
+  usePty?: boolean;
+  /** Bytes kept per stream; at most the service's `maxBufferSize` (also the default). */
+  maxBufferSize?: number;
+  /** Extra environment variables. */
+  env?: Record<string, string>;
+  /**
+   * How the program's bytes are read and its input written (`utf-8`, `oem`, `ansi`, a code
+   * page or a label); default: followed (see src/engine/encoding.ts). A cmd or PowerShell shell
+   * is switched to it.
+   */
+  encoding?: string;
+  /**
+   * Windows: start even though the ANSI view of the program, its arguments, the command or
+   * the working directory differs from them (see launching/ansi_view.ts).
+   */
+  allowAnsiMismatch?: boolean;
+  /** The front end that asked (for the audit log). */
+  via?: FrontEnd;
+  /** Aborted when the caller gives up: a start still waiting for its turn is not made. */
+  signal?: AbortSignal;
+  /** Its sandbox (it can only tighten the server's, which applies without one). */
+  sandbox?: SandboxRequest;
+}
+
+/** Limits and timings of a {@link CommandService}. */
+export interface CommandServiceOptions {
+  /** Finished commands kept for queries. Default 500. */
+  retainCount?: number;
+  /** How long a finished command stays queryable, in ms. Default 1 hour. */
+  retainMs?: number;
+  /** Commands running at once. Default 256. */
+  maxRunning?: number;
+  /** Most bytes kept per stream, whatever a request asks. Default 10 MiB. */
+  maxBufferSize?: number;
+  /** Most bytes of output text in one answer (JSON-escaped, both streams). Default 2 MiB. */
+  answerBytes?: number;
+  /** The server-wide budget for retained output. Default: its own of 256 MiB. */
+  budget?: OutputBudget;
+  /** Time between SIGTERM and SIGKILL when stopping, in ms. Default 2000. */
+  killGraceMs?: number;
+  /** How long a write may wait for the command to take its input, in ms. Default 10,000. */
+  writeTimeoutMs?: number;
+  /** Starts processes (policy, audit). Default: no policy, no audit. */
+  launcher?: Launcher;
+}
+
+const TERMINAL_ENV = { TERM: "xterm-256color" };
+
+/** Starts commands and keeps them. */
+export class CommandService {
+  #commands = new Map<string, Command>();
+  /** The limit on commands running, those being started counted (see SlotTable). */
+  readonly #slots: SlotTable;
+  readonly retainCount: number;
+  readonly retainMs: number;
+  readonly maxRunning: number;
+  readonly killGraceMs: number;
+  readonly writeTimeoutMs: number;
+  readonly launcher: Launcher;
+  readonly maxBufferSize: number;
+  readonly answerBytes: number;
+  readonly #budget: OutputBudget;
+
+  constructor(options: CommandServiceOptions = {}) {
+    this.retainCount = options.retainCount ?? 500;
+    this.retainMs = options.retainMs ?? 60 * 60 * 1000;
+    this.maxRunning = options.maxRunning ?? 256;
+    this.killGraceMs = options.killGraceMs ?? 2000;
+    this.writeTimeoutMs = options.writeTimeoutMs ?? WRITE_TIMEOUT_MS;
+    this.launcher = options.launcher ?? new Launcher();
+    this.maxBufferSize = options.maxBufferSize ?? DEFAULT_MAX_BYTES;
+    this.answerBytes = options.answerBytes ?? 2 * 1024 * 1024;
+    this.#budget = options.budget ?? new OutputBudget(256 * 1024 * 1024);
+    this.#slots = new SlotTable(
+      this.maxRunning,
+      () => [...this.#commands.values()].filter((command) => command.running).length,
+      (running) =>
+        new EngineError(
+          "limit",
+          `${running} commands are running, the most allowed (WINTERM_MAX_COMMANDS); wait for ` +
+            "some or terminate them",
+        ),
+      () => this.launcher.checkOpen(),
+    );
+    // Past the budget, finished commands go first, oldest first.
+    this.#budget.addReliever(() => this.#evictOldestFinished());
+  }
+
+  /**
+   * Starts a command. Throws {@link EngineError} naming the input at fault. A `maxBufferSize`
+   * over the service's is lowered to it (`bufferClamped` says so).
+   */
+  async run(request: RunRequest): Promise<{ command: Command; bufferClamped?: Clamped }> {
+    // Before any check: from there on to the count of those starting nothing waits, so no
+    // other start can come between a limit checked and the command counted.
+    await prepareEncodings(request.encoding);
+    this.#prune();
+    return await this.#slots.take(() => this.#run(request));
+  }
+
+  async #run(request: RunRequest): Promise<{ command: Command; bufferClamped?: Clamped }> {
+    const usePty = request.usePty ?? true;
+    const context: LaunchContext = {
+      via: request.via ?? "internal",
+      kind: "command",
+      id: crypto.randomUUID(),
+    };
+    const { child, codec, invocation, cwd } = await startChild(this.launcher, request, {
+      mode: usePty ? "pty" : "pipe",
+      cols: COMMAND_COLS,
+      rows: COMMAND_ROWS,
+      envDefaults: usePty ? { ...pagerEnvironment(), ...TERMINAL_ENV } : pagerEnvironment(),
+      fields: {
+        program: request.executable ? "executable" : "command",
+        cwd: "cwd",
+        env: "env",
+        args: request.executable ? "args" : "command",
+        ansiOptIn: "allowAnsiMismatch",
+      },
+      context,
+      invocation: ({ cwd, env, codePage }) =>
+        buildInvocation({ ...request, codePage }, { cwd, env }),
+    });
+    const bufferSize = request.maxBufferSize === undefined
+      ? { value: Math.min(DEFAULT_MAX_BYTES, this.maxBufferSize), clamped: undefined }
+      : clampSize(request.maxBufferSize, this.maxBufferSize);
+    const command = new Command(
+      context,
+      child,
+      invocation,
+      cwd,
+      { bufferSize: bufferSize.value, answerBytes: this.answerBytes, budget: this.#budget },
+      request.timeoutSeconds ?? 30,
+      this.killGraceMs,
+      this.writeTimeoutMs,
+      this.launcher,
+      codec,
+    );
+    this.#commands.set(command.token, command);
+    log.info("command started", {
+      token: command.token,
+      pid: child.pid,
+      command: command.display,
+    });
+    return bufferSize.clamped ? { command, bufferClamped: bufferSize.clamped } : { command };
+  }
+
+  /** The command with this token, if it is still kept. */
+  get(token: string): Command | undefined {
+    this.#prune();
+    return this.#commands.get(token);
+  }
+
+  /** Every kept command, oldest first. */
+  list(): Command[] {
+    this.#prune();
+    return [...this.#commands.values()];
+  }
+
+  /**
+   * Terminates every running command (grace `graceMs`) and waits until they have ended: they
+   * end `terminated`, as by terminate_command (they ended `completed` with the signal).
+   */
+  async shutdown(graceMs: number = this.killGraceMs): Promise<void> {
+    await Promise.all(
+      [...this.#commands.values()].filter((c) => c.running).map((c) =>
+        c.terminate("internal", graceMs)
+      ),
+    );
+  }
+
+  /** Drops finished commands past their age or beyond the count kept. */
+  #prune(): void {
+    // Runs on every query, so: one pass for expiry, and a sort only when too many are kept.
+    const oldest = Date.now() - this.retainMs;
+    const finished: Command[] = [];
+    for (const command of this.#commands.values()) {
+      if (command.running) continue;
+      if (command.endedAt! < oldest) this.#forget(command);
+      else finished.push(command);
+    }
+    if (finished.length <= this.retainCount) return;
+    finished.sort((a, b) => a.endedAt! - b.endedAt!);
+    for (const command of finished.slice(0, finished.length - this.retainCount)) {
+      this.#forget(command);
+    }
+  }
+
+  /** Evicts the finished command that ended first; false if none is left. */
+  #evictOldestFinished(): boolean {
+    let oldest: Command | undefined;
+    for (const command of this.#commands.values()) {
+      if (!command.running && (!oldest || command.endedAt! < oldest.endedAt!)) oldest = command;
+    }
+    if (!oldest) return false;
+    log.debug("evicting a finished command for the output budget", { token: oldest.token });
+    this.#forget(oldest);
+    return true;
+  }
+
+  #forget(command: Command): void {
+    this.#commands.delete(command.token);
+    command.release();
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * What both services (commands, terminals) do to start a child: a slot in their table (their
+ * limit, the starts under way counted against it, none once the engine shuts down), then the
+ * child's directory, environment and encodings, its launch, and its codec.
+ *
+ * @example
+ * ```ts
+ * import { EngineError } from "./errors.ts";
+ * import { SlotTable } from "./start.ts";
+ * const open = new Set<string>();
+ * const slots = new SlotTable(
+ *   2,
+ *   () => open.size,
+ *   (count) => new EngineError("limit", `${count} open, the most allowed`),
+ *   () => {},
+ * );
+ * await slots.take(async () => open.add("a"));
+ * ```
+ * @module
+ */
+import type { ChildProcess, StdioMode } from "../pty/mod.ts";
+import type { FrontEnd } from "./launching/audit.ts";
+import type { EngineError } from "./errors.ts";
+import {
+  type LaunchContext,
+  type Launcher,
+  type LaunchFields,
+  resolveDirectory,
+} from "./launching/launcher.ts";
+import { childEnvironment } from "./launching/environment.ts";
+import type { SandboxRequest } from "./launching/sandbox.ts";
+import type { Invocation } from "./launching/shells.ts";
+import {
+  checkTerminalEncoding,
+  ChildCodec,
+  type RequestedEncoding,
+  requestedEncoding,
+} from "./encoding.ts";
+
+/** A service's slots: how many may be open at once, and the starts under way (they count). */
+export class SlotTable {
+  #starting = 0;
+
+  constructor(
+    readonly limit: number,
+    /** How many are open now (the starts under way aside). */
+    private readonly open: () => number,
+    /** The refusal at the limit, given how many are open with those starting. */
+    private readonly full: (open: number) => EngineError,
+    /** Throws once the engine shuts down (see Launcher.checkOpen): that refusal comes first. */
+    private readonly checkOpen: () => void,
+  ) {}
+
+  /**
+   * Runs `start` in a slot: refused once the engine shuts down, or at the limit; the slot
+   * counts until `start` settles (then what it started is open, or nothing is). Nothing waits
+   * between the check and the count, so no other start can come between them.
+   */
+  async take<T>(start: () => Promise<T>): Promise<T> {
+    this.checkOpen();
+    const open = this.open() + this.#starting;
+    if (open >= this.limit) throw this.full(open);
+    this.#starting++;
+    try {
+      return await start();
+    } finally {
+      this.#starting--;
+    }
+  }
+}
+
+/** What a start request holds that both services read the same way. */
+export interface ChildRequest {
+  cwd?: string;
+  env?: Record<string, string>;
+  /** The program's encoding (see encoding.ts). */
+  encoding?: string;
+  allowAnsiMismatch?: boolean;
+  via?: FrontEnd;
+  signal?: AbortSignal;
+  sandbox?: SandboxRequest;
+}
+
+/** Where and how a child starts, besides its request. */
+export interface ChildPlan {
+  mode: StdioMode;
+  cols: number;
+  rows: number;
+  /** Variables the child gets unless the request sets them. */
+  envDefaults: Record<string, string>;
+  /** The request fields errors name. */
+  fields: LaunchFields;
+  context: LaunchContext;
+  /**
+   * What runs, in the resolved directory and environment (which it may add to), for the code
+   * page asked for.
+   */
+  invocation(place: { cwd: string; env: Record<string, string>; codePage?: number }): Invocation;
+  /** Directories a sandboxed child must be able to read (see LaunchOptions.readable). */
+  readable?(invocation: Invocation): string[] | undefined;
+}
+
+/** A child started, and what it was started from. */
+export interface StartedChild {
+  child: ChildProcess;
+  codec: ChildCodec;
+  invocation: Invocation;
+  cwd: string;
+  encoding: RequestedEncoding | undefined;
+}
+
+/**
+ * Starts a child as `plan` says: its directory resolved, its environment made, the encoding
+ * asked for checked against what runs, launched (policy, audit, sandbox), with its codec.
+ * The encodings must have been prepared (see prepareEncodings). Throws {@link EngineError}
+ * naming the field at fault.
+ */
+export async function startChild(
+  launcher: Launcher,
+  request: ChildRequest,
+  plan: ChildPlan,
+): Promise<StartedChild> {
+  const cwd = resolveDirectory(request.cwd, plan.fields.cwd);
+  const env = childEnvironment(request.env, plan.envDefaults);
+  const encoding = requestedEncoding(request.encoding);
+  const invocation = plan.invocation({ cwd, env, codePage: encoding?.codePage });
+  checkTerminalEncoding(encoding, plan.mode === "pty", invocation.codePage);
+  const child = await launcher.launch(
+    invocation,
+    {
+      cwd,
+      env,
+      envOverrides: request.env ?? {},
+      mode: plan.mode,
+      cols: plan.cols,
+      rows: plan.rows,
+      signal: request.signal,
+      sandbox: request.sandbox,
+      readable: plan.readable?.(invocation),
+      allowAnsiMismatch: request.allowAnsiMismatch,
+    },
+    plan.fields,
+    plan.context,
+  );
+  return {
+    child,
+    codec: new ChildCodec(child, encoding, invocation.codePage),
+    invocation,
+    cwd,
+    encoding,
+  };
+}

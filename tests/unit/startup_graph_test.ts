@@ -40,7 +40,7 @@ Deno.test("idle: the groundwork, the tools and their schemas load no npm package
       "src/engine/services/terminals.ts",
       "src/pty/mod.ts",
       "src/validation.ts",
-      "src/typebox_compiler.generated.js",
+      "src/generated/typebox_compiler.js",
       "src/pty/posix/supervisor.ts",
       "src/pty/posix/reactor.ts",
       // The sandbox: its Worker, its proxy, the engine's side (with the first sandboxed start).

@@ -1,6 +1,6 @@
 /**
  * `deno task build:wasm`: compiles src/byte_scans.wat (WebAssembly text) into
- * src/byte_scans.generated.ts, the module's bytes as base64 (embedded: the compiled executable
+ * src/generated/byte_scans.ts, the module's bytes as base64 (embedded: the compiled executable
  * reads no file beside itself). `tests/unit/bytes_test.ts` fails when the two differ.
  *
  *   deno task build:wasm           # rewrite the file
@@ -11,7 +11,7 @@
 import { fileURLToPath } from "node:url";
 
 const SOURCE = fileURLToPath(new URL("../src/byte_scans.wat", import.meta.url));
-const OUTPUT = fileURLToPath(new URL("../src/byte_scans.generated.ts", import.meta.url));
+const OUTPUT = fileURLToPath(new URL("../src/generated/byte_scans.ts", import.meta.url));
 /**
  * wabt's compiler, run as a program of its own rather than imported: an import puts the package
  * in deno.lock, and `deno task` (every `deno task start`) then reads the lock's packages' nine
@@ -52,7 +52,7 @@ if (import.meta.main) {
   const text = await generatedByteScans();
   if (Deno.args.includes("--check")) {
     if (Deno.readTextFileSync(OUTPUT) !== text) {
-      console.error("src/byte_scans.generated.ts is not what src/byte_scans.wat compiles to");
+      console.error("src/generated/byte_scans.ts is not what src/byte_scans.wat compiles to");
       Deno.exit(1);
     }
   } else Deno.writeTextFileSync(OUTPUT, text);

@@ -1,8 +1,8 @@
 /**
  * `deno task bundle-sdk`: writes the generated modules that hold npm libraries the server loads
  * at every start, each the pieces it uses bundled into one minified module:
- * src/mcp/sdk.generated.js (the MCP SDK, from src/mcp/sdk_npm.ts), src/typebox.generated.js
- * (TypeBox's schema builders, from src/typebox_npm.ts) and src/typebox_compiler.generated.js (its
+ * src/generated/mcp_sdk.js (the MCP SDK, from src/mcp/sdk_npm.ts), src/generated/typebox.js
+ * (TypeBox's schema builders, from src/typebox_npm.ts) and src/generated/typebox_compiler.js (its
  * compiled checker, from src/typebox_compiler_npm.ts: loaded with the first check).
  *
  * Why: loaded from npm, the SDK is some 250 modules (zod, ajv as CommonJS) and made the server
@@ -110,17 +110,17 @@ export function pureConstants(text: string): string {
 export const BUNDLES: Bundle[] = [
   {
     entry: "src/mcp/sdk_npm.ts",
-    output: "src/mcp/sdk.generated.js",
+    output: "src/generated/mcp_sdk.js",
     pinned: "@modelcontextprotocol/sdk/",
     replace: {
       "dist/esm/validation/ajv-provider.js": AJV_STAND_IN,
       "dist/esm/types.js": pureConstants,
     },
   },
-  { entry: "src/typebox_npm.ts", output: "src/typebox.generated.js", pinned: "@sinclair/typebox" },
+  { entry: "src/typebox_npm.ts", output: "src/generated/typebox.js", pinned: "@sinclair/typebox" },
   {
     entry: "src/typebox_compiler_npm.ts",
-    output: "src/typebox_compiler.generated.js",
+    output: "src/generated/typebox_compiler.js",
     pinned: "@sinclair/typebox",
   },
 ];

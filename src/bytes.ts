@@ -8,7 +8,7 @@
  * ```
  * @module
  */
-import { BYTE_SCANS_WASM } from "./byte_scans.generated.ts";
+import { BYTE_SCANS_WASM } from "./generated/byte_scans.ts";
 
 /** The chunks one after another in one array (the chunk itself when there is only one). */
 export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {

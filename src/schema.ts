@@ -6,7 +6,11 @@
  * ```ts
  * import { Type } from "./typebox.ts";
  * import { CString, literals } from "./schema.ts";
+ * import { validationErrors } from "./validation.ts";
  * const Input = Type.Object({ command: CString, shell: literals(["bash", "sh"]) });
+ * validationErrors(Input, { command: "ls\0", shell: "fish" });
+ * // 'command' must be a string of at most 32768 characters matching ^[^\u0000]*$ (got "ls\u0000")
+ * // 'shell' must be one of "bash", "sh" (got "fish")
  * ```
  * @module
  */

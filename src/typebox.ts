@@ -7,4 +7,4 @@
  * @module
  */
 // @ts-types="./typebox_npm.ts"
-export * from "./typebox.generated.js";
+export * from "./generated/typebox.js";

@@ -7,4 +7,4 @@
  * @module
  */
 // @ts-types="./typebox_compiler_npm.ts"
-export * from "./typebox_compiler.generated.js";
+export * from "./generated/typebox_compiler.js";

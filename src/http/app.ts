@@ -22,13 +22,24 @@
  * import { createApp } from "./app.ts";
  * import { Guard } from "./security.ts";
  * import { WebSessions } from "./web/sessions.ts";
+ * const token = "0123456789abcdef0123456789abcdef";
  * const app = createApp({
  *   guard: new Guard({ loopback: true, allowedHosts: [], corsOrigins: [] }),
- *   token: "0123456789abcdef0123456789abcdef",
+ *   token,
  *   maxBodyBytes: 1 << 20,
  *   web: new WebSessions({ port: 3001, loginSeconds: 600, sessionHours: 12 }),
- *   mount: () => {},
+ *   // An endpoint behind every check; the body comes parsed.
+ *   mount: (app) => app.post("/api/echo", (c) => c.json({ echoed: c.get("body") })),
  * });
+ * const echo = (headers: Record<string, string>) =>
+ *   app.request("/api/echo", {
+ *     method: "POST",
+ *     headers: { "content-type": "application/json", ...headers },
+ *     body: '{"a":1}',
+ *   });
+ * (await echo({ host: "localhost:3001", authorization: `Bearer ${token}` })).status; // 200
+ * (await echo({ host: "localhost:3001" })).status; // 401: no token
+ * (await echo({ host: "evil.example:3001", authorization: `Bearer ${token}` })).status; // 403
  * ```
  * @module
  */

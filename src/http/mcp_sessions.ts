@@ -17,7 +17,30 @@
  *   idleMs: 3_600_000,
  *   maxSessions: 256,
  * });
- * await sessions.closeAll();
+ * // What the app hands over for a POST to /mcp: the request, and its body parsed.
+ * const initialize = {
+ *   jsonrpc: "2.0",
+ *   id: 1,
+ *   method: "initialize",
+ *   params: {
+ *     protocolVersion: "2025-06-18",
+ *     capabilities: {},
+ *     clientInfo: { name: "demo", version: "1.0.0" },
+ *   },
+ * };
+ * const answer = await sessions.handle(
+ *   new Request("http://localhost:3001/mcp", {
+ *     method: "POST",
+ *     headers: {
+ *       "content-type": "application/json",
+ *       accept: "application/json, text/event-stream",
+ *     },
+ *     body: JSON.stringify(initialize),
+ *   }),
+ *   initialize,
+ * );
+ * answer.headers.get("mcp-session-id"); // the new session's id, for the client's next requests
+ * await sessions.closeAll(); // at shutdown
  * ```
  * @module
  */

@@ -6,4 +6,4 @@
  * @module
  */
 // @ts-types="./sdk_npm.ts"
-export * from "./sdk.generated.js";
+export * from "../generated/mcp_sdk.js";

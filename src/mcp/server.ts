@@ -7,10 +7,23 @@
  *
  * @example
  * ```ts
+ * import { Type } from "../typebox.ts";
  * import { createMcpServer } from "./server.ts";
- * import { StdioServerTransport } from "./sdk.ts";
- * const server = createMcpServer([], "local");
- * await server.connect(new StdioServerTransport());
+ * import { StdioTransport } from "./stdio.ts";
+ * import { defineTool } from "./tool.ts";
+ *
+ * const echo = defineTool({
+ *   name: "echo",
+ *   title: "Echo",
+ *   description: "Returns its text.",
+ *   input: Type.Object({ text: Type.String() }),
+ *   output: Type.Object({ text: Type.String() }),
+ *   annotations: { readOnlyHint: true },
+ *   handler: ({ text }) => Promise.resolve({ text }),
+ * });
+ * // "local": the stdio client is the machine's own user, shown engine errors' local detail.
+ * const server = createMcpServer([echo], "local");
+ * await server.connect(new StdioTransport());
  * ```
  * @module
  */

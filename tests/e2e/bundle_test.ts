@@ -87,6 +87,26 @@ Deno.test({
           ok(!existsSync(marker), "the bundle ran a module from node_modules beside it");
         },
       );
+      await t.step("HTTP: the web view's files are in the bundle (src/generated/)", async () => {
+        // An executable reads no file beside itself: the page, its script and its styles come
+        // from the bundle (web_assets.ts, a chunk loaded with the first request for them).
+        const { ASSETS } = await import("../../src/generated/web_assets.ts");
+        const server = await startHttpServer([], {}, { entry: main });
+        try {
+          for (const [name, { etag }] of Object.entries(ASSETS)) {
+            const path = name === "index.html" ? "/" : `/assets/${name}`;
+            const response = await fetch(server.url + path);
+            const bytes = new Uint8Array(await response.arrayBuffer());
+            assertEquals(response.status, 200, path);
+            // The ETag is the first half of the uncompressed bytes' SHA-256 (build_web.ts).
+            const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+            const hex = Array.from(digest.slice(0, 16), (b) => b.toString(16).padStart(2, "0"));
+            assertEquals(`"${hex.join("")}"`, etag, path);
+          }
+        } finally {
+          await server.stop();
+        }
+      });
     });
   },
 });

@@ -81,10 +81,10 @@ Deno.test("seekLineFeed over long ranges (window after window) and with limits n
   );
 });
 
-Deno.test("src/byte_scans.generated.ts is what src/byte_scans.wat compiles to", async () => {
+Deno.test("src/generated/byte_scans.ts is what src/byte_scans.wat compiles to", async () => {
   // After a change to the .wat file: deno task build:wasm, and commit both.
   assertEquals(
-    Deno.readTextFileSync(new URL("../../src/byte_scans.generated.ts", import.meta.url)),
+    Deno.readTextFileSync(new URL("../../src/generated/byte_scans.ts", import.meta.url)),
     await generatedByteScans(),
   );
 });

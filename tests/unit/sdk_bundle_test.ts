@@ -22,12 +22,12 @@ Deno.test("the SDK's bundle leaves Ajv out, and says why if JSON Schema validati
     () => validator.getValidator({ type: "object" }),
     /not available: winterm-mcp sends no elicitation requests.*leaves Ajv out/,
   );
-  const bundled = Deno.readTextFileSync(`${ROOT}src/mcp/sdk.generated.js`);
+  const bundled = Deno.readTextFileSync(`${ROOT}src/generated/mcp_sdk.js`);
   ok(!bundled.includes("ajv implementation error"), "Ajv's code is in the bundle");
 });
 
 Deno.test("the SDK's bundle builds only the schemas the server uses", () => {
-  const bundled = Deno.readTextFileSync(`${ROOT}src/mcp/sdk.generated.js`);
+  const bundled = Deno.readTextFileSync(`${ROOT}src/generated/mcp_sdk.js`);
   // Requests a client sends to servers that offer resources: nothing here takes them.
   ok(!bundled.includes('"resources/subscribe"'), "unused schemas are still built at load");
   ok(bundled.includes('"tools/call"'), "the schemas the server uses are gone");

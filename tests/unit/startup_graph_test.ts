@@ -1,4 +1,5 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { moduleGraph, reachable } from "../helpers/module_graph.ts";
 
 /**
@@ -15,6 +16,7 @@ Deno.test("start-up: main.ts loads no npm package and no Node module", async () 
   const foreign = loaded.filter((specifier) => !specifier.startsWith(ROOT.href));
   assertEquals(foreign, []);
   for (const late of ["src/engine/engine.ts", "src/http/server.ts", "src/schema.ts"]) {
+    ok(existsSync(new URL(late, ROOT)), `${late} is no file: a stale name would pass unseen`);
     ok(!loaded.includes(new URL(late, ROOT).href), `${late} is loaded before initialize`);
   }
 });
@@ -41,7 +43,7 @@ Deno.test("idle: the groundwork, the tools and their schemas load no npm package
       "src/engine/command/command.ts",
       "src/pty/mod.ts",
       "src/validation.ts",
-      "src/typebox_compiler.generated.js",
+      "src/generated/typebox_compiler.js",
       "src/pty/supervision/posix.ts",
       "src/pty/posix/reactor.ts",
       // The sandbox: its Worker, its proxy, the engine's side (with the first sandboxed start).
@@ -51,6 +53,7 @@ Deno.test("idle: the groundwork, the tools and their schemas load no npm package
       "src/engine/launching/proxy.ts",
     ]
   ) {
+    ok(existsSync(new URL(late, ROOT)), `${late} is no file: a stale name would pass unseen`);
     ok(!idle.has(new URL(late, ROOT).href), `${late} is loaded by an idle server`);
   }
 });

@@ -7,8 +7,11 @@
  * @example
  * ```ts
  * import { AuditLog } from "./audit.ts";
- * const audit = new AuditLog("/var/log/winterm-audit.jsonl", { inputContent: false });
+ * const path = `${Deno.makeTempDirSync()}/audit.jsonl`; // the operator's --audit FILE
+ * const audit = new AuditLog(path, { inputContent: false });
  * audit.record({ event: "start", via: "rest", kind: "terminal", id: "term_1", program: "/bin/sh" });
+ * Deno.readTextFileSync(path);
+ * // '{"time":"2026-...Z","event":"start","via":"rest","kind":"terminal","id":"term_1",...}\n'
  * ```
  * @module
  */

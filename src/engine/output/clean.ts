@@ -794,7 +794,7 @@ export class Cleaner {
  * @example
  * ```ts
  * import { sequenceRemainder } from "./clean.ts";
- * sequenceRemainder("\x1b[38;5", ";114mX"); // 6: ";114m" ends the colour
+ * sequenceRemainder("\x1b[38;5", ";114mX"); // 5: ";114m" ends the colour
  * sequenceRemainder("\x1b[0mok", "X");      // 0
  * ```
  */

@@ -17,7 +17,7 @@
  * const strings = new LongControlStrings(8);
  * const text = new TextEncoder().encode("a\x1b]52;c;" + "QUJD".repeat(10) + "\x07b");
  * strings.scan(text, 0);
- * strings.endOf(20); // 49: the BEL that ends the string; a read cut at 20 starts there
+ * strings.endOf(20); // 48: the BEL that ends the string; a read cut at 20 starts there
  * ```
  * @module
  */

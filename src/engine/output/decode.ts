@@ -42,10 +42,12 @@
  * import { loadCodePages } from "./code_pages.ts";
  * await loadCodePages();
  * const decoder = createDecoder({ kind: "mixed", codePage: "cp936" });
- * decoder.push(new Uint8Array([0x6f, 0x6b, 0x20, 0xd6])); // "ok " at once; 0xd6 is held
- * decoder.push(new Uint8Array([0xd0, 0x0a])); // "中\n": d6 d0 is no UTF-8, so GBK
- * decoder.push(new TextEncoder().encode("中\n")); // "中\n": valid UTF-8
- * decoder.end(); // nothing left
+ * // What comes out is UTF-8, whatever went in.
+ * const text = (utf8: Uint8Array) => new TextDecoder().decode(utf8);
+ * text(decoder.push(new Uint8Array([0x6f, 0x6b, 0x20, 0xd6]))); // "ok " at once; 0xd6 is held
+ * text(decoder.push(new Uint8Array([0xd0, 0x0a]))); // "中\n": d6 d0 is no UTF-8, so GBK
+ * text(decoder.push(new TextEncoder().encode("中\n"))); // "中\n": valid UTF-8
+ * text(decoder.end()); // "": nothing left
  * ```
  * @module
  */

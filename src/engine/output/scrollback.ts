@@ -14,7 +14,7 @@
  * import { historyBefore, toFreshScreen } from "./scrollback.ts";
  * const output = new StreamOutput({ maxBytes: 1024 });
  * output.append(new TextEncoder().encode("one\ntwo\nthree\n"));
- * new TextDecoder().decode(historyBefore(output, output.end, 10)); // "three\n" (whole lines)
+ * new TextDecoder().decode(historyBefore(output, output.end, 8)); // "three\n": whole lines only
  * toFreshScreen(80); // written before a snapshot: the screen as a fresh terminal's
  * ```
  * @module

@@ -4,7 +4,8 @@
  *
  * @example
  * ```ts
- * import { compilePattern, TerminalService } from "./mod.ts";
+ * import { compilePattern, loadPatterns, TerminalService } from "./mod.ts";
+ * await loadPatterns(); // the pattern compiler (re2js) loads first
  * const terminals = new TerminalService();
  * const shell = await terminals.create({});                       // the platform shell
  * await shell.type({ text: "echo ready" });                       // Enter follows the text

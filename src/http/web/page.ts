@@ -1,8 +1,8 @@
 /**
  * The web view's page and its scripts, served from memory: `scripts/build_web.ts` bundles the
  * page (client/), @xterm/xterm with its fit addon, and asciinema-player into
- * `assets.generated.ts` (gzip, base64), which is imported on the first request for them, so
- * that a server nobody watches never loads them (start-up stays fast). Nothing is read from
+ * `src/generated/web_assets.ts` (gzip, base64), which is imported on the first request for
+ * them, so that a server nobody watches never loads them (start-up stays fast). Nothing is read from
  * disk at run time: the compiled executable carries them. Each file's bytes are made once, gzip
  * and plain, and every answer shares them: a flood of requests for the 614 KB script costs no
  * memory per request (a copy and a decompression per request took a server to 2 GB).
@@ -45,7 +45,7 @@ const PAGE_POLICY = [
 let assets: Promise<Record<string, Asset>> | undefined;
 
 function load(): Promise<Record<string, Asset>> {
-  assets ??= import("./assets.generated.ts").then((module) => module.ASSETS);
+  assets ??= import("../../generated/web_assets.ts").then((module) => module.ASSETS);
   return assets;
 }
 

@@ -21,7 +21,9 @@
  * import { WebSessions } from "./sessions.ts";
  * const sessions = new WebSessions({ port: 3001, loginSeconds: 600, sessionHours: 12 });
  * const code = sessions.newLoginCode();
- * const login = sessions.login({ code }); // { id, key, cookie } once; undefined the second time
+ * const login = sessions.login({ code }); // the session ({ id, key, lastUsed }) and its cookie
+ * login?.cookie; // "winterm_session_3001=...; Max-Age=43200; Path=/; HttpOnly; SameSite=Strict"
+ * sessions.login({ code }); // undefined: a code logs in once
  * ```
  * @module
  */

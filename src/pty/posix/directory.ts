@@ -8,8 +8,10 @@
  * @example
  * ```ts
  * import { openDirectory } from "./directory.ts";
- * const dir = openDirectory("/tmp/link-to-work");
- * dir.path; // "/home/me/work", the real directory
+ * const work = Deno.makeTempDirSync();
+ * Deno.symlinkSync(work, `${work}-link`);
+ * const dir = openDirectory(`${work}-link`);
+ * dir.path === Deno.realPathSync(work); // true: the real directory, not the link
  * dir.close();
  * ```
  * @module

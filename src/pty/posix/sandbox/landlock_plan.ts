@@ -12,15 +12,26 @@
  *
  * @example
  * ```ts
- * import { landlockPlan } from "./landlock_plan.ts";
+ * import { FS, landlockPlan } from "./landlock_plan.ts";
+ * // A file system of /usr, /work and /root (holding .ssh and .bashrc), as a stand-in view.
+ * const tree: Record<string, string[]> = {
+ *   "/": ["usr", "work", "root"],
+ *   "/root": [".ssh", ".bashrc"],
+ * };
  * const plan = landlockPlan({
  *   abi: 7,
  *   mode: "workspace-write",
  *   writable: ["/work"],
  *   hidden: ["/root/.ssh"],
  *   network: { kind: "off" },
- * }, { entries: () => [] });
- * plan.rules.length;
+ * }, {
+ *   entries: (directory) =>
+ *     tree[directory]?.map((name) => ({ name, kind: name === ".bashrc" ? "file" : "directory" })),
+ * });
+ * plan.rules.map((rule) => rule.path);
+ * // ["/", "/usr", "/work", "/root", "/root/.bashrc", "/work", "/dev", "/dev/null", ...]:
+ * // "/" and "/root" are split (listed only) down to .ssh, which is granted nothing
+ * plan.rules.some((rule) => rule.path === "/work" && (rule.access & FS.WRITE_FILE) !== 0); // true
  * ```
  * @module
  */

@@ -30,8 +30,11 @@ export function dropCapabilities(): string | undefined {
     const bits = prctl(PR.SET_SECUREBITS, BigInt(LOCKED_SECUREBITS));
     if (bits.result < 0) return `cannot lock the securebits (${errnoName(bits.errno)})`;
     for (let capability = 0; capability < CAPABILITY_SLOTS; capability++) {
+      // Past the last one the kernel knows, reading it fails. Told by the result, not by errno:
+      // errno is read by a second call, and the runtime's own calls between the two can change
+      // it (a drop past the last one once read ENOENT, not EINVAL, and failed the start).
+      if (prctl(PR.CAPBSET_READ, BigInt(capability)).result < 0) break;
       const dropped = prctl(PR.CAPBSET_DROP, BigInt(capability));
-      if (dropped.result < 0 && dropped.errno === 22 /* EINVAL: past the last one */) break;
       if (dropped.result < 0) {
         return `cannot drop capability ${capability} from the bounding set (${
           errnoName(dropped.errno)

@@ -74,7 +74,9 @@ export function createRuleset(plan: LandlockPlan, abi: number): number {
       const fd = lib.open(cString(rule.path), C.O_PATH | C.O_CLOEXEC);
       if (fd < 0) {
         const code = errno();
-        if (code === 2 /* ENOENT */ || code === 20 /* ENOTDIR */) continue;
+        // Checked again by the file system where errno does not say so: errno comes from a
+        // second call, which the runtime's own calls may precede (see capabilities.ts).
+        if (code === 2 /* ENOENT */ || code === 20 /* ENOTDIR */ || !reachable(rule.path)) continue;
         throw new PlanError(`cannot open ${rule.path} for a Landlock rule (${errnoName(code)})`);
       }
       try {
@@ -107,5 +109,15 @@ export function createRuleset(plan: LandlockPlan, abi: number): number {
   } catch (error) {
     lib.close(ruleset);
     throw error;
+  }
+}
+
+/** Whether `path` names something (what open(O_PATH) would find). */
+function reachable(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch (error) {
+    return !(error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory);
   }
 }

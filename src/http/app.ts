@@ -196,7 +196,7 @@ export function createApp(options: AppOptions): App {
     refusal(
       c,
       404,
-      "INVALID_INPUT",
+      "NOT_FOUND",
       `nothing at ${c.req.path}: the MCP endpoint is /mcp, the REST API /api, the web view /`,
     )
   );

@@ -36,6 +36,7 @@ import { type Static, Type } from "../typebox.ts";
 import { type Context, Hono } from "hono";
 import {
   type Command,
+  describeExit,
   type Engine,
   EngineError,
   type FrontEnd,
@@ -54,6 +55,7 @@ import { REST_WORDING } from "./wording.ts";
 /** The error codes of the API. */
 export type ErrorCode =
   | "TERMINAL_NOT_FOUND"
+  | "NOT_FOUND"
   | "TERMINAL_INACTIVE"
   | "TERMINAL_BUSY"
   | "INVALID_INPUT"
@@ -324,7 +326,7 @@ export class RestApi {
     api.all(
       "*",
       (c) =>
-        restError(404, "INVALID_INPUT", `no such route: ${c.req.method} ${c.req.path}`, {
+        restError(404, "NOT_FOUND", `no such route: ${c.req.method} ${c.req.path}`, {
           method: c.req.method,
           path: c.req.path,
         }),
@@ -459,11 +461,17 @@ export class RestApi {
 
   async #delete(id: string, body: Static<typeof DeleteBody>): Promise<Response> {
     const terminal = this.engine.terminals.get(id);
+    // One that had ended by itself is released, and said to have ended so: it was not ended here.
+    const ended = terminal.exitStatus;
     if (body.signal && terminal.running) {
       terminal.signal(body.signal as SignalName, this.via);
       await terminal.wait({ timeoutMs: this.engine.terminals.killGraceMs });
     }
     await this.engine.terminals.release(id, this.via);
-    return done("Terminal terminated successfully");
+    return done(
+      ended
+        ? `Terminal had already exited (${describeExit(ended)}); released`
+        : "Terminal terminated successfully",
+    );
   }
 }

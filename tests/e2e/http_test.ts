@@ -148,6 +148,21 @@ withHttp("REST: every endpoint, in the documented shapes", async (server) => {
     body: { signal: "SIGTERM" },
   });
   assertEquals(deleted.json, { success: true, message: "Terminal terminated successfully" });
+  // One that ended by itself is said to have ended so, not to have been terminated (issue 39).
+  const ended = (await request(server, "POST", "/api/terminals", {
+    body: { command: "sh", args: ["-c", "exit 3"] },
+  })).json.data.terminalId;
+  let running = true;
+  ok(
+    await eventually(() => !running, undefined, async () => {
+      running = (await request(server, "GET", `/api/terminals/${ended}/stats`)).json.data.running;
+    }),
+    "the program did not exit",
+  );
+  assertEquals((await request(server, "DELETE", `/api/terminals/${ended}`)).json, {
+    success: true,
+    message: "Terminal had already exited (exit code 3); released",
+  });
   const gone = await request(server, "GET", `/api/terminals/${id}/output`);
   assertEquals([gone.status, gone.json.success, gone.json.error.code], [
     404,
@@ -291,7 +306,9 @@ withHttp("REST refuses what it should, with the right status and code", async (s
       /'input' is required/,
     ],
     ["DELETE", "/api/terminals/term_nope", {}, 404, "TERMINAL_NOT_FOUND"],
-    ["GET", "/api/nowhere", {}, 404, "INVALID_INPUT", /no such route/],
+    // Nothing there is not bad input (issue 39).
+    ["GET", "/api/nowhere", {}, 404, "NOT_FOUND", /no such route/],
+    ["GET", "/nowhere", {}, 404, "NOT_FOUND", /nothing at \/nowhere/],
     [
       "OPTIONS",
       "/api/terminals",

@@ -37,6 +37,7 @@ export type EngineErrorKind =
   | "limit"
   | "forbidden"
   | "busy"
+  | "shutting_down"
   | "failed";
 
 /** A request field a message names, by the engine's key for it (a front end spells it). */
@@ -230,5 +231,5 @@ function withDetail(message: string, detail: string | undefined): string {
 
 /** The answer to a request to start something once the server is shutting down. */
 export function shuttingDown(): EngineError {
-  return new EngineError("failed", "the server is shutting down: nothing new starts");
+  return new EngineError("shutting_down", "the server is shutting down: nothing new starts");
 }

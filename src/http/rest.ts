@@ -58,6 +58,7 @@ export type ErrorCode =
   | "NOT_FOUND"
   | "TERMINAL_INACTIVE"
   | "TERMINAL_BUSY"
+  | "LIMIT_REACHED"
   | "INVALID_INPUT"
   | "WRITE_FAILED"
   | "READ_FAILED"
@@ -248,7 +249,9 @@ export function engineError(error: EngineError, failure: ErrorCode): Response {
     case "forbidden":
       return restError(403, "FORBIDDEN", message, details);
     case "limit":
-      return restError(429, failure, message, { ...details, reason: "limit" });
+      return restError(429, "LIMIT_REACHED", message, { ...details, reason: "limit" });
+    case "shutting_down":
+      return restError(503, "UNAVAILABLE", message, details);
     default:
       return restError(500, failure, message, details);
   }

@@ -152,13 +152,15 @@ withHttp("REST: every endpoint, in the documented shapes", async (server) => {
   const ended = (await request(server, "POST", "/api/terminals", {
     body: { command: "sh", args: ["-c", "exit 3"] },
   })).json.data.terminalId;
-  let running = true;
+  let endedStats = { running: true, lastExitCode: null };
   ok(
-    await eventually(() => !running, undefined, async () => {
-      running = (await request(server, "GET", `/api/terminals/${ended}/stats`)).json.data.running;
+    await eventually(() => !endedStats.running, undefined, async () => {
+      endedStats = (await request(server, "GET", `/api/terminals/${ended}/stats`)).json.data;
     }),
     "the program did not exit",
   );
+  // A program's own exit code, once it has exited (it said null).
+  assertEquals(endedStats.lastExitCode, 3);
   assertEquals((await request(server, "DELETE", `/api/terminals/${ended}`)).json, {
     success: true,
     message: "Terminal had already exited (exit code 3); released",
@@ -906,6 +908,25 @@ Deno.test({
       });
       assertEquals(next.status, 200, JSON.stringify(next.json));
       match(next.json.data.output, /next-42/, JSON.stringify(next.json));
+    } finally {
+      await server.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "REST: a limit reached is LIMIT_REACHED (429), naming the setting",
+  ignore: !linux,
+  async fn() {
+    const server = await startHttpServer([], { WINTERM_MAX_TERMINALS: "1" });
+    try {
+      const body = { command: "sh", args: ["-c", "sleep 60"] };
+      const first = await request(server, "POST", "/api/terminals", { body });
+      assertEquals(first.status, 201);
+      const second = await request(server, "POST", "/api/terminals", { body });
+      assertEquals([second.status, second.json.error.code], [429, "LIMIT_REACHED"]);
+      match(second.json.error.message, /WINTERM_MAX_TERMINALS/);
+      await request(server, "DELETE", `/api/terminals/${first.json.data.terminalId}`);
     } finally {
       await server.stop();
     }

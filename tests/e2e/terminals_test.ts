@@ -321,7 +321,8 @@ withServer("head-tail and since arithmetic against known line counts", async (mc
     state: "exited",
     running: null,
     cwd: Deno.cwd(),
-    lastExitCode: null,
+    // The program's own, once it has exited (no shell reports one).
+    lastExitCode: 0,
     shellIntegration: "none",
   });
 });

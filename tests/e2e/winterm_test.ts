@@ -158,12 +158,15 @@ withServer("Ctrl+C sent as input interrupts sleep", async (mcp) => {
 });
 
 withServer("end of input with eof", async (mcp) => {
-  for (const use_pty of [true, false]) {
-    const token = await run(mcp, { command: "sort", shell_type: "executable", use_pty });
-    await mcp.callOk("send_command_input", { token, input: "b\na", eof: true });
-    const result = await finish(mcp, token);
-    assertEquals(result.exit_code, 0);
-    ok(result.stdout.endsWith("a\nb\n"), JSON.stringify(result.stdout));
+  // Also after a line left without Enter: on a terminal one EOF only hands that text over.
+  for (const append_newline of [true, false]) {
+    for (const use_pty of [true, false]) {
+      const token = await run(mcp, { command: "sort", shell_type: "executable", use_pty });
+      await mcp.callOk("send_command_input", { token, input: "b\na", eof: true, append_newline });
+      const result = await finish(mcp, token);
+      assertEquals(result.exit_code, 0, `use_pty ${use_pty}, append_newline ${append_newline}`);
+      ok(result.stdout.endsWith("a\nb\n"), JSON.stringify(result.stdout));
+    }
   }
 });
 

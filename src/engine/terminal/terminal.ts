@@ -74,7 +74,10 @@ export interface TerminalActivity {
   running: { command: string | null; startedAt: string; durationMs: number } | null;
   /** The shell's working directory as it last reported it, else the one the terminal began in. */
   cwd: string;
-  /** The exit code of the shell's last finished command; null when none or unknown. */
+  /**
+   * The exit code of the shell's last finished command (without a shell's integration: the
+   * program's, once it has exited); null when none or unknown.
+   */
   lastExitCode: number | null;
   /** `active` once the shell's marks arrive, `starting` until then, `none` without. */
   shellIntegration: "active" | "starting" | "none";
@@ -365,7 +368,8 @@ export class Terminal {
         }
         : null,
       cwd: shell?.cwd ?? this.cwd,
-      lastExitCode: shell?.lastExitCode ?? null,
+      // A program run without a shell's integration: its own exit code, once it has exited.
+      lastExitCode: shell ? shell.lastExitCode ?? null : this.exitStatus?.exitCode ?? null,
       shellIntegration: !shell ? "none" : shell.promptEnd >= 0 ? "active" : "starting",
     };
   }

@@ -89,6 +89,19 @@ export class PosixChild extends ChildBase {
     return super.write(data, timeoutMs);
   }
 
+  /**
+   * In line mode, EOF hands the program the line typed so far, and ends input only at a line's
+   * start: after text left without Enter it is sent twice (once, `wc -c` got "abc" and went on
+   * reading).
+   */
+  override closeInput(): Promise<void> {
+    if (this.#master === undefined || this.hasExited || this.#openLine === 0) {
+      return super.closeInput();
+    }
+    if (lineModeLimit(this.#master) === undefined) return super.closeInput();
+    return this.write(new Uint8Array([...this.endOfInput, ...this.endOfInput]));
+  }
+
   override refusal(data: Uint8Array): string | undefined {
     if (this.#master === undefined || this.hasExited) return undefined;
     const fit = this.#lineFit(data);

@@ -51,9 +51,18 @@ export type Words = readonly (string | FieldMention)[];
 /**
  * A way to take a next step, which each front end names its own way (a tool, an endpoint):
  * `type` into the terminal, `read` what it shows, wait for its shell's prompt, `interrupt` what
- * runs (Ctrl+C), or type and read what answers (for a terminal without shell integration).
+ * runs (Ctrl+C), or type and read what answers (for a terminal without shell integration);
+ * `release` a terminal, wait for a command to end, `terminate` one (where a limit is reached).
  */
-export type Way = "type" | "read" | "wait-prompt" | "interrupt" | "type-and-read";
+export type Way =
+  | "type"
+  | "read"
+  | "wait-prompt"
+  | "interrupt"
+  | "type-and-read"
+  | "release"
+  | "wait-command"
+  | "terminate";
 
 /** One step a hint advises: what to do, and the way to do it (none: nothing to name). */
 export interface Step {
@@ -105,6 +114,13 @@ const HINT_STEPS = {
     { do: "clear them", way: "interrupt" },
     { do: "finish the line", way: "type" },
   ],
+  /** The terminals allowed are open: release those no longer needed. */
+  "release-some": [{ do: "release the ones no longer needed", way: "release" }],
+  /** The commands allowed are running: wait for some to end, or terminate them. */
+  "end-some": [
+    { do: "wait for some to end", way: "wait-command" },
+    { do: "terminate them", way: "terminate" },
+  ],
 } as const satisfies Record<string, readonly Step[]>;
 
 /** What a hint advises; see {@link hintSteps}. */
@@ -113,10 +129,10 @@ export type HintCode = keyof typeof HINT_STEPS;
 /** Every hint code. */
 export const HINT_CODES = Object.keys(HINT_STEPS) as readonly HintCode[];
 
-/** Advice on what to do next: its code, and the terminal it is about. */
+/** Advice on what to do next: its code, and the terminal it is about (if it is about one). */
 export interface Hint {
   code: HintCode;
-  terminalId: string;
+  terminalId?: string;
 }
 
 /** The steps a hint advises, in order. */

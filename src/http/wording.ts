@@ -28,10 +28,19 @@ const WAYS: Record<Way, (path: string) => string> = {
   "wait-prompt": (path) => `GET ${path}/stats until its state is prompt`,
   interrupt: (path) => `POST ${path}/input with {"input": "\\u0003", "appendNewline": false}`,
   "type-and-read": (path) => `POST ${path}/input, then GET ${path}/output`,
+  release: (path) => `DELETE ${path}`,
+  "wait-command": () => "GET /api/commands until some have ended",
+  // The API starts no commands: an MCP client of this server ends them.
+  terminate: () => "terminate_command, over MCP",
 };
 
 /** See the module documentation. */
 export const REST_WORDING: Wording = {
   field: (key) => renameField(key, FIELD_NAMES),
-  way: (way, hint) => WAYS[way](`/api/terminals/${encodeURIComponent(hint.terminalId)}`),
+  way: (way, hint) =>
+    WAYS[way](
+      hint.terminalId === undefined
+        ? "/api/terminals/{id}"
+        : `/api/terminals/${encodeURIComponent(hint.terminalId)}`,
+    ),
 };

@@ -25,6 +25,9 @@ const WAYS: Record<Way, string> = {
   "wait-prompt": "terminal_wait with prompt",
   interrupt: 'terminal_write with keys ["ctrl_c"]',
   "type-and-read": "terminal_write and terminal_wait",
+  release: "terminal_release",
+  "wait-command": "query_command_status with wait_ms",
+  terminate: "terminate_command",
 };
 
 /** The MCP wording for a tool whose argument names differ from the engine's by `fieldNames`. */

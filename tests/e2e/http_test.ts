@@ -915,7 +915,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "REST: a limit reached is LIMIT_REACHED (429), naming the setting",
+  name:
+    "REST: a limit reached is LIMIT_REACHED (429), naming the setting and the endpoint that frees a slot",
   ignore: !linux,
   async fn() {
     const server = await startHttpServer([], { WINTERM_MAX_TERMINALS: "1" });
@@ -925,7 +926,12 @@ Deno.test({
       assertEquals(first.status, 201);
       const second = await request(server, "POST", "/api/terminals", { body });
       assertEquals([second.status, second.json.error.code], [429, "LIMIT_REACHED"]);
-      match(second.json.error.message, /WINTERM_MAX_TERMINALS/);
+      // Which endpoint frees a slot, in the API's words (it said "release some first").
+      match(
+        second.json.error.message,
+        /\(WINTERM_MAX_TERMINALS\): release the ones no longer needed \(DELETE \/api\/terminals\/\{id\}\)$/,
+      );
+      assertEquals(second.json.error.details.hint, "release-some");
       await request(server, "DELETE", `/api/terminals/${first.json.data.terminalId}`);
     } finally {
       await server.stop();

@@ -614,3 +614,18 @@ serverTest(
   },
   { ignore: !posix, env: { WINTERM_MAX_COMMANDS: "10" } },
 );
+
+serverTest(
+  "a limit reached says which tools free a slot",
+  async (mcp) => {
+    const token = await run(mcp, { command: "sleep 30" });
+    const refused = await mcp.call("run_command", { command: "echo no" });
+    ok(refused.isError);
+    match(
+      text(refused),
+      /1 commands are running, the most allowed \(WINTERM_MAX_COMMANDS\): wait for some to end \(query_command_status with wait_ms\), or terminate them \(terminate_command\)/,
+    );
+    await mcp.callOk("terminate_command", { token });
+  },
+  { ignore: !posix, env: { WINTERM_MAX_COMMANDS: "1" } },
+);

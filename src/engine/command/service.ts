@@ -105,8 +105,8 @@ export class CommandService {
       (running) =>
         new EngineError(
           "limit",
-          `${running} commands are running, the most allowed (WINTERM_MAX_COMMANDS); wait for ` +
-            "some or terminate them",
+          `${running} commands are running, the most allowed (WINTERM_MAX_COMMANDS)`,
+          { hint: { code: "end-some" } },
         ),
       () => this.launcher.checkOpen(),
     );

@@ -118,8 +118,8 @@ export class TerminalService {
       (open) =>
         new EngineError(
           "limit",
-          `${open} terminals are open, the most allowed (WINTERM_MAX_TERMINALS); ` +
-            "release some first (close the ones no longer needed)",
+          `${open} terminals are open, the most allowed (WINTERM_MAX_TERMINALS)`,
+          { hint: { code: "release-some" } },
         ),
       () => this.launcher.checkOpen(),
     );

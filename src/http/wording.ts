@@ -30,8 +30,8 @@ const WAYS: Record<Way, (path: string) => string> = {
   "type-and-read": (path) => `POST ${path}/input, then GET ${path}/output`,
   release: (path) => `DELETE ${path}`,
   "wait-command": () => "GET /api/commands until some have ended",
-  // The API starts no commands: an MCP client of this server ends them.
-  terminate: () => "terminate_command, over MCP",
+  // The API starts no commands: only an MCP client of this server can end them.
+  terminate: () => "over MCP: the API starts none",
 };
 
 /** See the module documentation. */

@@ -71,13 +71,26 @@ export class SlotTable {
 
 /** What a start request holds that both services read the same way. */
 export interface ChildRequest {
+  /** Working directory; relative paths resolve against the server's. */
   cwd?: string;
+  /** Extra environment variables. */
   env?: Record<string, string>;
-  /** The program's encoding (see encoding.ts). */
+  /**
+   * How the program's bytes are read and its input written (`utf-8`, `oem`, `ansi`, a code
+   * page or a label); default: followed (see encoding.ts). On Windows, where conhost always
+   * speaks UTF-8, a cmd or PowerShell shell's console is switched to it.
+   */
   encoding?: string;
+  /**
+   * Windows: start even though the ANSI view of the program, its arguments, the command or
+   * the working directory differs from them (see launching/ansi_view.ts).
+   */
   allowAnsiMismatch?: boolean;
+  /** The front end that asked (for the audit log). */
   via?: FrontEnd;
+  /** Aborted when the caller gives up: a start still waiting for its turn is not made. */
   signal?: AbortSignal;
+  /** Its sandbox (it can only tighten the server's, which applies without one). */
   sandbox?: SandboxRequest;
 }
 

@@ -6,48 +6,25 @@
  */
 import { log } from "../../log.ts";
 import { WRITE_TIMEOUT_MS } from "../../pty/mod.ts";
-import type { FrontEnd } from "../launching/audit.ts";
 import { EngineError } from "../errors.ts";
 import { pagerEnvironment } from "../launching/environment.ts";
 import { type LaunchContext, Launcher } from "../launching/launcher.ts";
-import type { SandboxRequest } from "../launching/sandbox.ts";
 import { DEFAULT_MAX_BYTES } from "../output/buffer.ts";
 import { OutputBudget } from "../output/budget.ts";
 import { buildInvocation, type InvocationRequest } from "../launching/shells.ts";
 import { prepareEncodings } from "../encoding.ts";
-import { SlotTable, startChild } from "../start.ts";
+import { type ChildRequest, SlotTable, startChild } from "../start.ts";
 import { type Clamped, clampSize } from "../limits.ts";
 import { Command, COMMAND_COLS, COMMAND_ROWS } from "./command.ts";
 
 /** What {@link CommandService.run} needs. */
-export interface RunRequest extends InvocationRequest {
+export interface RunRequest extends InvocationRequest, ChildRequest {
   /** Seconds before the command is stopped. Default 30. */
   timeoutSeconds?: number;
-  /** Working directory; relative paths resolve against the server's. */
-  cwd?: string;
   /** PTY (default) or pipes (stdout and stderr kept apart). */
   usePty?: boolean;
   /** Bytes kept per stream; at most the service's `maxBufferSize` (also the default). */
   maxBufferSize?: number;
-  /** Extra environment variables. */
-  env?: Record<string, string>;
-  /**
-   * How the program's bytes are read and its input written (`utf-8`, `oem`, `ansi`, a code
-   * page or a label); default: followed (see src/engine/encoding.ts). A cmd or PowerShell shell
-   * is switched to it.
-   */
-  encoding?: string;
-  /**
-   * Windows: start even though the ANSI view of the program, its arguments, the command or
-   * the working directory differs from them (see launching/ansi_view.ts).
-   */
-  allowAnsiMismatch?: boolean;
-  /** The front end that asked (for the audit log). */
-  via?: FrontEnd;
-  /** Aborted when the caller gives up: a start still waiting for its turn is not made. */
-  signal?: AbortSignal;
-  /** Its sandbox (it can only tighten the server's, which applies without one). */
-  sandbox?: SandboxRequest;
 }
 
 /** Limits and timings of a {@link CommandService}. */

@@ -67,16 +67,7 @@ export const MAX_PENDING_RESIZES = 1024;
 export const MAX_UNFINISHED = 4096;
 
 /** A rendered screen. */
-export interface ScreenView {
-  /** The visible rows, one per line, without trailing spaces or trailing blank rows. */
-  text: string;
-  cols: number;
-  rows: number;
-  /** Cursor position, 0-based. */
-  cursorX: number;
-  cursorY: number;
-  /** True while a full-screen program has switched to the alternate screen. */
-  alternate: boolean;
+export interface ScreenView extends EmulatorView {
   /** Output not yet shown: the emulator did not get through it in this request's time. */
   unrenderedBytes: number;
 }

@@ -13,10 +13,9 @@ import { EngineError } from "../errors.ts";
 import { OutputBudget } from "../output/budget.ts";
 import { buildTerminalInvocation, type TerminalInvocationRequest } from "../launching/shells.ts";
 import { shellIntegration, ShellScripts } from "../launching/integration/mod.ts";
-import type { SandboxRequest } from "../launching/sandbox.ts";
 import { newNonce } from "../output/marks.ts";
 import { prepareEncodings } from "../encoding.ts";
-import { SlotTable, startChild } from "../start.ts";
+import { type ChildRequest, SlotTable, startChild } from "../start.ts";
 import { Terminal } from "./terminal.ts";
 
 /** Limits and timings of a {@link TerminalService}. */
@@ -49,35 +48,17 @@ export interface TerminalServiceOptions {
 export const DEFAULT_RECORDING_MAX_BYTES = 4 * 1024 * 1024;
 
 /** What {@link TerminalService.create} needs. */
-export interface CreateTerminalRequest extends Omit<TerminalInvocationRequest, "integration"> {
+export interface CreateTerminalRequest
+  extends Omit<TerminalInvocationRequest, "integration">, ChildRequest {
   /**
    * Start a shell (no `command`) with shell integration (see launching/integration/), so that
    * its prompt, commands, exit codes and cwd are known. Default true.
    */
   shellIntegration?: boolean;
-  cwd?: string;
-  env?: Record<string, string>;
   cols?: number;
   rows?: number;
   /** ACP: `terminal_output` returns at most this many of the newest bytes (at most `maxBytes`). */
   outputByteLimit?: number;
-  /**
-   * The program's encoding (`utf-8`, `oem`, `ansi`, a code page or a label): decodes its bytes
-   * on POSIX; on Windows, where conhost always speaks UTF-8, it switches a cmd or PowerShell
-   * shell's console to that code page.
-   */
-  encoding?: string;
-  /**
-   * Windows: start even though the ANSI view of the program, its arguments, the command or
-   * the working directory differs from them (see launching/ansi_view.ts).
-   */
-  allowAnsiMismatch?: boolean;
-  /** The front end that asked (for the audit log). */
-  via?: FrontEnd;
-  /** Aborted when the caller gives up: a start still waiting for its turn is not made. */
-  signal?: AbortSignal;
-  /** Its sandbox (it can only tighten the server's, which applies without one). */
-  sandbox?: SandboxRequest;
 }
 
 const ENV_FOR_TERMINALS = { TERM: "xterm-256color" };

@@ -7,7 +7,7 @@
 import { deepStrictEqual as assertEquals, match, ok, rejects } from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { Client, connect, MAIN, START_FLAGS, text } from "../helpers/mcp.ts";
+import { Client, connect, MAIN, START_FLAGS, startAlone, text } from "../helpers/mcp.ts";
 import {
   type HttpServer,
   rawRequest,
@@ -479,17 +479,11 @@ withHttp("MCP over Streamable HTTP with the SDK client; the token is required", 
 Deno.test({
   name: "a non-loopback address without WINTERM_TOKEN is refused at start",
   async fn() {
-    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
-      args: ["run", ...START_FLAGS, MAIN, "--http", "--host", "0.0.0.0", "--port", "0"],
-      env: { WINTERM_TOKEN: "" },
-      stdin: "null",
-      stdout: "null",
-    }).output();
+    const { code, stderr } = await startAlone(["--http", "--host", "0.0.0.0", "--port", "0"], {
+      WINTERM_TOKEN: "",
+    });
     assertEquals(code, 2);
-    match(
-      new TextDecoder().decode(stderr),
-      /refusing to listen on 0\.0\.0\.0 without WINTERM_TOKEN/,
-    );
+    match(stderr, /refusing to listen on 0\.0\.0\.0 without WINTERM_TOKEN/);
   },
 });
 

@@ -7,7 +7,7 @@
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { basename, join } from "node:path";
 import { request, startHttpServer } from "../helpers/http.ts";
-import { connect, START_FLAGS, text } from "../helpers/mcp.ts";
+import { connect, startAlone, text } from "../helpers/mcp.ts";
 import { eventually } from "../helpers/process.ts";
 
 const linux = Deno.build.os === "linux";
@@ -255,16 +255,6 @@ Deno.test({
     Deno.removeSync(dir, { recursive: true });
   },
 });
-
-/** Runs the server with `args` as the README starts it, stdin closed; its exit code, stderr. */
-async function startAlone(args: string[]): Promise<{ code: number; stderr: string }> {
-  const { code, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...START_FLAGS, new URL("../../main.ts", import.meta.url).pathname, ...args],
-    stdin: "null",
-    stdout: "null",
-  }).output();
-  return { code, stderr: new TextDecoder().decode(stderr) };
-}
 
 /**
  * The bypasses of a bare name and of `#!` lines (issue 37): with `python3` and `perl` denied,

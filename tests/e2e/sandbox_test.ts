@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { landlockAbi } from "../../src/pty/posix/sandbox/linux_calls.ts";
 import { processStat } from "../../src/pty/posix/procfs.ts";
 import { withBundle } from "../helpers/bundle.ts";
-import { connect, type Connection, SERVER_TEST_LIMIT_MS } from "../helpers/mcp.ts";
+import { connect, type Connection, SERVER_TEST_LIMIT_MS, startAlone } from "../helpers/mcp.ts";
 import { request, startHttpServer } from "../helpers/http.ts";
 import { eventually, exists, processesWith, staysFalse, uniqueMarker } from "../helpers/process.ts";
 
@@ -513,16 +513,9 @@ Deno.test({
     }
     // A policy file whose sandbox cannot be used stops the server, with the reason.
     Deno.writeTextFileSync(policy, JSON.stringify({ sandbox: { writable: ["/no/such/dir"] } }));
-    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", new URL("../../main.ts", import.meta.url).pathname, "--policy", policy],
-      stdin: "null",
-      stdout: "null",
-    }).output();
+    const { code, stderr } = await startAlone(["--policy", policy]);
     assertEquals(code, 2);
-    match(
-      new TextDecoder().decode(stderr),
-      /sandbox\.writable\[0\] '\/no\/such\/dir' does not exist/,
-    );
+    match(stderr, /sandbox\.writable\[0\] '\/no\/such\/dir' does not exist/);
     // REST.
     const server = await startHttpServer([], { DENO_DIR: await denoDir() });
     try {

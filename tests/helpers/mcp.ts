@@ -96,6 +96,23 @@ export async function connect(
   };
 }
 
+/**
+ * Runs the server with `args` (and `env` added) as the README starts it, stdin closed, for a
+ * start that must fail: its exit code and stderr.
+ */
+export async function startAlone(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stderr: string }> {
+  const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...START_FLAGS, MAIN, ...args],
+    env,
+    stdin: "null",
+    stdout: "null",
+  }).output();
+  return { code, stderr: new TextDecoder().decode(stderr) };
+}
+
 /** What query_command_status answers (the fields tests look at). */
 export interface CommandQuery {
   status: string;

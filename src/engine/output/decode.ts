@@ -25,6 +25,11 @@
  *      (read in the code page after a run that was no UTF-8, as UTF-8 after one that had
  *      3- or 4-byte UTF-8, or none yet). A legacy program's line of GBK names then reads right
  *      once one of its runs has shown itself, and a UTF-8 writer's `ü` after its `中文` too.
+ *   5. GB18030 (code page 54936) has four-byte characters whose second and fourth bytes are
+ *      ASCII digits (81 30 81 30 is U+0080). An undecided run does not end at a digit that
+ *      such a character starting at the run's last byte holds: the run is read in the code
+ *      page (E4 80 81 30 81 30 is 䀀 and U+0080, where UTF-8 would read 䀁, 0 and a broken
+ *      81 30). A run its evidence decided UTF-8 already (rule 3) ends at the digit as before.
  *   The rule's honest limit, by design: an ambiguous run before anything has shown which
  *   writer it comes from reads as UTF-8. And where UTF-8 and code-page
  *   text touch with no ASCII between, the run is code-page text from its first invalid byte's
@@ -270,8 +275,13 @@ class MixedDecoder implements StreamDecoder {
         onlyPairs = true;
       } else if (mode === Mode.Open || mode === Mode.Utf8) {
         if (data[i] < 0x80) {
-          if (mode === Mode.Open && inCodePage(i)) {
-            mode = Mode.CodePage; // ambiguous, after code-page text (rule 4)
+          const across = mode === Mode.Open ? this.#fourByteAcross(data, start, i, final) : -1;
+          if (across === 0) break; // held: the run, until the bytes that tell have come
+          if (mode === Mode.Open && (across > 0 || inCodePage(i))) {
+            // A GB18030 character across the digit (rule 5), or ambiguous after code-page
+            // text (rule 4): the run is read in the code page.
+            if (across > 0) this.#lastWasCodePage = true;
+            mode = Mode.CodePage;
             i = start;
             continue;
           }
@@ -334,6 +344,16 @@ class MixedDecoder implements StreamDecoder {
     if (start < n && (i < n || mode === Mode.Open)) this.#held = data.slice(start);
     this.#mode = mode;
     return out.done();
+  }
+
+  /**
+   * Rule 5: whether a GB18030 four-byte character starts at the run's last byte and holds the
+   * ASCII digit at `at` (4), may (0: its bytes are still to come), or not (-1).
+   */
+  #fourByteAcross(data: Uint8Array, start: number, at: number, final: boolean): number {
+    if (at === start || data[at] < 0x30 || data[at] > 0x39) return -1;
+    const length = this.#chars.lengthAt(data, at - 1, final);
+    return length === 4 ? 4 : length === 0 ? 0 : -1;
   }
 }
 

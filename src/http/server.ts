@@ -78,25 +78,11 @@ export class UnsafeConfigError extends Error {
  * address without a configured token.
  */
 export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfile): HttpFrontEnd {
-  const loopback = isLoopbackAddress(config.host);
-  if (!loopback && !config.token) {
-    throw new UnsafeConfigError(
-      `refusing to listen on ${config.host} without WINTERM_TOKEN set: anyone who can reach it could run ` +
-        "commands. Set a long random WINTERM_TOKEN, or listen on 127.0.0.1.",
-    );
-  }
-  const problem = config.token === undefined ? undefined : tokenProblem(config.token);
-  if (problem) throw new UnsafeConfigError(problem);
-  const token = config.token ?? generateToken();
-  if (!config.token) {
-    // Printed once, on stderr, so the operator can hand it to clients.
-    console.error(`winterm-mcp: HTTP bearer token (set WINTERM_TOKEN to choose one): ${token}`);
-  }
+  const token = chooseToken(config);
   const sessions = new McpSessions(
     () => createMcpServer(toolsFor(profile, () => Promise.resolve(engine), "mcp-http"), "remote"),
     { idleMs: config.sessionIdleSeconds * 1000, maxSessions: config.maxSessions },
   );
-  const rest = new RestApi(engine);
   const listener = Deno.listen({ hostname: config.host, port: config.port });
   const web = new WebSessions({
     port: (listener.addr as Deno.NetAddr).port,
@@ -110,7 +96,7 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
   });
   const app = createApp({
     guard: new Guard({
-      loopback,
+      loopback: isLoopbackAddress(config.host),
       allowedHosts: config.allowedHosts,
       corsOrigins: config.corsOrigins,
     }),
@@ -126,61 +112,9 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
       front.busy(socket);
       outgoing.once("close", () => front.idle(socket));
     },
-    mount(app: App) {
-      const mcp = async (c: Context<AppEnv>) => {
-        const response = await sessions.handle(c.req.raw, c.get("body"), c.get("roundedIds"));
-        // A session's standing event stream leaves the connection cap (the session table bounds
-        // them), and its connection serves nothing else: closed when the stream ends.
-        const socket = c.env?.incoming?.socket;
-        if (c.req.method === "GET" && response.status === 200 && socket) {
-          front.stand(socket);
-          response.headers.set("connection", "close");
-        }
-        return response;
-      };
-      app.all("/mcp", mcp);
-      app.all("/mcp/*", mcp);
-      app.route(
-        "/",
-        webRoutes({
-          engine,
-          sessions: web,
-          token,
-          loginSeconds: config.webLoginSeconds,
-        }),
-      );
-      app.route("/api", rest.routes());
-    },
+    mount: (app) => mountRoutes(app, { engine, sessions, web, token, config, front: () => front }),
   });
-
-  // One answer at a time on each connection (answer_queue.ts).
-  const answers = new AnswerQueue(
-    getRequestListener(app.fetch, {
-      overrideGlobalObjects: false,
-      // A request the adapter cannot turn into a web Request (no Host, a bad absolute URL).
-      errorHandler: (error) =>
-        restError(400, "INVALID_INPUT", `malformed request: ${(error as Error).message}`),
-    }),
-    {
-      // The app judges every request; this only says whose answers need not take turns.
-      trusted: (request) =>
-        sameSecret(/^bearer +(.*)$/i.exec(request.headers.authorization ?? "")?.[1] ?? "", token) ||
-        web.knows(request.headers.cookie),
-    },
-  );
-  const parser = createServer(
-    {
-      headersTimeout: config.headersTimeoutMs,
-      requestTimeout: config.requestTimeoutMs,
-      keepAliveTimeout: config.idleTimeoutMs,
-      // How often node:http looks for requests past their deadline.
-      connectionsCheckingInterval: Math.max(100, Math.min(1000, config.headersTimeoutMs / 4)),
-      maxHeaderSize: MAX_HEADER_BYTES,
-      // A missing Host is refused by the app, in the API's error shape.
-      requireHostHeader: false,
-    },
-    (request, response) => answers.admit(request, response),
-  );
+  const parser = createParser(app, config, token, web);
   const front = new ConnectionFront(
     listener,
     {
@@ -210,51 +144,21 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
         socket.destroy();
       });
   });
-  const answering = new Set<ServerResponse>();
-  const allAnswered: (() => void)[] = [];
   parser.on("request", (request: IncomingMessage, response: ServerResponse) => {
     response.once("close", () => front.answered(request.socket));
-    if (request.method === "GET" && isMcpPath((request.url ?? "").split("?")[0])) return;
-    answering.add(response);
-    response.once("close", () => {
-      answering.delete(response);
-      if (answering.size === 0) { for (const resolve of allAnswered.splice(0)) resolve(); }
-    });
   });
+  const answering = new AnswersInFlight(parser);
   // node:http keeps connections alive and checks deadlines only while it believes it listens;
   // the listening socket is ours, so tell it.
   let serving = true;
   Object.defineProperty(parser, "listening", { get: () => serving });
   parser.emit("listening");
-
-  const host = front.addr.hostname.includes(":") ? `[${front.addr.hostname}]` : front.addr.hostname;
-  const url = `http://${host}:${front.addr.port}`;
-  // Always said (whatever the log level): with --port 0 this is how the port becomes known.
-  console.error(`winterm-mcp: serving MCP at ${url}/mcp and the REST API at ${url}/api`);
-  // The code is in the fragment, which no request carries: it never reaches a log, ours or a
-  // proxy's. On an unspecified address (0.0.0.0, ::) the link names the first allowed host.
-  const unspecified = front.addr.hostname === "0.0.0.0" || front.addr.hostname === "::";
-  const webUrl = unspecified
-    ? `http://${config.allowedHosts[0] ?? "localhost"}:${front.addr.port}`
-    : url;
-  console.error(
-    `winterm-mcp: web view: ${loginLink(webUrl, web.newLoginCode())} (this link logs one browser ` +
-      `in, once, within ${config.webLoginSeconds} s; the token logs in too)`,
-  );
+  const url = announce(front.addr, config, web);
   return {
     url,
     token,
     failed: front.failed,
-    answered(timeoutMs) {
-      if (answering.size === 0) return Promise.resolve();
-      return new Promise((resolve) => {
-        const timer = setTimeout(resolve, timeoutMs);
-        allAnswered.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    },
+    answered: (timeoutMs) => answering.settled(timeoutMs),
     async close() {
       serving = false;
       streams.closeAll();
@@ -263,6 +167,140 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
       parser.close();
     },
   };
+}
+
+/** The token clients must send: the configured one, checked, or a new one printed on stderr. */
+function chooseToken(config: HttpConfig): string {
+  if (!isLoopbackAddress(config.host) && !config.token) {
+    throw new UnsafeConfigError(
+      `refusing to listen on ${config.host} without WINTERM_TOKEN set: anyone who can reach it could run ` +
+        "commands. Set a long random WINTERM_TOKEN, or listen on 127.0.0.1.",
+    );
+  }
+  const problem = config.token === undefined ? undefined : tokenProblem(config.token);
+  if (problem) throw new UnsafeConfigError(problem);
+  if (config.token) return config.token;
+  const token = generateToken();
+  // Printed once, on stderr, so the operator can hand it to clients.
+  console.error(`winterm-mcp: HTTP bearer token (set WINTERM_TOKEN to choose one): ${token}`);
+  return token;
+}
+
+/** What the routes are served from. */
+interface Routes {
+  engine: Engine;
+  sessions: McpSessions;
+  web: WebSessions;
+  token: string;
+  config: HttpConfig;
+  /** The accept loop (made after the app, so asked for when a request comes). */
+  front: () => ConnectionFront;
+}
+
+/** MCP at /mcp, the web view at /, the REST API at /api. */
+function mountRoutes(app: App, routes: Routes): void {
+  const { engine, sessions, web, token, config } = routes;
+  const mcp = async (c: Context<AppEnv>) => {
+    const response = await sessions.handle(c.req.raw, c.get("body"), c.get("roundedIds"));
+    // A session's standing event stream leaves the connection cap (the session table bounds
+    // them), and its connection serves nothing else: closed when the stream ends.
+    const socket = c.env?.incoming?.socket;
+    if (c.req.method === "GET" && response.status === 200 && socket) {
+      routes.front().stand(socket);
+      response.headers.set("connection", "close");
+    }
+    return response;
+  };
+  app.all("/mcp", mcp);
+  app.all("/mcp/*", mcp);
+  app.route("/", webRoutes({ engine, sessions: web, token, loginSeconds: config.webLoginSeconds }));
+  app.route("/api", new RestApi(engine).routes());
+}
+
+/**
+ * node:http as the request parser: it enforces the header, request and keep-alive timeouts,
+ * and hands each request to the app through the answer queue (one answer at a time on each
+ * connection: answer_queue.ts).
+ */
+function createParser(app: App, config: HttpConfig, token: string, web: WebSessions) {
+  const answers = new AnswerQueue(
+    getRequestListener(app.fetch, {
+      overrideGlobalObjects: false,
+      // A request the adapter cannot turn into a web Request (no Host, a bad absolute URL).
+      errorHandler: (error) =>
+        restError(400, "INVALID_INPUT", `malformed request: ${(error as Error).message}`),
+    }),
+    {
+      // The app judges every request; this only says whose answers need not take turns.
+      trusted: (request) =>
+        sameSecret(/^bearer +(.*)$/i.exec(request.headers.authorization ?? "")?.[1] ?? "", token) ||
+        web.knows(request.headers.cookie),
+    },
+  );
+  return createServer(
+    {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      keepAliveTimeout: config.idleTimeoutMs,
+      // How often node:http looks for requests past their deadline.
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, config.headersTimeoutMs / 4)),
+      maxHeaderSize: MAX_HEADER_BYTES,
+      // A missing Host is refused by the app, in the API's error shape.
+      requireHostHeader: false,
+    },
+    (request, response) => answers.admit(request, response),
+  );
+}
+
+/**
+ * The requests being answered, for a stop that waits for them ({@link HttpFrontEnd.answered}).
+ * An MCP event stream of its own (`GET /mcp`) is no answer: it never ends.
+ */
+class AnswersInFlight {
+  readonly #answering = new Set<ServerResponse>();
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(parser: ReturnType<typeof createServer>) {
+    parser.on("request", (request: IncomingMessage, response: ServerResponse) => {
+      if (request.method === "GET" && isMcpPath((request.url ?? "").split("?")[0])) return;
+      this.#answering.add(response);
+      response.once("close", () => {
+        this.#answering.delete(response);
+        if (this.#answering.size === 0) {
+          for (const resolve of this.#waiting.splice(0)) resolve();
+        }
+      });
+    });
+  }
+
+  /** Settles once none is being answered, or after `timeoutMs`. */
+  settled(timeoutMs: number): Promise<void> {
+    if (this.#answering.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.#waiting.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}
+
+/** Says on stderr where the server listens and how to log in to the web view; the URL. */
+function announce(addr: Deno.NetAddr, config: HttpConfig, web: WebSessions): string {
+  const host = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
+  const url = `http://${host}:${addr.port}`;
+  // Always said (whatever the log level): with --port 0 this is how the port becomes known.
+  console.error(`winterm-mcp: serving MCP at ${url}/mcp and the REST API at ${url}/api`);
+  // The code is in the fragment, which no request carries: it never reaches a log, ours or a
+  // proxy's. On an unspecified address (0.0.0.0, ::) the link names the first allowed host.
+  const unspecified = addr.hostname === "0.0.0.0" || addr.hostname === "::";
+  const webUrl = unspecified ? `http://${config.allowedHosts[0] ?? "localhost"}:${addr.port}` : url;
+  console.error(
+    `winterm-mcp: web view: ${loginLink(webUrl, web.newLoginCode())} (this link logs one browser ` +
+      `in, once, within ${config.webLoginSeconds} s; the token logs in too)`,
+  );
+  return url;
 }
 
 /** The largest request head (request line and headers) accepted. */

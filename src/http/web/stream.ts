@@ -53,19 +53,14 @@
 import { type IncomingMessage, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 // @ts-types="npm:@types/ws@8.18.1"
-import type { RawData, WebSocket, WebSocketServer } from "ws";
+import type { WebSocket, WebSocketServer } from "ws";
 import { concatBytes } from "../../bytes.ts";
-import {
-  type Command,
-  type FrontEnd,
-  type Terminal,
-  type TerminalEvent,
-  utf8Length,
-  type Watch,
-} from "../../engine/mod.ts";
+import type { Command, FrontEnd, Terminal } from "../../engine/mod.ts";
 import { log } from "../../log.ts";
 import { rawErrorResponse } from "../listener.ts";
 import { STREAM_PROTOCOL } from "./sessions.ts";
+import { StreamClient } from "./stream_client.ts";
+import { TerminalStream } from "./terminal_stream.ts";
 
 /** Largest frame a client may send. */
 export const MAX_CLIENT_FRAME = 64 * 1024;
@@ -75,19 +70,8 @@ export const MAX_CLIENT_FRAME = 64 * 1024;
  */
 const STALLED_PINGS = 4;
 
-/** Input waiting for the terminal beyond this pauses reading from the client. */
-const INPUT_HIGH_WATER = 64 * 1024;
 /** The paths that upgrade to a stream. */
 const STREAM_PATH = /^\/api\/(terminals|commands)\/[^/?#]+\/stream\/?(\?.*)?$/;
-/** The history a terminal's stream is sent before the screen is sent in frames of this size. */
-const HISTORY_FRAME_BYTES = 64 * 1024;
-/** How often a client that fell behind is looked at to see whether it has caught up. */
-/**
- * Beyond twice the bound, this much more waiting for a client that still sends means it does
- * not read (see `#deaf`): a screen it was sent on catching up may be this large.
- */
-const DEAF_MARGIN_BYTES = 8 * 1024 * 1024;
-const CATCH_UP_CHECK_MS = 50;
 
 /** Stream limits. */
 export interface StreamOptions {
@@ -110,26 +94,6 @@ const MIN_READ_RATE = 64 * 1024 / 1000; // bytes a millisecond
  */
 const KERNEL_BYTES = 4 * 1024 * 1024;
 
-/** What tells a live client from a gone one, for one stream. */
-interface Liveness {
-  /** Bytes of messages handed to the socket, frame headers left out. */
-  sent: number;
-  /**
-   * While the client is not read (its typing waits for the program): since when the program has
-   * taken none of it (ms, `performance.now()`).
-   */
-  stalledSince?: number;
-  /** How long that may last at least: a write the program takes slowly ends within it. */
-  stallFloorMs?: number;
-  /** What had been sent when the last answered ping went: the client has read that far. */
-  read: number;
-  /**
-   * The ping not answered yet: when it went, what had been sent then, and how much of that the
-   * client may not have read (at most what the server held then and {@link KERNEL_BYTES}).
-   */
-  ping?: { at: number; sent: number; behind: number };
-}
-
 /** What the application's stream route decided for an upgrade request. */
 export interface UpgradeTicket {
   target?: { terminal: Terminal } | { command: Command };
@@ -140,14 +104,12 @@ export interface UpgradeTicket {
 export type AppFetch = (request: Request, env: { upgrade: UpgradeTicket }) => Promise<Response>;
 
 const encoder = new TextEncoder();
-/** WebSocket.OPEN. */
-const OPEN = 1;
 
 /** See the module documentation. */
 export class StreamHub {
   #server: Promise<WebSocketServer> | undefined;
   #open = new Set<WebSocket>();
-  #liveness = new WeakMap<WebSocket, Liveness>();
+  #clients = new WeakMap<WebSocket, StreamClient>();
   #pinger: ReturnType<typeof setInterval>;
 
   constructor(private readonly options: StreamOptions) {
@@ -247,16 +209,19 @@ export class StreamHub {
     if (socket.destroyed) return;
     server.handleUpgrade(req, socket, asBuffer(head), (ws) => {
       this.#open.add(ws);
-      const liveness: Liveness = { sent: 0, read: 0 };
-      this.#liveness.set(ws, liveness);
+      const client = new StreamClient(ws, this.options.maxBufferedBytes);
+      const liveness = client.liveness;
+      this.#clients.set(ws, client);
       ws.on("pong", () => {
         if (liveness.ping) liveness.read = liveness.ping.sent;
         liveness.ping = undefined;
       });
       ws.on("error", (error) => log.debug("stream error", { error }));
       ws.once("close", () => this.#open.delete(ws));
-      if ("terminal" in target) this.#serveTerminal(ws, target.terminal, via, history === "1");
-      else this.#serveCommand(ws, target.command);
+      if ("terminal" in target) {
+        new TerminalStream(client, target.terminal, via)
+          .start(history === "1" ? this.options.maxBufferedBytes : 0);
+      } else serveCommand(client, target.command);
     });
   }
 
@@ -276,7 +241,7 @@ export class StreamHub {
   #ping(): void {
     const now = performance.now();
     for (const ws of this.#open) {
-      const liveness = this.#liveness.get(ws)!;
+      const liveness = this.#clients.get(ws)!.liveness;
       const { ping } = liveness;
       // Not read (its input waits for the terminal): its pong waits behind that input, and its
       // wait starts over once it is read again. A live client that pasted 64 KiB into a program
@@ -315,304 +280,49 @@ export class StreamHub {
     }
   }
 
-  /** Sends a message to an open client, counted for {@link StreamHub.#ping}. */
-  #send(ws: WebSocket, data: string | Uint8Array): void {
-    if (ws.readyState !== OPEN) return;
-    this.#liveness.get(ws)!.sent += typeof data === "string" ? utf8Length(data) : data.byteLength;
-    ws.send(data);
-  }
+}
 
-  /**
-   * Whether sending `data` to `ws` would make more than the bound wait for it (then it is told
-   * so in the log).
-   */
-  #behind(ws: WebSocket, data: string | Uint8Array): boolean {
-    const size = typeof data === "string" ? utf8Length(data) : data.byteLength;
-    if (ws.bufferedAmount + size <= this.options.maxBufferedBytes) return false;
-    log.warn("a stream client reads too slowly: it misses output until it catches up", {
-      buffered: ws.bufferedAmount,
-      limit: this.options.maxBufferedBytes,
-    });
-    return true;
-  }
-
-  /**
-   * Lets go of a client that sends while far more than the bound waits for it to read (then
-   * true): what the server sends of its own stays within the bound and a frame or a screen, so
-   * only the answers to its own messages take it further. One that sent 1-byte junk frames and
-   * read nothing grew the server by 25 MB a second, to 1.4 GB.
-   */
-  #deaf(ws: WebSocket): boolean {
-    if (ws.bufferedAmount <= 2 * this.options.maxBufferedBytes + DEAF_MARGIN_BYTES) return false;
-    log.warn("a stream client sends but does not read what it is sent: it is let go", {
-      buffered: ws.bufferedAmount,
-      limit: this.options.maxBufferedBytes,
-    });
-    ws.terminate();
-    return true;
-  }
-
-  #serveTerminal(ws: WebSocket, terminal: Terminal, via: FrontEnd, history: boolean): void {
-    const key = {};
-    const send = (data: string | Uint8Array) => this.#send(ws, data);
-    const json = (message: Record<string, unknown>) => send(JSON.stringify(message));
-    /** Answers a message: not while more than the bound waits (it is read when caught up). */
-    const reply = (message: Record<string, unknown>) => {
-      if (ws.bufferedAmount <= this.options.maxBufferedBytes) json(message);
-    };
-    const holderName = () => {
-      const holder = terminal.takeover.holder;
-      return holder ? holder.key === key ? "you" : "other" : null;
-    };
-    let watch: Watch | undefined;
-    let closed = false;
-    let exitSent = false;
-    /** Set while the client is too far behind: output is not sent until it catches up. */
-    let catchingUp: ReturnType<typeof setInterval> | undefined;
-    const stopControl = terminal.takeover.changes.add(() =>
-      sendOrCatchUp(JSON.stringify({ type: "control", holder: holderName() }))
-    );
-    const input = new InputQueue(
-      ws,
-      terminal,
-      via,
-      (message) => reply({ type: "error", message }),
-      this.#liveness.get(ws)!,
-    );
-    ws.once("close", () => {
-      closed = true;
-      clearInterval(catchingUp);
-      watch?.stop();
-      stopControl();
-      terminal.takeover.release(key, terminal.running);
-    });
-    const exit = () => {
-      if (exitSent) return;
-      exitSent = true;
-      json({ type: "exit", exitStatus: terminal.exitStatus });
-      ws.close(1000, "the program exited");
-    };
-    /** Set while a start from a snapshot is under way (one at a time: one watch at a time). */
-    let beginning = false;
-    /**
-     * Starts (again) from a snapshot: the history asked for (at most the bound, with the screen),
-     * the screen, then every event after it.
-     */
-    const begin = (hello: Record<string, unknown>, historyBytes = 0): Promise<void> => {
-      beginning = true;
-      return terminal.watch(onEvent, historyBytes).then((started) => {
-        beginning = false;
-        watch = started;
-        if (closed) return started.stop();
-        const kept = started.history;
-        json({
-          ...hello,
-          cols: started.cols,
-          rows: started.rows,
-          ...(hello.type === "hello" ? { history: kept.length } : {}),
-        });
-        for (let at = 0; at < kept.length; at += HISTORY_FRAME_BYTES) {
-          send(kept.subarray(at, at + HISTORY_FRAME_BYTES));
-        }
-        send(started.snapshot);
-        started.start();
-        // Output kept after the screen may have put the client behind again: its next resync
-        // brings the end, then the exit.
-        if (!terminal.running && catchingUp === undefined) exit();
-      }, (error) => {
-        beginning = false;
-        log.error("cannot watch a terminal", { terminalId: terminal.id, error });
-        ws.close(1011, "the terminal cannot be watched");
-      });
-    };
-    /**
-     * Sends what happened, or, while more than the bound waits for the client, nothing until it
-     * has caught up: then a resync brings the screen, its size and who holds it. (Another
-     * viewer's takeovers and resizes, sent to one that read nothing, grew the server to 1 GB.)
-     */
-    const sendOrCatchUp = (data: string | Uint8Array) => {
-      if (catchingUp !== undefined) return;
-      if (!this.#behind(ws, data)) return send(data);
-      // What fits goes (cut anywhere: the screen sent after catching up redraws it all).
-      const room = this.options.maxBufferedBytes - ws.bufferedAmount;
-      if (typeof data !== "string" && room > 0) send(data.subarray(0, room));
-      catchingUp = setInterval(() => {
-        if (closed || ws.bufferedAmount > this.options.maxBufferedBytes / 4) return;
-        clearInterval(catchingUp);
-        catchingUp = undefined;
-        watch?.stop();
-        begin({ type: "resync", holder: holderName() });
-      }, CATCH_UP_CHECK_MS);
-    };
-    const onEvent = (event: TerminalEvent) => {
-      if (event.type === "resize") {
-        sendOrCatchUp(JSON.stringify({ type: "resize", cols: event.cols, rows: event.rows }));
-      } // A client still catching up gets the final screen first: its resync says exit after it.
-      else if (event.type === "exit") catchingUp === undefined && exit();
-      // A state change carries no bytes; the page's list shows the state.
-      else if (event.type === "output") sendOrCatchUp(event.data);
-    };
-    ws.on("message", (data: RawData, binary: boolean) => {
-      if (this.#deaf(ws)) return;
-      if (binary) return input.push(key, rawBytes(data));
-      let message: { type?: unknown; cols?: unknown; rows?: unknown; data?: unknown };
-      try {
-        message = JSON.parse(rawBytes(data).length ? new TextDecoder().decode(rawBytes(data)) : "");
-      } catch {
-        return reply({ type: "error", message: "a text frame must be a JSON message" });
-      }
-      switch (message?.type) {
-        case "takeover":
-          if (!terminal.running) return reply({ type: "error", message: "the program has exited" });
-          return terminal.takeover.take(key, via);
-        case "handback":
-          return terminal.takeover.release(key);
-        case "resync":
-          // Asked while one is under way (the server's own, or an earlier request): that one
-          // brings the screen as it is. Asked while behind: the catching up brings one.
-          if (beginning || catchingUp !== undefined) return;
-          if (ws.bufferedAmount > this.options.maxBufferedBytes) return;
-          watch?.stop();
-          return void begin({ type: "resync", holder: holderName() });
-        case "resize": {
-          const { cols, rows } = message;
-          if (!isSize(cols) || !isSize(rows)) {
-            return reply({ type: "error", message: "resize needs cols and rows, integers 1-1000" });
-          }
-          if (!terminal.running) return;
-          if (!terminal.takeover.resize(key, cols, rows)) {
-            return reply({
-              type: "error",
-              message: "only the viewer that has taken over may resize (send takeover first)",
-            });
-          }
-          return;
-        }
-        case "input":
-          if (typeof message.data !== "string") {
-            return reply({ type: "error", message: "input needs data, a string" });
-          }
-          return input.push(key, encoder.encode(message.data));
-        default:
-          return reply({
-            type: "error",
-            message:
-              "unknown message type: takeover, handback, resize, resync and input are understood",
-          });
-      }
-    });
-    begin({
-      type: "hello",
-      kind: "terminal",
-      id: terminal.id,
-      command: terminal.command,
-      running: terminal.running,
-      holder: holderName(),
-    }, history ? this.options.maxBufferedBytes : 0);
-  }
-
-  /** A one-shot command: its kept output, then what arrives (read-only). */
-  #serveCommand(ws: WebSocket, command: Command): void {
-    const send = (data: string | Uint8Array) => {
-      if (ws.readyState !== OPEN) return;
-      // No screen to redraw after a gap: a client that falls behind is let go.
-      if (this.#behind(ws, data)) return ws.terminate();
-      this.#send(ws, data);
-    };
-    const exit = () => {
-      send(JSON.stringify({
-        type: "exit",
-        exitStatus: { exitCode: command.exitCode, signal: command.signal },
-        status: command.status,
-      }));
-      ws.close(1000, "the command ended");
-    };
-    ws.on("message", () => {
-      if (this.#deaf(ws)) return;
-      send(JSON.stringify({ type: "error", message: "a command's stream is read-only" }));
-    });
+/** A one-shot command's stream: its kept output, then what arrives (read-only). */
+function serveCommand(client: StreamClient, command: Command): void {
+  const ws = client.ws;
+  const send = (data: string | Uint8Array) => {
+    if (!client.open) return;
+    // No screen to redraw after a gap: a client that falls behind is let go.
+    if (client.behind(data)) return ws.terminate();
+    client.send(data);
+  };
+  const exit = () => {
     send(JSON.stringify({
-      type: "hello",
-      kind: "command",
-      id: command.token,
-      command: command.display,
-      mode: command.mode,
-      running: command.running,
-      holder: null,
+      type: "exit",
+      exitStatus: { exitCode: command.exitCode, signal: command.signal },
+      status: command.status,
     }));
-    // Kept output and live output meet in one call: nothing missed, nothing twice.
-    const { kept, stop } = command.watch((event) => {
-      if (event.type === "output") send(event.data);
-      else exit();
-    });
-    for (const bytes of kept) send(bytes);
-    if (!command.running) {
-      stop();
-      return exit();
-    }
-    ws.once("close", stop);
+    ws.close(1000, "the command ended");
+  };
+  ws.on("message", () => {
+    if (client.deaf()) return;
+    send(JSON.stringify({ type: "error", message: "a command's stream is read-only" }));
+  });
+  send(JSON.stringify({
+    type: "hello",
+    kind: "command",
+    id: command.token,
+    command: command.display,
+    mode: command.mode,
+    running: command.running,
+    holder: null,
+  }));
+  // Kept output and live output meet in one call: nothing missed, nothing twice.
+  const { kept, stop } = command.watch((event) => {
+    if (event.type === "output") send(event.data);
+    else exit();
+  });
+  for (const bytes of kept) send(bytes);
+  if (!command.running) {
+    stop();
+    return exit();
   }
-}
-
-/**
- * Typing from one stream client, in order, never more than {@link INPUT_HIGH_WATER} waiting:
- * beyond that the client is not read until the terminal has taken what came before.
- */
-class InputQueue {
-  #chain: Promise<void> = Promise.resolve();
-  #waiting = 0;
-  #decoder = new TextDecoder();
-
-  constructor(
-    private readonly ws: WebSocket,
-    private readonly terminal: Terminal,
-    private readonly via: FrontEnd,
-    private readonly refuse: (message: string) => void,
-    private readonly liveness: Liveness,
-  ) {
-    // Each piece of typing is taken, or fails, within the write timeout.
-    liveness.stallFloorMs = 2 * terminal.writeTimeoutMs;
-  }
-
-  push(key: object, bytes: Uint8Array): void {
-    if (!this.terminal.takeover.holds(key)) {
-      return this.refuse('read-only: take over first ({"type":"takeover"}) to type');
-    }
-    // A character may be split between frames: the decoder keeps its start for the next one.
-    const text = this.#decoder.decode(bytes, { stream: true });
-    if (text === "") return;
-    this.#waiting += bytes.length;
-    if (this.#waiting > INPUT_HIGH_WATER && !this.ws.isPaused) {
-      this.ws.pause();
-      this.liveness.stalledSince = performance.now();
-    }
-    this.#chain = this.#chain.then(async () => {
-      let taken = false;
-      try {
-        if (this.terminal.takeover.holds(key)) await this.terminal.write(text, this.via);
-        taken = true;
-      } catch (error) {
-        this.refuse((error as Error).message);
-      } finally {
-        this.#waiting -= bytes.length;
-        if (this.#waiting <= INPUT_HIGH_WATER && this.ws.isPaused) this.ws.resume();
-        // Taken: the program reads, slowly perhaps (a write that timed out is no sign of that).
-        if (!this.ws.isPaused) this.liveness.stalledSince = undefined;
-        else if (taken) this.liveness.stalledSince = performance.now();
-      }
-    });
-  }
-}
-
-function isSize(value: unknown): value is number {
-  return Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 1000;
-}
-
-/** The bytes of a received frame. */
-function rawBytes(data: RawData): Uint8Array {
-  if (data instanceof ArrayBuffer) return new Uint8Array(data);
-  if (Array.isArray(data)) return concatBytes(data);
-  return data as Uint8Array;
+  ws.once("close", stop);
 }
 
 /** ws wants a Buffer for the bytes read past the handshake. */

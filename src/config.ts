@@ -307,30 +307,37 @@ function defaultStateDir(env: Record<string, string | undefined>): string | unde
   return state && `${state}/winterm-mcp`;
 }
 
+/** The command line's flags. */
+const FLAGS = {
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
+  "log-level": { type: "string" },
+  tools: { type: "string" },
+  policy: { type: "string" },
+  sandbox: { type: "string" },
+  "sandbox-network": { type: "string" },
+  audit: { type: "string" },
+  "state-dir": { type: "string" },
+  http: { type: "boolean" },
+  host: { type: "string" },
+  port: { type: "string" },
+} as const;
+type FlagValues = ReturnType<typeof readFlags>;
+
+function readFlags(args: string[]) {
+  try {
+    return parseFlags(args, FLAGS);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+}
+
 /** Parses flags and environment. Throws {@link ConfigError} on bad values. */
 export function parseConfig(
   args: string[],
   env: Record<string, string | undefined>,
 ): ParsedCommandLine {
-  let values;
-  try {
-    values = parseFlags(args, {
-      help: { type: "boolean", short: "h" },
-      version: { type: "boolean", short: "v" },
-      "log-level": { type: "string" },
-      tools: { type: "string" },
-      policy: { type: "string" },
-      sandbox: { type: "string" },
-      "sandbox-network": { type: "string" },
-      audit: { type: "string" },
-      "state-dir": { type: "string" },
-      http: { type: "boolean" },
-      host: { type: "string" },
-      port: { type: "string" },
-    });
-  } catch (error) {
-    throw new ConfigError((error as Error).message);
-  }
+  const values = readFlags(args);
   const levelText = values["log-level"] ?? env.WINTERM_LOG_LEVEL ?? "info";
   const logLevel = parseLogLevel(levelText);
   if (!logLevel) {
@@ -397,61 +404,64 @@ export function parseConfig(
     writeTimeoutMs: integer(env, "WINTERM_WRITE_TIMEOUT_MS", 10_000, 100, 600_000),
     sandbox: sandboxConfig(values, env),
   };
-  if (values.http) {
-    config.http = {
-      host: values.host ?? nonEmpty(env.WINTERM_HTTP_HOST) ?? "127.0.0.1",
-      port: integer(
-        { [values.port ? "--port" : "WINTERM_HTTP_PORT"]: values.port ?? env.WINTERM_HTTP_PORT },
-        values.port ? "--port" : "WINTERM_HTTP_PORT",
-        3001,
-        0, // 0: any free port (the address is logged)
-        65535,
-      ),
-      token: nonEmpty(env.WINTERM_TOKEN),
-      allowedHosts: list(env.WINTERM_ALLOWED_HOSTS).map((host) => host.toLowerCase()),
-      corsOrigins: list(env.WINTERM_CORS_ORIGINS),
-      maxBodyBytes: integer(
-        env,
-        "WINTERM_HTTP_MAX_BODY_BYTES",
-        1024 * 1024,
-        1024,
-        256 * 1024 * 1024,
-      ),
-      headersTimeoutMs: integer(env, "WINTERM_HTTP_HEADERS_TIMEOUT_MS", 10_000, 100, 600_000),
-      requestTimeoutMs: integer(env, "WINTERM_HTTP_REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000),
-      idleTimeoutMs: integer(env, "WINTERM_HTTP_IDLE_TIMEOUT_MS", 30_000, 100, 3_600_000),
-      maxConnections: integer(env, "WINTERM_HTTP_MAX_CONNECTIONS", 256, 1, 100_000),
-      writeTimeoutMs: integer(env, "WINTERM_HTTP_WRITE_TIMEOUT_MS", 30_000, 100, 3_600_000),
-      maxQueuedBytes: integer(
-        env,
-        "WINTERM_HTTP_MAX_QUEUED_BYTES",
-        64 * 1024 * 1024,
-        8 * 1024 * 1024,
-        16 * 1024 * 1024 * 1024,
-      ),
-      sessionIdleSeconds: integer(env, "WINTERM_MCP_SESSION_IDLE_SECONDS", 3600, 1, 7 * 24 * 3600),
-      maxSessions: integer(env, "WINTERM_MCP_MAX_SESSIONS", 512, 1, 100_000),
-      maxStreams: integer(env, "WINTERM_STREAM_MAX_CONNECTIONS", 32, 1, 10_000),
-      streamMaxBufferedBytes: integer(
-        env,
-        "WINTERM_STREAM_MAX_BUFFERED_BYTES",
-        4 * 1024 * 1024,
-        64 * 1024,
-        1024 * 1024 * 1024,
-      ),
-      streamPingSeconds: integer(env, "WINTERM_STREAM_PING_SECONDS", 30, 1, 3600),
-      webLoginSeconds: integer(env, "WINTERM_WEB_LOGIN_SECONDS", 600, 10, 7 * 24 * 3600),
-      webSessionHours: integer(env, "WINTERM_WEB_SESSION_HOURS", 12, 1, 24 * 365),
-    };
-    if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
-      // node:http refuses it: the headers are part of the request.
-      throw new ConfigError(
-        "WINTERM_HTTP_REQUEST_TIMEOUT_MS must be at least WINTERM_HTTP_HEADERS_TIMEOUT_MS " +
-          `(got ${config.http.requestTimeoutMs} < ${config.http.headersTimeoutMs})`,
-      );
-    }
-  } else if (values.host || values.port) {
-    throw new ConfigError("--host and --port need --http");
-  }
+  if (values.http) config.http = httpConfig(values, env);
+  else if (values.host || values.port) throw new ConfigError("--host and --port need --http");
   return { config, help: values.help ?? false, version: values.version ?? false };
+}
+
+/** The HTTP front end's settings (with --http). */
+function httpConfig(values: FlagValues, env: Record<string, string | undefined>): HttpConfig {
+  const http: HttpConfig = {
+    host: values.host ?? nonEmpty(env.WINTERM_HTTP_HOST) ?? "127.0.0.1",
+    port: integer(
+      { [values.port ? "--port" : "WINTERM_HTTP_PORT"]: values.port ?? env.WINTERM_HTTP_PORT },
+      values.port ? "--port" : "WINTERM_HTTP_PORT",
+      3001,
+      0, // 0: any free port (the address is logged)
+      65535,
+    ),
+    token: nonEmpty(env.WINTERM_TOKEN),
+    allowedHosts: list(env.WINTERM_ALLOWED_HOSTS).map((host) => host.toLowerCase()),
+    corsOrigins: list(env.WINTERM_CORS_ORIGINS),
+    maxBodyBytes: integer(
+      env,
+      "WINTERM_HTTP_MAX_BODY_BYTES",
+      1024 * 1024,
+      1024,
+      256 * 1024 * 1024,
+    ),
+    headersTimeoutMs: integer(env, "WINTERM_HTTP_HEADERS_TIMEOUT_MS", 10_000, 100, 600_000),
+    requestTimeoutMs: integer(env, "WINTERM_HTTP_REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000),
+    idleTimeoutMs: integer(env, "WINTERM_HTTP_IDLE_TIMEOUT_MS", 30_000, 100, 3_600_000),
+    maxConnections: integer(env, "WINTERM_HTTP_MAX_CONNECTIONS", 256, 1, 100_000),
+    writeTimeoutMs: integer(env, "WINTERM_HTTP_WRITE_TIMEOUT_MS", 30_000, 100, 3_600_000),
+    maxQueuedBytes: integer(
+      env,
+      "WINTERM_HTTP_MAX_QUEUED_BYTES",
+      64 * 1024 * 1024,
+      8 * 1024 * 1024,
+      16 * 1024 * 1024 * 1024,
+    ),
+    sessionIdleSeconds: integer(env, "WINTERM_MCP_SESSION_IDLE_SECONDS", 3600, 1, 7 * 24 * 3600),
+    maxSessions: integer(env, "WINTERM_MCP_MAX_SESSIONS", 512, 1, 100_000),
+    maxStreams: integer(env, "WINTERM_STREAM_MAX_CONNECTIONS", 32, 1, 10_000),
+    streamMaxBufferedBytes: integer(
+      env,
+      "WINTERM_STREAM_MAX_BUFFERED_BYTES",
+      4 * 1024 * 1024,
+      64 * 1024,
+      1024 * 1024 * 1024,
+    ),
+    streamPingSeconds: integer(env, "WINTERM_STREAM_PING_SECONDS", 30, 1, 3600),
+    webLoginSeconds: integer(env, "WINTERM_WEB_LOGIN_SECONDS", 600, 10, 7 * 24 * 3600),
+    webSessionHours: integer(env, "WINTERM_WEB_SESSION_HOURS", 12, 1, 24 * 365),
+  };
+  if (http.requestTimeoutMs < http.headersTimeoutMs) {
+    // node:http refuses it: the headers are part of the request.
+    throw new ConfigError(
+      "WINTERM_HTTP_REQUEST_TIMEOUT_MS must be at least WINTERM_HTTP_HEADERS_TIMEOUT_MS " +
+        `(got ${http.requestTimeoutMs} < ${http.headersTimeoutMs})`,
+    );
+  }
+  return http;
 }

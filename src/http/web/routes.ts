@@ -41,58 +41,15 @@ export function loginLink(url: string, code: string): string {
 export function webRoutes(options: WebRoutesOptions): Hono<AppEnv> {
   const { engine, sessions } = options;
   const web = new Hono<AppEnv>({ strict: false });
-
-  const asset = async (c: Context<AppEnv>, name: string) => {
-    const answer = await pageAnswer(name, c.req.raw.headers);
-    if (!answer) return restError(404, "INVALID_INPUT", `no such file: ${c.req.path}`);
-    const headers = { ...answer.headers, ...ALWAYS_HEADERS };
-    const outgoing = c.env?.outgoing;
-    // Without node:http (tests of the app alone) a Response, which copies the bytes.
-    if (!outgoing) {
-      return new Response(answer.body?.slice() ?? null, { status: answer.status, headers });
-    }
-    // The shared bytes go to the connection as they are.
-    outgoing.writeHead(answer.status, headers);
-    outgoing.end(answer.body ?? undefined);
-    return RESPONSE_ALREADY_SENT;
-  };
-  web.get("/", (c) => asset(c, "index.html"));
-  web.get("/assets/:name", (c) => asset(c, c.req.param("name")));
-
-  web.post("/api/web/login", (c) => {
-    // Only this server's own page logs in (a login forced from elsewhere is refused too).
-    if (!sameOrigin(c.req.header("origin") ?? null, c.req.header("host") ?? null)) {
-      return restError(403, "FORBIDDEN", "log in from this server's own page (Origin)");
-    }
-    const body = c.get("body") as { code?: unknown; token?: unknown } | undefined;
-    const code = typeof body?.code === "string" ? body.code : undefined;
-    const token = typeof body?.token === "string" ? body.token : undefined;
-    if ((code === undefined) === (token === undefined)) {
-      return restError(400, "INVALID_INPUT", "send {code} (from the login link) or {token}");
-    }
-    const login = sessions.login({ code, token }, options.token);
-    if (!login) {
-      return restError(
-        401,
-        "UNAUTHORIZED",
-        code === undefined
-          ? "wrong token"
-          : "the login link was already used or has expired: use the token, or ask for a new " +
-            "link (POST /api/web/links with the token)",
-      );
-    }
-    return Response.json({ success: true, data: { key: login.session.key } }, {
-      headers: { "set-cookie": login.cookie, "cache-control": "no-store" },
-    });
-  });
-
+  web.get("/", (c) => serveAsset(c, "index.html"));
+  web.get("/assets/:name", (c) => serveAsset(c, c.req.param("name")));
+  web.post("/api/web/login", (c) => logIn(c, options));
   web.get("/api/web/session", (c) => {
     const principal = c.get("principal");
     return Response.json({ success: true, data: { via: principal?.via } }, {
       headers: { "cache-control": "no-store" },
     });
   });
-
   web.post("/api/web/logout", (c) => {
     const principal = c.get("principal");
     const cookie = sessions.logout(principal?.via === "web" ? principal.session : undefined);
@@ -100,7 +57,6 @@ export function webRoutes(options: WebRoutesOptions): Hono<AppEnv> {
       headers: { "set-cookie": cookie },
     });
   });
-
   web.post("/api/web/links", (c) => {
     if (c.get("principal")?.via !== "token") {
       return restError(403, "FORBIDDEN", "only a client with the bearer token makes login links");
@@ -114,39 +70,13 @@ export function webRoutes(options: WebRoutesOptions): Hono<AppEnv> {
       },
     }, { headers: { "cache-control": "no-store" } });
   });
-
-  const stream =
-    (find: (id: string) => { terminal: EngineTerminal } | { command: EngineCommand }) =>
-    (c: Context<AppEnv>) => {
-      let target;
-      try {
-        target = find(c.req.param("id") ?? "");
-      } catch (error) {
-        if (error instanceof EngineError) {
-          return engineError(error, "INTERNAL_ERROR");
-        }
-        throw error;
-      }
-      const ticket = c.env?.upgrade;
-      if (!ticket || c.req.header("upgrade")?.toLowerCase() !== "websocket") {
-        return restError(
-          426,
-          "INVALID_INPUT",
-          "this is a WebSocket endpoint: connect with ws://",
-          {},
-          {
-            upgrade: "websocket",
-          },
-        );
-      }
-      ticket.target = target;
-      ticket.via = c.get("principal")?.via === "web" ? "web" : "stream";
-      return new Response(null, { status: 204 });
-    };
-  web.get("/api/terminals/:id/stream", stream((id) => ({ terminal: engine.terminals.get(id) })));
+  web.get(
+    "/api/terminals/:id/stream",
+    streamRoute((id) => ({ terminal: engine.terminals.get(id) })),
+  );
   web.get(
     "/api/commands/:id/stream",
-    stream((id) => {
+    streamRoute((id) => {
       const command = engine.commands.get(id);
       if (!command) {
         throw new EngineError("not_found", `no command ${id} (never started, or expired)`, "token");
@@ -155,6 +85,83 @@ export function webRoutes(options: WebRoutesOptions): Hono<AppEnv> {
     }),
   );
   return web;
+}
+
+/** The page or one of its files. */
+async function serveAsset(c: Context<AppEnv>, name: string) {
+  const answer = await pageAnswer(name, c.req.raw.headers);
+  if (!answer) return restError(404, "NOT_FOUND", `no such file: ${c.req.path}`);
+  const headers = { ...answer.headers, ...ALWAYS_HEADERS };
+  const outgoing = c.env?.outgoing;
+  // Without node:http (tests of the app alone) a Response, which copies the bytes.
+  if (!outgoing) {
+    return new Response(answer.body?.slice() ?? null, { status: answer.status, headers });
+  }
+  // The shared bytes go to the connection as they are.
+  outgoing.writeHead(answer.status, headers);
+  outgoing.end(answer.body ?? undefined);
+  return RESPONSE_ALREADY_SENT;
+}
+
+/** `POST /api/web/login`: a one-time code or the token for a session cookie. */
+function logIn(c: Context<AppEnv>, options: WebRoutesOptions): Response {
+  // Only this server's own page logs in (a login forced from elsewhere is refused too).
+  if (!sameOrigin(c.req.header("origin") ?? null, c.req.header("host") ?? null)) {
+    return restError(403, "FORBIDDEN", "log in from this server's own page (Origin)");
+  }
+  const body = c.get("body") as { code?: unknown; token?: unknown } | undefined;
+  const code = typeof body?.code === "string" ? body.code : undefined;
+  const token = typeof body?.token === "string" ? body.token : undefined;
+  if ((code === undefined) === (token === undefined)) {
+    return restError(400, "INVALID_INPUT", "send {code} (from the login link) or {token}");
+  }
+  const login = options.sessions.login({ code, token }, options.token);
+  if (!login) {
+    return restError(
+      401,
+      "UNAUTHORIZED",
+      code === undefined
+        ? "wrong token"
+        : "the login link was already used or has expired: use the token, or ask for a new " +
+          "link (POST /api/web/links with the token)",
+    );
+  }
+  return Response.json({ success: true, data: { key: login.session.key } }, {
+    headers: { "set-cookie": login.cookie, "cache-control": "no-store" },
+  });
+}
+
+/**
+ * A stream route: accepts a WebSocket upgrade for what `find` names (the stream hub upgrades
+ * only what a route accepted, stream.ts); anything else is refused as an API request is.
+ */
+function streamRoute(
+  find: (id: string) => { terminal: EngineTerminal } | { command: EngineCommand },
+) {
+  return (c: Context<AppEnv>) => {
+    let target;
+    try {
+      target = find(c.req.param("id") ?? "");
+    } catch (error) {
+      if (error instanceof EngineError) return engineError(error, "INTERNAL_ERROR");
+      throw error;
+    }
+    const ticket = c.env?.upgrade;
+    if (!ticket || c.req.header("upgrade")?.toLowerCase() !== "websocket") {
+      return restError(
+        426,
+        "INVALID_INPUT",
+        "this is a WebSocket endpoint: connect with ws://",
+        {},
+        {
+          upgrade: "websocket",
+        },
+      );
+    }
+    ticket.target = target;
+    ticket.via = c.get("principal")?.via === "web" ? "web" : "stream";
+    return new Response(null, { status: 204 });
+  };
 }
 
 type EngineTerminal = ReturnType<Engine["terminals"]["get"]>;

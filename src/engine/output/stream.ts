@@ -67,8 +67,55 @@ export interface StreamOutputOptions {
   marks?: { filter: MarkFilter; onMark(mark: ShellMark, offset: number): void };
 }
 
+/**
+ * Where a stream stands: its offsets and line numbers, over its buffer as it is or a view of
+ * it frozen at a moment. What {@link StreamOutput} and {@link StreamView} both answer.
+ */
+export class StreamPositions {
+  readonly #reader: OutputReader;
+
+  constructor(reader: OutputReader) {
+    this.#reader = reader;
+  }
+
+  /** Bytes ever written: the offset the next byte gets. */
+  get end(): number {
+    return this.#reader.end;
+  }
+
+  /** Offset of the oldest byte kept. */
+  get start(): number {
+    return this.#reader.start;
+  }
+
+  /** Lines ever started (the next line's number). */
+  get lineCount(): number {
+    return this.#reader.lineCount;
+  }
+
+  /** The oldest line kept. */
+  get firstLine(): number {
+    return this.#reader.firstLine;
+  }
+
+  /** Where a line read goes on: every line, but a last one still growing (see lines.ts). */
+  settledLines(final: boolean): number {
+    return settledLines(this.#reader, final);
+  }
+
+  /** Where line `n` starts (clamped to what is kept). */
+  lineStart(n: number): number {
+    return this.#reader.lineStart(n);
+  }
+
+  /** The number of the line holding `offset`. */
+  lineAt(offset: number): number {
+    return this.#reader.lineAt(offset);
+  }
+}
+
 /** See the module documentation. */
-export class StreamOutput {
+export class StreamOutput extends StreamPositions {
   readonly #buffer: OutputBuffer;
   readonly #decoder: StreamDecoder | undefined;
   readonly #marks: StreamOutputOptions["marks"];
@@ -77,11 +124,13 @@ export class StreamOutput {
   columns: number | undefined;
 
   constructor(options: StreamOutputOptions) {
-    this.#buffer = new OutputBuffer({
+    const buffer = new OutputBuffer({
       maxBytes: options.maxBytes,
       maxLines: options.maxLines,
       budget: options.budget,
     });
+    super(buffer);
+    this.#buffer = buffer;
     this.#decoder = options.decoder;
     this.#marks = options.marks;
     this.columns = options.columns;
@@ -114,41 +163,6 @@ export class StreamOutput {
     this.#buffer.append(data, time);
     for (const { at, mark } of marks) this.#marks.onMark(mark, start + at);
     return data;
-  }
-
-  /** Bytes ever written: the offset the next byte gets. */
-  get end(): number {
-    return this.#buffer.end;
-  }
-
-  /** Offset of the oldest byte kept. */
-  get start(): number {
-    return this.#buffer.start;
-  }
-
-  /** Lines ever started (the next line's number). */
-  get lineCount(): number {
-    return this.#buffer.lineCount;
-  }
-
-  /** The oldest line kept. */
-  get firstLine(): number {
-    return this.#buffer.firstLine;
-  }
-
-  /** Where a line read goes on: every line, but a last one still growing (see lines.ts). */
-  settledLines(final: boolean): number {
-    return settledLines(this.#buffer, final);
-  }
-
-  /** Where line `n` starts (clamped to what is kept). */
-  lineStart(n: number): number {
-    return this.#buffer.lineStart(n);
-  }
-
-  /** The number of the line holding `offset`. */
-  lineAt(offset: number): number {
-    return this.#buffer.lineAt(offset);
   }
 
   /** When the newest byte arrived (ms since the epoch), or undefined before any output. */
@@ -266,49 +280,15 @@ export type FrozenStream = StreamView & {
  * src/engine/slices.ts), over its buffer as it is ({@link StreamOutput}'s own reads, at once)
  * or over a view of it frozen at a moment ({@link StreamOutput.freeze}, for reads in slices).
  */
-export class StreamView {
+export class StreamView extends StreamPositions {
   readonly #buffer: OutputReader;
   readonly #columns: number | undefined;
 
   /** The reads of `buffer`, cleaned for a terminal `columns` wide (none: no terminal). */
   constructor(buffer: OutputReader, columns: number | undefined) {
+    super(buffer);
     this.#buffer = buffer;
     this.#columns = columns;
-  }
-
-  /** See {@link StreamOutput.end}. */
-  get end(): number {
-    return this.#buffer.end;
-  }
-
-  /** See {@link StreamOutput.start}. */
-  get start(): number {
-    return this.#buffer.start;
-  }
-
-  /** See {@link StreamOutput.lineCount}. */
-  get lineCount(): number {
-    return this.#buffer.lineCount;
-  }
-
-  /** See {@link StreamOutput.firstLine}. */
-  get firstLine(): number {
-    return this.#buffer.firstLine;
-  }
-
-  /** See {@link StreamOutput.settledLines}. */
-  settledLines(final: boolean): number {
-    return settledLines(this.#buffer, final);
-  }
-
-  /** See {@link StreamOutput.lineStart}. */
-  lineStart(n: number): number {
-    return this.#buffer.lineStart(n);
-  }
-
-  /** See {@link StreamOutput.lineAt}. */
-  lineAt(offset: number): number {
-    return this.#buffer.lineAt(offset);
   }
 
   /**

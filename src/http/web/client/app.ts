@@ -378,54 +378,7 @@ function connect(kind: Kind, id: string): void {
       if (!resyncAsked) feed.data(new Uint8Array(event.data as ArrayBuffer));
       return;
     }
-    const message = JSON.parse(event.data);
-    switch (message.type) {
-      case "hello":
-        running = message.running;
-        holder = message.holder;
-        ended = "ended";
-        setNotice("");
-        // The history comes at once: the view may hold it all besides its usual margin.
-        feed.maxWaitingBytes = MAX_BEHIND_BYTES + (message.history ?? 0);
-        feed.afresh(() => {
-          term.reset();
-          // Pipes carry bare line feeds; a terminal's own output is drawn as it is.
-          term.options.convertEol = message.kind === "command" && message.mode === "pipe";
-          if (message.kind === "terminal") term.resize(message.cols, message.rows);
-        });
-        updateControls();
-        break;
-      case "resize":
-        feed.then(() => term.resize(message.cols, message.rows));
-        break;
-      case "resync":
-        // The view missed output (the server's bound, or it asked): the next frame redraws the
-        // screen over what it shows, and what scrolled off before stays to scroll back to.
-        if (!resyncAsked) setNotice("This view fell behind: it shows the screen as it is now.");
-        resyncAsked = false;
-        feed.afresh(() => term.resize(message.cols, message.rows));
-        // Who holds the terminal, as it may have changed while the view was behind.
-        if (message.holder !== undefined && message.holder !== holder) {
-          holder = message.holder;
-          updateControls();
-        }
-        break;
-      case "control":
-        holder = message.holder;
-        if (holder === "you") sendSize();
-        updateControls();
-        if (holder === "you") term.focus();
-        break;
-      case "exit":
-        running = false;
-        holder = null;
-        ended = exitInWords(message.exitStatus);
-        updateControls();
-        break;
-      case "error":
-        setNotice(message.message);
-        break;
-    }
+    onStreamMessage(JSON.parse(event.data));
   };
   ws.onclose = (event) => {
     if (socket !== ws) return;
@@ -444,6 +397,58 @@ function connect(kind: Kind, id: string): void {
       connect(kind, id);
     }, RECONNECT_MS);
   };
+}
+
+/** A text message of the stream (see src/http/web/stream.ts for the protocol). */
+// deno-lint-ignore no-explicit-any
+function onStreamMessage(message: any): void {
+  switch (message.type) {
+    case "hello":
+      running = message.running;
+      holder = message.holder;
+      ended = "ended";
+      setNotice("");
+      // The history comes at once: the view may hold it all besides its usual margin.
+      feed.maxWaitingBytes = MAX_BEHIND_BYTES + (message.history ?? 0);
+      feed.afresh(() => {
+        term.reset();
+        // Pipes carry bare line feeds; a terminal's own output is drawn as it is.
+        term.options.convertEol = message.kind === "command" && message.mode === "pipe";
+        if (message.kind === "terminal") term.resize(message.cols, message.rows);
+      });
+      updateControls();
+      break;
+    case "resize":
+      feed.then(() => term.resize(message.cols, message.rows));
+      break;
+    case "resync":
+      // The view missed output (the server's bound, or it asked): the next frame redraws the
+      // screen over what it shows, and what scrolled off before stays to scroll back to.
+      if (!resyncAsked) setNotice("This view fell behind: it shows the screen as it is now.");
+      resyncAsked = false;
+      feed.afresh(() => term.resize(message.cols, message.rows));
+      // Who holds the terminal, as it may have changed while the view was behind.
+      if (message.holder !== undefined && message.holder !== holder) {
+        holder = message.holder;
+        updateControls();
+      }
+      break;
+    case "control":
+      holder = message.holder;
+      if (holder === "you") sendSize();
+      updateControls();
+      if (holder === "you") term.focus();
+      break;
+    case "exit":
+      running = false;
+      holder = null;
+      ended = exitInWords(message.exitStatus);
+      updateControls();
+      break;
+    case "error":
+      setNotice(message.message);
+      break;
+  }
 }
 
 /** `{exitCode, signal}` as a person says it: "exited with code 3", "killed by SIGTERM". */

@@ -72,6 +72,13 @@ export function setNonBlocking(fd: number): void {
   fcntl(fd, C.F_SETFL, flags | C.O_NONBLOCK);
 }
 
+/** What one poll looks at: the watchers, and their pollfd array (the wake pipe's first). */
+interface PollSet {
+  active: FdWatcher[];
+  fds: Uint8Array;
+  view: DataView;
+}
+
 /** The reactor. Use {@link reactor} for the process-wide instance. */
 export class PosixReactor {
   #watchers = new Set<FdWatcher>();
@@ -268,31 +275,26 @@ export class PosixReactor {
     this.#running = true;
     const lib = libc();
     let failures = 0;
-    let active: FdWatcher[] = [];
-    let fds = new Uint8Array(0);
-    let view = new DataView(fds.buffer);
+    let set: PollSet = {
+      active: [],
+      fds: new Uint8Array(0),
+      view: new DataView(new ArrayBuffer(0)),
+    };
     // A burst starts only after a poll through the pool: the first turn must not read inside
     // the `add` that started the loop (its watcher's owner has not attached its listeners yet).
     let burst = -Infinity;
     /** Fds found ready and bytes read in this window (see `#busy`). */
     let [window, readyCount, windowBytes] = [-Infinity, 0, 0];
-    /** The fd the current turn starts at (see below). */
+    /** The fd the current turn starts at (see {@link #dispatchReady}). */
     let first = 0;
     try {
       while (this.#watchers.size > 0) {
         if (this.#changed) {
           // Built again only when something changed: 64 quiet terminals cost nothing a turn.
           this.#changed = false;
-          active = [...this.#watchers].filter((w) => w.events() !== 0);
-          fds = new Uint8Array(8 * (active.length + 1));
-          view = new DataView(fds.buffer);
-          view.setInt32(0, this.#wakeRead, true);
-          view.setInt16(4, POLLIN, true);
-          active.forEach((w, i) => {
-            view.setInt32(8 * (i + 1), w.fd, true);
-            view.setInt16(8 * (i + 1) + 4, w.events(), true);
-          });
+          set = this.#pollSet();
         }
+        const { fds, view, active } = set;
         this.#woken = false;
         // A stream in full flow refills within microseconds of a read: the next look waits
         // for it here (HOT_WAIT_MS at most) instead of going through the blocking pool (a
@@ -332,21 +334,44 @@ export class PosixReactor {
         }
         failures = 0;
         if (view.getInt16(6, true) !== 0) this.#drainWake();
-        // Each turn starts at the next fd: one whose reads spend the burst's time cannot
-        // leave those after it unread turn after turn.
         first = first + 1 < active.length ? first + 1 : 0;
-        for (let k = 0; k < active.length; k++) {
-          const i = first + k < active.length ? first + k : first + k - active.length;
-          const revents = view.getInt16(8 * (i + 1) + 6, true);
-          if (revents === 0 || !this.#watchers.has(active[i])) continue;
-          readyCount++;
-          this.#dispatch(active[i], revents);
-        }
+        readyCount += this.#dispatchReady(set, first);
       }
     } finally {
       this.#running = false;
       this.#changed = true;
     }
+  }
+
+  /** The pollfd array: the wake pipe first, then every watcher that wants an event. */
+  #pollSet(): PollSet {
+    const active = [...this.#watchers].filter((w) => w.events() !== 0);
+    const fds = new Uint8Array(8 * (active.length + 1));
+    const view = new DataView(fds.buffer);
+    view.setInt32(0, this.#wakeRead, true);
+    view.setInt16(4, POLLIN, true);
+    active.forEach((w, i) => {
+      view.setInt32(8 * (i + 1), w.fd, true);
+      view.setInt16(8 * (i + 1) + 4, w.events(), true);
+    });
+    return { active, fds, view };
+  }
+
+  /**
+   * Hands each ready fd its events, starting at `first`: each turn starts at the next fd, so
+   * that one whose reads spend the burst's time cannot leave those after it unread turn after
+   * turn. Returns how many were ready.
+   */
+  #dispatchReady({ active, view }: PollSet, first: number): number {
+    let ready = 0;
+    for (let k = 0; k < active.length; k++) {
+      const i = first + k < active.length ? first + k : first + k - active.length;
+      const revents = view.getInt16(8 * (i + 1) + 6, true);
+      if (revents === 0 || !this.#watchers.has(active[i])) continue;
+      ready++;
+      this.#dispatch(active[i], revents);
+    }
+    return ready;
   }
 
   #dispatch(watcher: FdWatcher, revents: number): void {

@@ -265,6 +265,15 @@ withHttp("REST refuses what it should, with the right status and code", async (s
       "INVALID_INPUT",
       /does not exist/,
     ],
+    // A program with its arguments runs with no shell: a shell given was silently ignored.
+    [
+      "POST",
+      "/api/terminals",
+      { body: { command: "ls", args: ["-l"], shell: "bash" } },
+      400,
+      "INVALID_INPUT",
+      /shell cannot apply: command with args runs that program itself, with no shell; drop shell, or give command alone/,
+    ],
     ["GET", "/api/terminals/term_nope/output", {}, 404, "TERMINAL_NOT_FOUND"],
     [
       "GET",

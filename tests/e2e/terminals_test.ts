@@ -691,6 +691,12 @@ withServer("bad terminal input is refused clearly", async (mcp) => {
     ],
     ["terminal_create", { shell: "/no/such/shell" }, /'shell':.*not found/],
     ["terminal_create", { shell: "cmd" }, /'shell': no cmd shell found/],
+    // A program with its arguments runs with no shell: a shell given was silently ignored.
+    [
+      "terminal_create",
+      { command: "ls", args: ["-l"], shell: "bash" },
+      /^'shell': shell cannot apply: command with args runs that program itself, with no shell; drop shell, or give command alone, as a command line that shell runs$/,
+    ],
     ["terminal_create", { env: [{ name: "A=B", value: "x" }] }, /env/],
     ["terminal_kill", { terminalId, signal: "SIGFOO" }, /'signal' must be one of "SIGHUP"/],
   ];

@@ -66,16 +66,20 @@ export function checkTerminalEncoding(
   field = "encoding",
 ): void {
   if (!requested || !pty || HOST_FLAVOR !== "windows" || shellCodePage !== undefined) return;
-  throw new EngineError(
+  throw terminalEncodingRefusal(requested.label, field);
+}
+
+/**
+ * The refusal of {@link checkTerminalEncoding}. Only pipes apply it: how a client asks for
+ * them (run_command's `use_pty`, none over REST) is its front end's to say (hint `use-pipes`).
+ */
+export function terminalEncodingRefusal(label: string, field = "encoding"): EngineError {
+  return new EngineError(
     "invalid_input",
-    [
-      `'${requested.label}' cannot apply here: on a Windows terminal a program's output ` +
-      "reaches us in UTF-8 whatever its code page, and only the cmd and powershell shells can " +
-      "be switched to a code page (with a code page number or name); run the program with ",
-      { field: "usePty" },
-      ": false to have its bytes decoded as given",
-    ],
-    field,
+    `'${label}' cannot apply here: on a Windows terminal a program's output reaches us in ` +
+      "UTF-8 whatever its code page, and only the cmd and powershell shells can be switched to " +
+      "a code page (with a code page number or name)",
+    { field, hint: { code: "use-pipes" } },
   );
 }
 

@@ -52,7 +52,8 @@ export type Words = readonly (string | FieldMention)[];
  * A way to take a next step, which each front end names its own way (a tool, an endpoint):
  * `type` into the terminal, `read` what it shows, wait for its shell's prompt, `interrupt` what
  * runs (Ctrl+C), or type and read what answers (for a terminal without shell integration);
- * `release` a terminal, wait for a command to end, `terminate` one (where a limit is reached).
+ * `release` a terminal, wait for a command to end, `terminate` one (where a limit is reached);
+ * run a program with `pipes` rather than on a terminal.
  */
 export type Way =
   | "type"
@@ -62,7 +63,8 @@ export type Way =
   | "type-and-read"
   | "release"
   | "wait-command"
-  | "terminate";
+  | "terminate"
+  | "pipes";
 
 /** One step a hint advises: what to do, and the way to do it (none: nothing to name). */
 export interface Step {
@@ -121,6 +123,8 @@ const HINT_STEPS = {
     { do: "wait for some to end", way: "wait-command" },
     { do: "terminate them", way: "terminate" },
   ],
+  /** What only pipes do (a program's bytes decoded as it writes them): run it with pipes. */
+  "use-pipes": [{ do: "run it with pipes to have its bytes decoded as given", way: "pipes" }],
 } as const satisfies Record<string, readonly Step[]>;
 
 /** What a hint advises; see {@link hintSteps}. */

@@ -32,6 +32,8 @@ const WAYS: Record<Way, (path: string) => string> = {
   "wait-command": () => "GET /api/commands until some have ended",
   // The API starts no commands: only an MCP client of this server can end them.
   terminate: () => "over MCP: the API starts none",
+  // The API starts terminals only: pipes are run_command's, over MCP.
+  pipes: () => "over MCP: the API starts terminals only",
 };
 
 /** See the module documentation. */

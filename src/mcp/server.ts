@@ -91,6 +91,7 @@ export function createMcpServer(
   let checker: Promise<typeof import("../validation.ts")> | undefined;
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await ready()).listed }));
   const received = new WeakMap<object, unknown>();
+  const answered = watchAnswers(server);
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name } = request.params;
     // The arguments as they arrived: the SDK's parse silently drops a `__proto__` key, which
@@ -108,7 +109,7 @@ export function createMcpServer(
       return failure(`Invalid arguments for ${name}: ${problems.join("; ")}`);
     }
     try {
-      const result = await tool.handler(args, toolContext(server, extra));
+      const result = await tool.handler(args, toolContext(server, extra, answered(extra)));
       return {
         content: [{ type: "text", text: JSON.stringify(result) }],
         structuredContent: result,
@@ -210,13 +211,56 @@ function explain(tool: ToolDefinition, error: unknown, audience: Audience): stri
   return `${name} failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 
+/** A request's id, as the SDK's protocol layer has it. */
+type RequestId = RequestHandlerExtra<ServerRequest, ServerNotification>["requestId"];
+
+/**
+ * Keeps each tool call's promise that settles once its answer is handed to the transport (the
+ * wire's order from there on), or once none will be (the call was cancelled): see
+ * ToolContext.answered. The transport's `send` is watched from its connection on.
+ */
+function watchAnswers(
+  server: Server,
+): (extra: RequestHandlerExtra<ServerRequest, ServerNotification>) => Promise<void> {
+  const waiting = new Map<RequestId, (() => void)[]>();
+  const settle = (id: RequestId) => {
+    const resolvers = waiting.get(id);
+    waiting.delete(id);
+    for (const resolve of resolvers ?? []) resolve();
+  };
+  const connect = server.connect.bind(server);
+  server.connect = (transport) => {
+    const send = transport.send.bind(transport);
+    transport.send = async (message, options) => {
+      try {
+        await send(message, options);
+      } finally {
+        if ("id" in message && ("result" in message || "error" in message)) {
+          settle(message.id as RequestId);
+        }
+      }
+    };
+    return connect(transport);
+  };
+  return (extra) => {
+    if (extra.signal.aborted) return Promise.resolve();
+    const { promise, resolve } = Promise.withResolvers<void>();
+    waiting.set(extra.requestId, [...waiting.get(extra.requestId) ?? [], resolve]);
+    // The SDK sends no answer to a cancelled call.
+    extra.signal.addEventListener("abort", () => settle(extra.requestId), { once: true });
+    return promise;
+  };
+}
+
 function toolContext(
   server: Server,
   extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  answered: Promise<void>,
 ): ToolContext {
   const progressToken = extra._meta?.progressToken;
   return {
     signal: extra.signal,
+    answered,
     progress: async (progress, total, message) => {
       if (progressToken === undefined) return;
       await extra.sendNotification({

@@ -91,6 +91,17 @@ class Batch {
   readonly waiting = new Set<string | number>();
   readonly #answers: Uint8Array[] = [];
   #bytes = 0;
+  readonly #queued = Promise.withResolvers<void>();
+
+  /** Settles once the batch's line is queued (see StdioTransport.send). */
+  get queued(): Promise<void> {
+    return this.#queued.promise;
+  }
+
+  /** Notes the batch's line queued. */
+  markQueued(): void {
+    this.#queued.resolve();
+  }
 
   get answered(): boolean {
     return this.#answers.length > 0;
@@ -211,7 +222,8 @@ export class StdioTransport implements Transport {
 
   /**
    * Queues a message; waits only while more than {@link HIGH_WATER_BYTES} are queued. An answer to
-   * a request that came in a batch waits for the batch's other answers, and goes with them.
+   * a request that came in a batch waits for the batch's other answers, and goes with them: it
+   * settles once they are queued, so that what is sent after it goes out after it.
    */
   async send(message: JSONRPCMessage): Promise<void> {
     const id = "id" in message && !("method" in message) ? message.id : undefined;
@@ -229,11 +241,18 @@ export class StdioTransport implements Transport {
     if (id !== undefined && this.#unanswered.delete(id) && this.#unanswered.size === 0) {
       for (const resolve of this.#allAnswered.splice(0)) resolve();
     }
-    if (batch && batch.waiting.size > 0) return;
-    await this.#queueLine({
-      bytes: batch ? batch.line() : encoder.encode(serializeMessage(message)),
-      answer: batch !== undefined || id !== undefined,
-    });
+    if (batch && batch.waiting.size > 0) return batch.queued;
+    await (batch ? this.#queueBatch(batch) : this.#queueLine({
+      bytes: encoder.encode(serializeMessage(message)),
+      answer: id !== undefined,
+    }));
+  }
+
+  /** Queues a batch's answers, as one line (see {@link send}). */
+  #queueBatch(batch: Batch): Promise<void> {
+    const queued = this.#queueLine({ bytes: batch.line(), answer: true });
+    batch.markQueued();
+    return queued;
   }
 
   /** Queues a line of output (see {@link send}). */
@@ -455,7 +474,7 @@ export class StdioTransport implements Transport {
       batch.waiting.delete(id);
       // A batch whose every request was cancelled gets no answer (JSON-RPC sends no `[]`).
       if (batch.waiting.size === 0 && batch.answered) {
-        void this.#queueLine({ bytes: batch.line(), answer: true });
+        void this.#queueBatch(batch);
       }
     }
     if (this.#unanswered.delete(id) && this.#unanswered.size === 0) {
@@ -498,7 +517,7 @@ export class StdioTransport implements Transport {
       }
     }
     if (batch.waiting.size === 0 && batch.answered) {
-      void this.#queueLine({ bytes: batch.line(), answer: true });
+      void this.#queueBatch(batch);
     }
     // Their ids were looked at above, and are this batch's now.
     for (const message of messages) this.#hand(message, true);

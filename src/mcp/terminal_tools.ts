@@ -121,12 +121,6 @@ function exitField(terminal: Terminal): { exitStatus?: ExitStatus } {
 }
 
 /**
- * The terminal tools' names for the engine's keys, where they differ: their arguments are the
- * engine's own; `usePty` is a choice only run_command has (a terminal is always one).
- */
-const FIELD_NAMES = { usePty: "run_command's use_pty" };
-
-/**
  * The terminal tools over a terminal service; `via` names the front end in the audit log. The
  * service is asked for by each call, so that the tools can be listed before it is loaded.
  */
@@ -490,5 +484,5 @@ export function terminalTools(
         return { terminalId: args.terminalId, cols: args.cols, rows: args.rows };
       },
     }),
-  ].map((tool) => ({ ...tool, fieldNames: FIELD_NAMES }));
+  ];
 }

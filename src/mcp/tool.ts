@@ -30,6 +30,11 @@ export interface ToolContext {
   progress(progress: number, total?: number, message?: string): Promise<void>;
   /** Sends a log message notification to this client (MCP logging). */
   log(params: LoggingMessageNotification["params"]): Promise<void>;
+  /**
+   * Settles once this call's answer is handed to the transport, or once none will be sent
+   * (cancelled): what is sent after it goes out after the answer.
+   */
+  answered: Promise<void>;
 }
 
 /** A tool. */

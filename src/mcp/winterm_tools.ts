@@ -395,23 +395,31 @@ function notFound(token: string): QueryOutput {
   };
 }
 
-/** Pushes a command's output to the client as MCP log notifications, a few times a second. */
-function streamOutput(command: Command, context: ToolContext): void {
+/**
+ * Pushes a command's output to the client as MCP log notifications, a few times a second, then
+ * its exit: each after the one before, and after the call's answer where that could contradict
+ * them. A call that `waits` has its output pushed meanwhile; one that does not answers
+ * "submitted" before any (a fast command's exit came before it); the exit always follows the
+ * answer (which says running, or the same end).
+ */
+function streamOutput(command: Command, context: ToolContext, waits: boolean): void {
   const logger = `winterm:${command.token}`;
+  let sent: Promise<unknown> = waits ? Promise.resolve() : context.answered;
+  const notify = (data: Record<string, unknown>, after: Promise<unknown> = sent) => {
+    sent = after.then(() => void context.log({ level: "info", logger, data }));
+  };
   command.follow(
-    (stream, text) =>
-      context.log({ level: "info", logger, data: { token: command.token, stream, text } }),
+    (stream, text) => notify({ token: command.token, stream, text }),
     () =>
-      context.log({
-        level: "info",
-        logger,
-        data: {
+      notify(
+        {
           token: command.token,
           event: "exit",
           status: command.status,
           exit_code: command.exitCode,
         },
-      }),
+        Promise.all([sent, context.answered]),
+      ),
   );
 }
 
@@ -482,7 +490,7 @@ export function wintermTools(
         }
         context.signal.addEventListener("abort", abandon, { once: true });
         try {
-          if (args.enable_streaming) streamOutput(command, context);
+          if (args.enable_streaming) streamOutput(command, context, Boolean(args.wait_ms));
           const started = {
             token: command.token,
             message: bufferClamped

@@ -28,6 +28,8 @@ const WAYS: Record<Way, string> = {
   release: "terminal_release",
   "wait-command": "query_command_status with wait_ms",
   terminate: "terminate_command",
+  // Only run_command starts a program with pipes: a terminal is always a terminal.
+  pipes: "run_command with use_pty: false",
 };
 
 /** The MCP wording for a tool whose argument names differ from the engine's by `fieldNames`. */

@@ -152,9 +152,10 @@ withHttp("REST: every endpoint, in the documented shapes", async (server) => {
   const ended = (await request(server, "POST", "/api/terminals", {
     body: { command: "sh", args: ["-c", "exit 3"] },
   })).json.data.terminalId;
-  let endedStats = { running: true, lastExitCode: null };
+  // Its state says it exited (`running` is null for a program: no shell reports what runs).
+  let endedStats = { state: "running", lastExitCode: null };
   ok(
-    await eventually(() => !endedStats.running, undefined, async () => {
+    await eventually(() => endedStats.state === "exited", undefined, async () => {
       endedStats = (await request(server, "GET", `/api/terminals/${ended}/stats`)).json.data;
     }),
     "the program did not exit",
@@ -188,6 +189,43 @@ withHttp("REST: every endpoint, in the documented shapes", async (server) => {
   });
   assertEquals([late.status, late.json.error.code], [409, "TERMINAL_INACTIVE"]);
 });
+
+withHttp(
+  "REST: maxLines bounds a summary's lines; a program that exited 0 says so",
+  async (server) => {
+    const { terminalId } = (await request(server, "POST", "/api/terminals", {
+      body: { command: "seq", args: ["1", "10"] },
+    })).json.data;
+    let stats = { state: "running", lastExitCode: null };
+    ok(
+      await eventually(() => stats.state === "exited", undefined, async () => {
+        stats = (await request(server, "GET", `/api/terminals/${terminalId}/stats`)).json.data;
+      }),
+      "the program did not exit",
+    );
+    // Its own exit code, 0 (issue 39: null).
+    assertEquals(stats.lastExitCode, 0);
+    // Issue 39: mode=full&maxLines=3 without since answered 4 lines and the marker.
+    const read = (await request(
+      server,
+      "GET",
+      `/api/terminals/${terminalId}/output?mode=full&maxLines=3`,
+    )).json.data;
+    assertEquals(
+      read.output,
+      "1\n... [7 lines, 21 bytes omitted; read them with since=1] ...\n9\n10\n",
+    );
+    assertEquals([read.stats.linesShown, read.stats.linesOmitted], [3, 7]);
+    // A page (with since) is maxLines lines, and no marker.
+    const page = (await request(
+      server,
+      "GET",
+      `/api/terminals/${terminalId}/output?since=2&maxLines=3`,
+    )).json.data;
+    assertEquals([page.output, page.nextReadFrom, page.hasMore], ["3\n4\n5\n", 5, true]);
+    await request(server, "DELETE", `/api/terminals/${terminalId}`);
+  },
+);
 
 withHttp("REST refuses what it should, with the right status and code", async (server) => {
   const cases: [string, string, Parameters<typeof request>[3], number, string, RegExp?][] = [
@@ -264,6 +302,15 @@ withHttp("REST refuses what it should, with the right status and code", async (s
       400,
       "INVALID_INPUT",
       /does not exist/,
+    ],
+    // A program with its arguments runs with no shell: a shell given was silently ignored.
+    [
+      "POST",
+      "/api/terminals",
+      { body: { command: "ls", args: ["-l"], shell: "bash" } },
+      400,
+      "INVALID_INPUT",
+      /shell cannot apply: command with args runs that program itself, with no shell; drop shell, or give command alone/,
     ],
     ["GET", "/api/terminals/term_nope/output", {}, 404, "TERMINAL_NOT_FOUND"],
     [

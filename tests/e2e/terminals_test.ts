@@ -289,6 +289,30 @@ withServer("head-tail and since arithmetic against known line counts", async (mc
     995,
     true,
   ]);
+  // A summary (full, no since) shows maxLines lines in all, the odd one at the end, the marker
+  // between them not counted (an odd maxLines showed one more: 3 gave 4).
+  for (const maxLines of [1, 2, 3, 4, 7]) {
+    const summary = await mcp.callOk<Read>("terminal_read", { terminalId, maxLines });
+    const [head, tail] = [Math.floor(maxLines / 2), Math.ceil(maxLines / 2)];
+    const lines = (from: number, count: number) =>
+      Array.from({ length: count }, (_, i) => `${from + i}\n`).join("");
+    const skipped = Array.from({ length: 1000 - maxLines }, (_, i) => `${head + i + 1}\r\n`)
+      .join("").length;
+    assertEquals(
+      summary.output,
+      lines(1, head) +
+        `... [${
+          1000 - maxLines
+        } lines, ${skipped} bytes omitted; read them with since=${head}] ...\n` +
+        lines(1001 - tail, tail),
+      `maxLines ${maxLines}`,
+    );
+    assertEquals([summary.stats.linesShown, summary.stats.linesOmitted, summary.truncated], [
+      maxLines,
+      1000 - maxLines,
+      true,
+    ]);
+  }
   const page = await mcp.callOk<Read>("terminal_read", { terminalId, since: 100, maxLines: 10 });
   assertEquals(page.output, Array.from({ length: 10 }, (_, i) => `${101 + i}\n`).join(""));
   assertEquals([page.nextReadFrom, page.hasMore], [110, true]);
@@ -691,6 +715,12 @@ withServer("bad terminal input is refused clearly", async (mcp) => {
     ],
     ["terminal_create", { shell: "/no/such/shell" }, /'shell':.*not found/],
     ["terminal_create", { shell: "cmd" }, /'shell': no cmd shell found/],
+    // A program with its arguments runs with no shell: a shell given was silently ignored.
+    [
+      "terminal_create",
+      { command: "ls", args: ["-l"], shell: "bash" },
+      /^'shell': shell cannot apply: command with args runs that program itself, with no shell; drop shell, or give command alone, as a command line that shell runs$/,
+    ],
     ["terminal_create", { env: [{ name: "A=B", value: "x" }] }, /env/],
     ["terminal_kill", { terminalId, signal: "SIGFOO" }, /'signal' must be one of "SIGHUP"/],
   ];

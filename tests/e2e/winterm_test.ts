@@ -3,7 +3,9 @@
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { type Connection, serverTest, text } from "../helpers/mcp.ts";
+import { initializeRequest } from "../helpers/jsonrpc.ts";
 import { eventually, processesWith, tempDir, uniqueMarker } from "../helpers/process.ts";
+import { startRaw } from "../helpers/raw_server.ts";
 
 const posix = Deno.build.os !== "windows";
 const linux = Deno.build.os === "linux";
@@ -349,6 +351,86 @@ withServer("enable_streaming pushes output and the exit as log notifications", a
     m.text
   ).join("");
   assertEquals(streamed, "streamed-1\nstreamed-2\n");
+});
+
+Deno.test({
+  name:
+    "enable_streaming: each command's notices come after its answer where they must, the exit last",
+  ignore: !posix,
+  async fn() {
+    // A fast command's exit notice came before the answer that said "submitted" (12 in 100 over
+    // a pseudo-terminal). The order is the wire's: raw lines, no client library between.
+    const dir = tempDir("winterm order ");
+    const server = startRaw({ WINTERM_LOG_LEVEL: "warn" });
+    const run = (id: number, args: Record<string, unknown>) => ({
+      id,
+      method: "tools/call",
+      params: { name: "run_command", arguments: { enable_streaming: true, ...args } },
+    });
+    try {
+      await server.send(initializeRequest("order"));
+      await server.response(1);
+      await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      // Odd calls wait for the end (their output may come first, their exit after the answer),
+      // even ones do not (all after "submitted"), on a terminal and on pipes.
+      const calls = Array.from({ length: 100 }, (_, i) =>
+        run(100 + i, {
+          command: i % 4 < 2 ? "true" : `echo out-${i}`,
+          use_pty: i % 3 !== 0,
+          ...(i % 2 ? { wait_ms: 30_000 } : {}),
+        }));
+      for (const call of calls) await server.send({ jsonrpc: "2.0", ...call });
+      // In a batch, an answer goes with the others: a fast command's notices still follow it.
+      await server.send([
+        { jsonrpc: "2.0", ...run(300, { command: `echo fast; touch '${dir}/fast'` }) },
+        {
+          jsonrpc: "2.0",
+          ...run(301, {
+            command: `while [ ! -e '${dir}/fast' ]; do sleep 0.05; done; sleep 0.5`,
+            wait_ms: 30_000,
+          }),
+        },
+      ]);
+      const messages = () => server.lines.flatMap((text) => [JSON.parse(text)].flat());
+      const done = () => {
+        const all = messages();
+        const answers = all.filter((m) => m.id >= 100).length;
+        const exits = all.filter((m) => m.params?.data?.event === "exit").length;
+        return answers === 102 && exits === 102;
+      };
+      ok(await eventually(done, 60_000), `${messages().length} messages`);
+      const answerAt = new Map<string, number>();
+      const notices = new Map<string, { at: number; exit: boolean }[]>();
+      const waited = new Set<string>();
+      server.lines.forEach((text, at) => {
+        for (const m of [JSON.parse(text)].flat()) {
+          const token = m.result?.structuredContent?.token;
+          if (token) {
+            answerAt.set(token, at);
+            if (m.result.structuredContent.status !== "pending") waited.add(token);
+          }
+          const data = m.params?.data;
+          if (m.method === "notifications/message" && data?.token) {
+            notices.set(data.token, [...notices.get(data.token) ?? [], { at, exit: !!data.event }]);
+          }
+        }
+      });
+      assertEquals(answerAt.size, 102);
+      for (const [token, answer] of answerAt) {
+        const own = notices.get(token) ?? [];
+        const exit = own.findIndex((notice) => notice.exit);
+        ok(exit === own.length - 1, `${token}: the exit is not its last notice`);
+        ok(own[exit].at > answer, `${token}: exit at line ${own[exit].at}, answer at ${answer}`);
+        if (!waited.has(token)) {
+          ok(own.every((notice) => notice.at > answer), `${token}: a notice before "submitted"`);
+        }
+      }
+    } finally {
+      await server.closeStdin();
+      await server.process.status;
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
 });
 
 withServer("a long wait reports progress", async (mcp) => {

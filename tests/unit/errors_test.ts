@@ -6,8 +6,11 @@
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import fc from "fast-check";
 import { EngineError, HINT_CODES, renameField, type Wording } from "../../src/engine/errors.ts";
+import { terminalEncodingRefusal } from "../../src/engine/encoding.ts";
 import { mcpWording } from "../../src/mcp/wording.ts";
 import { REST_WORDING } from "../../src/http/wording.ts";
+import { terminalTools } from "../../src/mcp/terminal_tools.ts";
+import { wintermTools } from "../../src/mcp/winterm_tools.ts";
 
 const CODES = HINT_CODES;
 
@@ -40,19 +43,49 @@ Deno.test("a message's text is never reworded: only the fields it names and the 
 });
 
 Deno.test("every hint code advises steps in words that name no tool, and each front end words them", () => {
-  // What frees a slot when a limit is reached is about no one terminal.
-  const LIMITS: readonly string[] = ["release-some", "end-some"];
+  // What frees a slot when a limit is reached, and how to get pipes, are about no one terminal.
+  const NO_TERMINAL: readonly string[] = ["release-some", "end-some", "use-pipes"];
   for (const code of CODES) {
     const error = new EngineError("busy", "x", { hint: { code, terminalId: "t/1" } });
     const mcp = error.worded(mcpWording(), false);
     const rest = error.worded(REST_WORDING, false);
-    match(mcp, /(terminal|query_command|terminate_command)_?[a-z]*/, code);
+    match(mcp, /(terminal|query_command|terminate_command|run_command)_?[a-z]*/, code);
     ok(!/terminal_[a-z]+|ctrl_c|_command\b/.test(rest), rest);
     ok(!/\([^)]*\b(type|read|wait-prompt|interrupt|type-and-read)\)/.test(mcp), mcp);
-    if (LIMITS.includes(code)) continue;
+    if (NO_TERMINAL.includes(code)) continue;
     // The id in a path is encoded: whatever it holds, the endpoint is one path.
     match(rest, /\/api\/terminals\/t%2F1\//, code);
   }
+});
+
+Deno.test("the encoding a terminal cannot apply: the engine names no front end's field, each front end says how it gets pipes", () => {
+  // Issue 39: the engine named its own `usePty`, which terminal_create's client read as
+  // "run_command's use_pty" and REST's as `usePty`, a field the API does not have.
+  const refusal = terminalEncodingRefusal("cp437");
+  assertEquals(refusal.field, "encoding");
+  ok(refusal.words.every((word) => typeof word === "string"), JSON.stringify(refusal.words));
+  const unused = () => Promise.reject(new Error("not used"));
+  const tool = (tools: { name: string; fieldNames?: Record<string, string> }[], name: string) =>
+    mcpWording(tools.find((tool) => tool.name === name)!.fieldNames);
+  const said = {
+    run_command: refusal.worded(tool(wintermTools(unused, "mcp-stdio"), "run_command"), false),
+    terminal_create: refusal.worded(
+      tool(terminalTools(unused, "mcp-stdio"), "terminal_create"),
+      false,
+    ),
+    rest: refusal.worded(REST_WORDING, false),
+  };
+  for (const text of Object.values(said)) {
+    match(
+      text,
+      /^'cp437' cannot apply here: .*: run it with pipes to have its bytes decoded as given \(/,
+    );
+    ok(!/usePty|run_command's/.test(text), text);
+  }
+  match(said.run_command, /\(run_command with use_pty: false\)$/);
+  match(said.terminal_create, /\(run_command with use_pty: false\)$/);
+  match(said.rest, /\(over MCP: the API starts terminals only\)$/);
+  ok(!/use_pty|run_command/.test(said.rest), said.rest);
 });
 
 Deno.test("a field path's first part is renamed, the rest kept", () => {

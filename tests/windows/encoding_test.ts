@@ -10,6 +10,7 @@ import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import iconv from "iconv-lite";
 import { runningUnderWine, systemCodePages } from "../../src/pty/mod.ts";
 import { type CommandQuery, type Connection, runToEnd, serverTest, text } from "../helpers/mcp.ts";
+import { request, startHttpServer } from "../helpers/http.ts";
 import { eventually, tempDir } from "../helpers/process.ts";
 import { nativeText, oemLabel } from "../helpers/windows.ts";
 
@@ -251,4 +252,26 @@ withServer("an encoding that cannot apply is refused, naming the field", async (
   });
   ok(pointless.isError);
   match(text(pointless), /only the cmd and powershell shells/);
+  // Each front end says how its client gets pipes (the engine named its own usePty to all).
+  match(text(pointless), /run it with pipes .*\(run_command with use_pty: false\)$/);
+  const onTerminal = await mcp.call("run_command", {
+    command: "deno",
+    executable: Deno.execPath(),
+    args: ["--version"],
+    shell_type: "executable",
+    encoding: "gbk",
+  });
+  ok(onTerminal.isError);
+  match(text(onTerminal), /^'encoding': .*\(run_command with use_pty: false\)$/);
+  const server = await startHttpServer();
+  try {
+    const rest = await request(server, "POST", "/api/terminals", {
+      body: { command: Deno.execPath(), args: ["--version"], encoding: "gbk" },
+    });
+    assertEquals([rest.status, rest.json.error.code], [400, "INVALID_INPUT"]);
+    match(rest.json.error.message, /\(over MCP: the API starts terminals only\)$/);
+    ok(!/use_?pty/i.test(rest.json.error.message), rest.json.error.message);
+  } finally {
+    await server.stop();
+  }
 });

@@ -485,15 +485,34 @@ const SHELL_NAMES: readonly string[] = [
 
 /**
  * Decides what a terminal runs: with `command` and arguments, that program with them (no shell:
- * exact arguments, and the program is what a policy judges); with `command` alone (no `args`,
- * or none in them, as ACP agents send a whole command line), that command line in the shell,
- * as Zed runs every ACP command; with neither, the shell itself, interactive.
+ * exact arguments, and the program is what a policy judges; a `shell` is refused, as it would
+ * run nothing); with `command` alone (no `args`, or none in them, as ACP agents send a whole
+ * command line), that command line in the shell, as Zed runs every ACP command; with neither,
+ * the shell itself, interactive.
  */
 export function buildTerminalInvocation(
   request: TerminalInvocationRequest,
   ctx: ShellContext,
 ): Invocation {
   if (request.command !== undefined && request.args?.length) {
+    if (request.shell !== undefined) {
+      throw new EngineError(
+        "invalid_input",
+        [
+          { field: "shell" },
+          " cannot apply: ",
+          { field: "command" },
+          " with ",
+          { field: "args" },
+          " runs that program itself, with no shell; drop ",
+          { field: "shell" },
+          ", or give ",
+          { field: "command" },
+          " alone, as a command line that shell runs",
+        ],
+        "shell",
+      );
+    }
     try {
       return buildInvocation({
         command: request.command,

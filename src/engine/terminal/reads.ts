@@ -120,7 +120,8 @@ export class Reads {
   /**
    * Reads output by line (see lines.ts) within the answer's budget; counts as activity. `full`
    * without `since` is the summary of what is kept: all of it if it fits, else its first and
-   * last lines with a marker between (`head-tail`); with `since` it pages (`hasMore`).
+   * last lines with a marker between (`head-tail`), `maxLines` of them in all (the marker is no
+   * line of the output); with `since` it pages (`hasMore`).
    */
   read(request: TerminalReadRequest): TerminalRead {
     return atOnce(this.readSteps(request));
@@ -145,12 +146,13 @@ export class Reads {
     const options = { ...request, final: !this.session.running, budget: budget.value };
     let read = yield* output.readLines(options);
     if ((request.mode ?? "full") === "full" && request.since === undefined && read.hasMore) {
-      const half = Math.ceil((request.maxLines ?? 1000) / 2);
+      // An odd one goes to the end, where a terminal's latest is.
+      const lines = request.maxLines ?? 1000;
       read = yield* output.readLines({
         ...options,
         mode: "head-tail",
-        headLines: half,
-        tailLines: half,
+        headLines: Math.floor(lines / 2),
+        tailLines: Math.ceil(lines / 2),
       });
     }
     return {

@@ -279,7 +279,6 @@ export class StreamHub {
       ws.ping();
     }
   }
-
 }
 
 /** A one-shot command's stream: its kept output, then what arrives (read-only). */

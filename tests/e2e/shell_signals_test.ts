@@ -96,20 +96,25 @@ shellTest(
 
 shellTest(
   "zsh: part of a line typed while a command ran, whose echo comes late after the prompt: the run is refused, never appended to it",
-  async (mcp) => {
+  async (mcp, home) => {
     // The run looked 50 ms after the prompt for the line editor's echo of that text; a line
     // editor that got to it later (here zle-line-init takes half a second) had the run appended
     // to it: "echo partecho x" ran.
     let state = "";
     const terminalId = await open(mcp, "zsh");
     await run(mcp, terminalId, "true");
-    await mcp.callOk("terminal_write", { terminalId, input: "sleep 0.5; touch ~/slow-echo" });
+    // The command runs until the text is typed (a file says so: a sleep could end first).
+    await mcp.callOk("terminal_write", {
+      terminalId,
+      input: "until [[ -f ~/typed ]]; do sleep 0.05; done; touch ~/slow-echo",
+    });
     ok(
       await eventually(() => state === "running", 15_000, async () => {
         state = (await listed(mcp, terminalId)).state;
       }),
     );
     await mcp.callOk("terminal_write", { terminalId, input: "echo part", appendNewline: false });
+    Deno.writeTextFileSync(`${home}/typed`, "");
     await mcp.callOk("terminal_wait", { terminalId, prompt: true, timeoutMs: 15_000 });
     const held = await mcp.call("terminal_run", { terminalId, command: "echo x" });
     ok(held.isError, JSON.stringify(held.structuredContent));

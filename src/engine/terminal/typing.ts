@@ -67,6 +67,11 @@ export interface TypedInput {
    * output offset `readAt`.
    */
   beforePrompt?: { readAt?: number };
+  /**
+   * Typed while the terminal collected lines with its echo off (a password prompt): nothing
+   * shows it, so no output is its echo.
+   */
+  unechoed?: boolean;
 }
 
 /**
@@ -141,8 +146,9 @@ export class Typing {
       ? undefined
       : {};
     const end = session.output.end;
-    this.#lastInput = { offset: end, text, beforePrompt };
     const modes = child.inputModes();
+    const unechoed = modes !== undefined && modes.lineMode && !modes.echo;
+    this.#lastInput = { offset: end, text, beforePrompt, ...(unechoed ? { unechoed } : {}) };
     // Whether this wakes the reader blocked now: in raw mode any key does; in line mode the end
     // of a line, end of file, or a key that sends a signal.
     const wakes = text !== "" &&
@@ -156,7 +162,7 @@ export class Typing {
     // raw mode shows them itself); in raw mode while a command runs, the command takes them.
     const context = {
       readElsewhere,
-      unechoed: modes !== undefined && modes.lineMode && !modes.echo,
+      unechoed,
       rawProgram: modes !== undefined && !modes.lineMode && shell?.command !== undefined,
     };
     if (shell?.noteInput(text, end, context)) session.events.emit({ type: "state" });

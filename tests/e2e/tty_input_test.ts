@@ -1,5 +1,7 @@
 /**
- * Password prompts through the real server (Linux): what is typed at one is answered.
+ * Password prompts through the real server (Linux): each answer of `input` holds the prompt the
+ * program printed before it began to wait, every time, beside load; what is typed at one is
+ * answered.
  */
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { type Connection, serverTest } from "../helpers/mcp.ts";
@@ -37,5 +39,26 @@ ttyTest(
     });
     // It was taken for the echo of "1234", and the answer came back empty.
     assertEquals(done.output, "\nPIN 1234 taken\n");
+  },
+);
+
+ttyTest(
+  "input: every answer holds the prompt printed before the read, beside load (50 rounds)",
+  async (mcp) => {
+    // A terminal that floods keeps the server's reads and a CPU busy.
+    await create(mcp, "yes");
+    for (let round = 0; round < 50; round++) {
+      const terminalId = await create(
+        mcp,
+        `bash --norc -c 'read -s -p "Password ${round}: " x; echo "got $x"'`,
+      );
+      const asked = await waitInput(mcp, terminalId);
+      assertEquals(
+        [asked.condition, asked.output],
+        ["input", `Password ${round}: `],
+        `round ${round}`,
+      );
+      await mcp.callOk("terminal_release", { terminalId });
+    }
   },
 );

@@ -135,6 +135,11 @@ export class PosixChild extends ChildBase {
     return terminalReader(this.#master, this.terminal);
   }
 
+  /** PTY mode: the master's reader has read and handed on all it held (see FdReader.caughtUp). */
+  override outputDelivered(): boolean | undefined {
+    return this.#master === undefined ? undefined : this.readers[0].caughtUp();
+  }
+
   override inputModes(): InputModes | undefined {
     return this.#master === undefined || this.hasExited ? undefined : inputModes(this.#master);
   }

@@ -152,6 +152,11 @@ export abstract class ChildBase implements ChildProcess {
     return undefined;
   }
 
+  /** Where the platform cannot tell (see {@link ChildProcess.outputDelivered}). */
+  outputDelivered(): boolean | undefined {
+    return undefined;
+  }
+
   /** Nothing is refused here (see {@link ChildProcess.refusal}). */
   refusal(_data: Uint8Array): string | undefined {
     return undefined;

@@ -234,6 +234,14 @@ export interface ChildProcess {
    */
   terminalReader(): TerminalReader | null | undefined;
   /**
+   * Whether everything the program has written to the terminal so far has reached the
+   * {@link onData} listeners (PTY mode): false while some of it waits to be read, or is being
+   * read. Asked after {@link terminalReader} found a reader, true says that what the reader
+   * printed before it began to wait (its prompt) has arrived. Undefined where the platform
+   * cannot tell (pipe mode, Windows).
+   */
+  outputDelivered(): boolean | undefined;
+  /**
    * The terminal's input modes now (PTY mode), undefined where the platform cannot tell: pipe
    * mode, after the exit, Windows (a pseudoconsole's modes are its programs' console modes).
    */

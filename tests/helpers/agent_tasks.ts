@@ -202,6 +202,27 @@ export const AGENT_TASKS: AgentTask[] = [
     },
   },
   {
+    // getpass prints its prompt to /dev/tty and reads it there, not from stdin.
+    name: "a getpass prompt seen and answered",
+    calls: 3,
+    bytes: 2048,
+    linuxOnly: true,
+    async run(agent) {
+      const { terminalId } = await agent.call<{ terminalId: string }>("terminal_create", {
+        command: `python3 -c "import getpass; ` +
+          `print('signed in' if getpass.getpass() == 'hunter2' else 'wrong')"`,
+      });
+      const asked = await agent.call<Waited>("terminal_wait", { terminalId, input: true });
+      assertEquals([asked.condition, asked.output], ["input", "Password: "]);
+      const done = await agent.call<Waited>("terminal_write", {
+        terminalId,
+        input: "hunter2",
+        exit: true,
+      });
+      assertEquals([done.output, done.exitStatus?.exitCode], ["\nsigned in\n", 0]);
+    },
+  },
+  {
     name: "vim's screen, then quit",
     calls: 4,
     bytes: 6144,

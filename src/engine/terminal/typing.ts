@@ -67,6 +67,11 @@ export interface TypedInput {
    * output offset `readAt`.
    */
   beforePrompt?: { readAt?: number };
+  /**
+   * Typed while the terminal collected lines with its echo off (a password prompt): nothing
+   * shows it, so no output is its echo.
+   */
+  unechoed?: boolean;
 }
 
 /**
@@ -141,8 +146,9 @@ export class Typing {
       ? undefined
       : {};
     const end = session.output.end;
-    this.#lastInput = { offset: end, text, beforePrompt };
     const modes = child.inputModes();
+    const unechoed = modes !== undefined && modes.lineMode && !modes.echo;
+    this.#lastInput = { offset: end, text, beforePrompt, ...(unechoed ? { unechoed } : {}) };
     // Whether this wakes the reader blocked now: in raw mode any key does; in line mode the end
     // of a line, end of file, or a key that sends a signal.
     const wakes = text !== "" &&
@@ -156,7 +162,7 @@ export class Typing {
     // raw mode shows them itself); in raw mode while a command runs, the command takes them.
     const context = {
       readElsewhere,
-      unechoed: modes !== undefined && modes.lineMode && !modes.echo,
+      unechoed,
       rawProgram: modes !== undefined && !modes.lineMode && shell?.command !== undefined,
     };
     if (shell?.noteInput(text, end, context)) session.events.emit({ type: "state" });
@@ -171,14 +177,22 @@ export class Typing {
    * Whether the foreground program is blocked reading the terminal, and not merely still
    * blocked in the read that the last write is about to wake (the thread has not run since).
    * A write that does not wake it (part of a line, in line mode) leaves it waiting.
+   *
+   * Only once what it printed has arrived: it wrote its prompt before it began to wait, so once
+   * the reader is seen waiting, the prompt is in the output unless the terminal still holds
+   * some of what was written (asked after, never before, the reader was seen). Without this,
+   * `input` answered 1 to 54 ms after a start with the prompt not yet read, 3 times in 50 beside
+   * a busy CPU.
    */
   readingInput(): boolean {
-    const reader = this.session.child.terminalReader();
+    const child = this.session.child;
+    const reader = child.terminalReader();
     if (!reader) return false;
     const before = this.#lastWrite;
-    return !(
+    if (
       before?.wakes && before.reader && before.reader.tid === reader.tid &&
       before.reader.switches === reader.switches
-    );
+    ) return false;
+    return child.outputDelivered() !== false;
   }
 }

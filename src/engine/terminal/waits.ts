@@ -119,7 +119,8 @@ export class Waits {
       !this.integrationGone();
     return {
       from,
-      echo: output.echo(from, input.text),
+      // A line the shell reads at its next prompt is shown there by its line editor.
+      echo: input.unechoed && !before ? undefined : output.echo(from, input.text),
       ...(awaiting ? { awaitingPrompt: true } : {}),
     };
   }

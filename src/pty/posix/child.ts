@@ -18,7 +18,8 @@ import type { PosixReactor } from "./reactor.ts";
 import { decodeWaitStatus, signalNumber } from "./signals.ts";
 import { FdReader, FdWriter, SharedFd } from "./streams.ts";
 import { readProcFile } from "./procfs.ts";
-import { terminalReader } from "./terminal_reader.ts";
+import { type Terminal, terminalReader } from "./terminal_reader.ts";
+import { characterDevice } from "./devices.ts";
 import { signalTree, type TreeSelector } from "./tree.ts";
 
 /** How long output may keep arriving after the child was reaped before we stop waiting. */
@@ -42,6 +43,8 @@ export class PosixChild extends ChildBase {
   #master: number | undefined;
   /** Bytes written since the last line end: the start of the line a terminal is collecting. */
   #openLine = 0;
+  /** The terminal as its readers are told apart (see {@link terminalReader}). */
+  #terminal: Terminal | undefined;
 
   /**
    * `fds`: [master] in PTY mode; [stdin, stdout, stderr] in pipe mode. `registry`: the
@@ -132,7 +135,14 @@ export class PosixChild extends ChildBase {
   override terminalReader(): TerminalReader | null | undefined {
     if (!IS_LINUX || this.#master === undefined || this.terminal === undefined) return undefined;
     if (this.hasExited || this.readers[0].ended) return undefined;
-    return terminalReader(this.#master, this.terminal);
+    // Its device's number, looked up once: the same for the terminal's whole life.
+    this.#terminal ??= { path: this.terminal, device: characterDevice(this.terminal) };
+    return terminalReader(this.#master, this.#terminal);
+  }
+
+  /** PTY mode: the master's reader has read and handed on all it held (see FdReader.caughtUp). */
+  override outputDelivered(): boolean | undefined {
+    return this.#master === undefined ? undefined : this.readers[0].caughtUp();
   }
 
   override inputModes(): InputModes | undefined {

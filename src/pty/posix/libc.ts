@@ -130,6 +130,8 @@ const SYMBOLS = {
   pwrite: { parameters: ["i32", "buffer", "usize", "i64"], result: "isize" },
   pread: { parameters: ["i32", "buffer", "usize", "u64"], result: "isize" },
   tcgetpgrp: { parameters: ["i32"], result: "i32" },
+  // Linux (glibc 2.28+): a file's type and device numbers (see devices.ts).
+  statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32", optional: true },
   // Linux: prctl is variadic, but its arguments are plain integers in registers there.
   prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32", optional: true },
   // macOS: the process table (libproc).

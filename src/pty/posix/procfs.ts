@@ -146,6 +146,8 @@ export interface ProcessStat {
   ppid: number;
   pgrp: number;
   session: number;
+  /** Its controlling terminal's device number as the kernel encodes it (0: none; see devices.ts). */
+  tty: number;
   /** When the process started, in clock ticks since boot: with the pid, its identity. */
   startTicks: number;
 }
@@ -166,6 +168,7 @@ export function processStat(pid: number | "self"): ProcessStat | undefined {
     ppid: Number(fields[1]),
     pgrp: Number(fields[2]),
     session: Number(fields[3]),
+    tty: Number(fields[4]),
     startTicks: Number(fields[19]),
   };
 }

@@ -314,6 +314,24 @@ export class FdReader implements FdWatcher, OutputReader {
     this.stop();
   }
 
+  /**
+   * Whether every byte the fd has held so far was handed on: no read in flight on the pool,
+   * and none left unread (a poll that does not wait). A PTY master's poll also takes in what
+   * the terminal has not yet pushed to it: a write to the terminal reaches the master through
+   * a kernel worker, and FIONREAD, which does not wait for it, answered 0 in 18% of 20,000
+   * looks right after a write, where poll never missed.
+   */
+  caughtUp(): boolean {
+    if (this.#ended) return true;
+    if (this.#pooled) return false;
+    const fds = new Uint8Array(8);
+    const view = new DataView(fds.buffer);
+    view.setInt32(0, this.fd, true);
+    view.setInt16(4, POLLIN, true);
+    // A failed poll (a signal) proves nothing: not caught up, looked at again later.
+    return libc().poll_sync(fds, 1n, 0) === 0;
+  }
+
   stop(): void {
     if (this.#ended) return;
     this.#ended = true;

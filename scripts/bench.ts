@@ -23,6 +23,8 @@
  *   answer on the stream.
  * - the agent-task suite (tests/helpers/agent_tasks.ts): calls and bytes an agent reads per
  *   task, against each task's budget, in a table of its own.
+ * - what the tool list costs a client (tests/helpers/tool_list.ts): the bytes of `tools/list`
+ *   shown to a model and in all, against issue 39's goals, and per tool in a table of its own.
  * - HTTP under a pipelining flood without the token (connections that pipeline requests for
  *   the 614 KB script and read nothing): RSS during and after, the token-bearer's latency;
  *   270 SDK clients keeping their event streams: who is answered (Linux).
@@ -38,7 +40,7 @@
  *
  * `--only NAME,...` runs some of them (machine, throughput, echo, shell, startup, memory, terminals, http,
  * idle-crowd, loaded, flooded, screen-reads, large-answers, commands, trees, conpty, agent,
- * streams, pipelined, sdk-crowd, sandbox) and `--quick` shortens each;
+ * tool-list, streams, pipelined, sdk-crowd, sandbox) and `--quick` shortens each;
  * either prints the table without writing docs/benchmarks.md (a smoke run).
  *
  * @module
@@ -49,6 +51,7 @@ import nodePty from "@lydell/node-pty";
 import { type SandboxSpec, spawn } from "../src/pty/mod.ts";
 import { CommandService } from "../src/engine/command/mod.ts";
 import { Agent, AGENT_TASKS } from "../tests/helpers/agent_tasks.ts";
+import { measureToolList, TOOL_LIST_GOALS } from "../tests/helpers/tool_list.ts";
 import {
   Client,
   connect,
@@ -1395,6 +1398,34 @@ async function agentTasks(): Promise<void> {
   }
 }
 
+/** Per tool: the bytes of its entry in `tools/list` (one row each). */
+const toolListRows: string[] = [];
+
+/** What `tools/list` costs, as the README starts the server (the default set of tools). */
+async function toolList(rows: Row[]): Promise<void> {
+  const mcp = await connect();
+  try {
+    const cost = await measureToolList(mcp.client);
+    rows.push({
+      what:
+        `\`tools/list\` of the default set (${cost.tools.length} tools), as the README starts ` +
+        "the server: bytes of JSON shown to a model (each tool's name, description, inputSchema) " +
+        "/ the whole result (titles, annotations, outputSchemas too)",
+      figure: `${cost.modelVisible} / ${cost.whole} bytes`,
+      note: `goal: at most ${TOOL_LIST_GOALS.modelVisible} / ${TOOL_LIST_GOALS.whole}`,
+    });
+    for (const tool of cost.tools) {
+      toolListRows.push(
+        `| ${tool.name} | ${tool.modelVisible} | ${tool.description} | ${tool.outputSchema} | ` +
+          `${tool.whole} |`,
+      );
+    }
+    toolListRows.push(`| all | ${cost.modelVisible} | | | ${cost.whole} |`);
+  } finally {
+    await mcp.close();
+  }
+}
+
 /** A terminal's WebSocket stream: throughput to one client, and a write's answer on it. */
 async function streams(rows: Row[]): Promise<void> {
   const server = await startHttpServer();
@@ -1878,6 +1909,7 @@ const MEASUREMENTS: [string, string, (rows: Row[]) => Promise<void>][] = [
   ["trees", "process trees", processTrees],
   ["conpty", "ConPTY against a plain pipe (Windows, or the Wine test bed)", conpty],
   ["agent", "the agent-task suite", agentTasks],
+  ["tool-list", "the tool list's size", toolList],
   ["streams", "WebSocket streams", streams],
   ["concurrent-runs", "terminal_run in 300 terminals at once", concurrentRuns],
   ["pipelined", "HTTP under a pipelining flood", pipelinedFlood],
@@ -1924,6 +1956,20 @@ const lines = [
       "| task | calls (budget) | bytes read (budget) | wall time |",
       "|---|---|---|---|",
       ...agentRows,
+      "",
+    ]
+    : []),
+  ...(toolListRows.length
+    ? [
+      "## Tool list",
+      "",
+      "What `tools/list` costs a client, per tool: the bytes of JSON a model is shown (name,",
+      "description, inputSchema), of the description alone, of the outputSchema, and of the whole",
+      "entry (`all`: the whole result, which wraps the entries).",
+      "",
+      "| tool | shown to a model | description | outputSchema | whole entry |",
+      "|---|---|---|---|---|",
+      ...toolListRows,
       "",
     ]
     : []),

@@ -16,47 +16,40 @@
  */
 import { type SchemaOptions, type TLiteral, type TSchema, type TUnion, Type } from "./typebox.ts";
 import { SANDBOX_MODES } from "./engine/vocabulary.ts";
+import { NUL_FREE, unadvertised } from "./schema_marks.ts";
 
 /**
  * An argument or an environment value: text a C string can carry (no NUL), so a bad one is
  * refused naming its field rather than as a failure to start the program.
  */
-export const CString = Type.String({ maxLength: 32768, pattern: "^[^\\u0000]*$" });
+export const CString = Type.String({ maxLength: 32768, pattern: NUL_FREE });
 
 /** Environment variables to add or override: names without `=` or NUL. */
 export const Env = Type.Record(
   Type.String({ pattern: "^[^=\\u0000]+$" }),
   CString,
-  {
-    additionalProperties: false,
-    maxProperties: 500,
-    description: "Environment variables to set (they override the server's).",
-  },
+  { additionalProperties: false, maxProperties: 500 },
 );
 
 /** How a program's bytes are read and its input written (the `encoding` argument). */
 export const Encoding = Type.String({
   minLength: 1,
   maxLength: 40,
-  description: "The program's character encoding: utf-8, oem, ansi (Windows code pages), a " +
-    "code page number (936, 65001) or a label (gbk, big5, shift_jis, cp850, windows-1252). " +
-    "Default: followed (Windows pipes: UTF-8 where the bytes are UTF-8, else the console code " +
-    "page; terminals: UTF-8). A cmd or PowerShell shell is switched to it (chcp).",
+  description: "Default: detected. E.g. gbk, 936, oem.",
 });
 
 /** The opt-in past the WorstFit check (`allow_ansi_mismatch`, `allowAnsiMismatch`). */
 export const AllowAnsiMismatch = Type.Boolean({
   default: false,
-  description: "Windows: start even though the program path, an argument, the command or the " +
-    "working directory holds characters the system's ANSI code page cannot represent exactly " +
-    "(refused by default: a program that reads its command line as ANSI sees look-alikes, a " +
-    'fullwidth ＂ as ", the WorstFit argument injection). Only for programs known to read ' +
-    "Unicode.",
+  description: "Windows: run even if the ANSI code page alters the command line.",
 });
 
-/** An optional field that may also be `null` (which means the same as leaving it out). */
+/**
+ * An optional field that may also be `null` (which means the same as leaving it out, as ACP
+ * clients do): advertised without the `null`.
+ */
 export function nullable<T extends TSchema>(schema: T) {
-  return Type.Optional(Type.Union([schema, Type.Null()]));
+  return Type.Optional(Type.Union([schema, unadvertised(Type.Null())]));
 }
 
 /** `args` without its `null` fields (they mean "not given"), for handlers that expect none. */
@@ -77,9 +70,7 @@ export function literals<const T extends readonly string[]>(
 /** A call's sandbox (run_command, terminal_create, REST): it can only tighten the server's. */
 export const Sandbox = Type.Object({
   mode: Type.Optional(literals(SANDBOX_MODES, {
-    description: "off | workspace-write (writes only under the working directory, the temporary " +
-      "directory given to it (TMPDIR) and `writable`) | read-only (writes nowhere). Default: the " +
-      "server's mode, or workspace-write when the server's is off.",
+    description: "workspace-write: writes only in cwd, TMPDIR, writable.",
   })),
   network: Type.Optional(Type.Union([
     literals(["off", "on"] as const),
@@ -87,42 +78,20 @@ export const Sandbox = Type.Object({
       allow: Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
         minItems: 1,
         maxItems: 100,
-        description: "Hosts it may reach through the server's proxy (HTTP_PROXY is set): " +
-          "api.example.com, *.example.org, an IP address; each may end in :port.",
       }),
     }, { additionalProperties: false }),
-  ], {
-    description: "off (default: no network but unix sockets) | on | { allow: [hosts] }. At most " +
-      "what the server allows.",
-  })),
+  ], { description: "Default off; allow: hosts, via a proxy." })),
   writable: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), {
     maxItems: 64,
-    description: "Directories it may also write under (workspace-write): within the server's " +
-      "writable paths (WINTERM_SANDBOX_WRITABLE) when the server sandboxes.",
   })),
 }, {
   additionalProperties: false,
-  description: "Confine what runs (Linux: Landlock and seccomp; macOS: Seatbelt; refused on " +
-    "Windows): reads everywhere but credentials (~/.ssh, ~/.aws, ...), writes and network as " +
-    "given. The server's setting is the default and the most a call gets; a call can only " +
-    "tighten it. Answers say what applied (sandbox).",
+  description: "Confine it (Linux, macOS): credentials hidden, writes and network as given.",
 });
 
-/** What an answer says about a sandboxed process. */
-export const SandboxInfo = Type.Object({
-  mode: literals(["read-only", "workspace-write"] as const),
-  network: Type.Union([
-    literals(["off", "on"] as const),
-    Type.Object({ allow: Type.Array(Type.String()) }),
-  ]),
-  backend: Type.String({ description: "landlock+seccomp (Linux) or seatbelt (macOS)." }),
-  writable: Type.Optional(Type.Array(Type.String(), { description: "Where it may write." })),
-  unenforced: Type.Optional(Type.Array(Type.String(), {
-    description: "What this kernel cannot enforce.",
-  })),
-  refused: Type.Optional(Type.Array(
-    Type.Object({ host: Type.String(), port: Type.Integer(), reason: Type.String() }),
-    { description: "Connections its network proxy refused (the last 20)." },
-  )),
-  refusedCount: Type.Optional(Type.Integer()),
-}, { description: "The sandbox it runs in." });
+/**
+ * What an answer says about a sandboxed process (`mode`, `network`, `backend`, `writable`,
+ * `unenforced`, `refused`, `refusedCount`: docs/security.md), declared as an object only: it is
+ * in five tools' outputSchemas, where its fields cost 2.5 KB of every `tools/list`.
+ */
+export const SandboxInfo = Type.Object({});

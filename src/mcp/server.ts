@@ -44,6 +44,7 @@ import {
 } from "./sdk.ts";
 import type { ToolContext, ToolDefinition } from "./tool.ts";
 import { mcpWording } from "./wording.ts";
+import { wireSchema } from "./wire_schema.ts";
 
 const INSTRUCTIONS = "Real terminals for agents. One-shot commands: run_command with wait_ms " +
   "answers status, exit code and output in one call (output over 16 KiB shows its first and last " +
@@ -183,15 +184,14 @@ function zodIssues(error: unknown): string | undefined {
 }
 
 function describeTool(tool: ToolDefinition): Tool {
-  // JSON round trip: TypeBox's symbol keys must not reach the wire.
-  return JSON.parse(JSON.stringify({
+  return {
     name: tool.name,
     title: tool.title,
     description: tool.description,
-    inputSchema: tool.input,
-    outputSchema: tool.output,
-    annotations: { title: tool.title, ...tool.annotations },
-  }));
+    inputSchema: wireSchema(tool.input) as Tool["inputSchema"],
+    outputSchema: wireSchema(tool.output) as Tool["outputSchema"],
+    annotations: tool.annotations,
+  };
 }
 
 function failure(message: string): CallToolResult {

@@ -133,11 +133,8 @@ export function terminalTools(
       name: "terminal_create",
       title: "Open a terminal",
       description:
-        "Start a persistent terminal and return its id at once: an interactive shell (no command: " +
-        "then type with terminal_write, which can also wait for the answer), a command line run by the " +
-        "shell (command, as ACP's terminal/create), or a program with exact arguments (command + args). " +
-        "Pagers are off (PAGER, GIT_PAGER, ... are cat). terminal_release when done. sandbox confines " +
-        "it and all it starts (writes, network, credentials), within the server's sandbox.",
+        "Open a persistent terminal; returns its id. Without command: a shell for terminal_run or " +
+        "terminal_write. terminal_release when done.",
       input: CreateInput,
       output: TerminalInfo,
       annotations: {
@@ -174,13 +171,8 @@ export function terminalTools(
       name: "terminal_write",
       title: "Type into a terminal",
       description:
-        "Type text and/or press named keys (enter, tab, escape, backspace, up, down, left, right, home, " +
-        "end, pageup, pagedown, delete, f1-f12, ctrl_a-ctrl_z such as ctrl_c, ...). Enter follows the text " +
-        "unless appendNewline is false or keys are given. Type and see the answer in one call: add a wait " +
-        "(pattern, prompt, idleMs, exit or timeoutMs, as terminal_wait) and the answer has terminal_wait's fields " +
-        "too, the output starting after the echo of what was typed. bytesWritten is what the terminal " +
-        "took: input it does not take within WINTERM_WRITE_TIMEOUT_MS (10 s) fails, saying how much it " +
-        "took, and in line mode a line over 4095 bytes (1024 on macOS) is refused whole.",
+        "Type text and/or keys. Add a wait (pattern, prompt, idleMs, exit or timeoutMs, as " +
+        "terminal_wait) to get the answer in the same call.",
       input: WriteInput,
       output: WriteOutput,
       annotations: {
@@ -215,11 +207,8 @@ export function terminalTools(
       name: "terminal_read",
       title: "Read a terminal",
       description:
-        "Read output by line. Cheapest: mode tail with tailLines, or since = the previous answer's " +
-        "nextReadFrom for what is new. full (default) without since: everything kept if it fits maxBytes " +
-        "(16 KiB), else its first and last lines with a marker saying what was left out and from which " +
-        "line to read it; with since: a page (hasMore, nextReadFrom). Also head, head-tail, and screen: " +
-        "what a person would see now (vim, htop, progress displays). Cleaned of escape sequences unless raw.",
+        "Read output: mode tail, or since=nextReadFrom for what is new; screen: what a person sees. " +
+        "Over maxBytes: first and last lines and a marker.",
       input: ReadInput,
       output: ReadOutput,
       annotations: READ_ONLY,
@@ -237,12 +226,8 @@ export function terminalTools(
       name: "terminal_wait",
       title: "Wait for a terminal",
       description:
-        "Wait until the output matches a pattern, the shell is back at its prompt (prompt), the program " +
-        "is blocked reading the terminal (input: a question, a password prompt; Linux), the output goes " +
-        "idle for idleMs, or the program exits (the first wins), at most timeoutMs (default 30 s). Returns which happened, the output meanwhile (after the " +
-        "echo of the last write; at most maxBytes, first and last lines if more) and the match. Use instead " +
-        "of sleeping and polling; terminal_write takes the same arguments to type and wait in one call. " +
-        "Sends progress every 2 s; cancellable.",
+        "Wait for pattern, prompt, input, idleMs of quiet or the exit, whichever comes first: " +
+        "answers which, the output and the match. Instead of polling.",
       input: WaitInput,
       output: WaitOutput,
       annotations: READ_ONLY,
@@ -255,11 +240,8 @@ export function terminalTools(
       name: "terminal_run",
       title: "Run a command in a terminal's shell",
       description:
-        "Type one command line into a terminal's shell and wait until the shell is back at its " +
-        "prompt: answers only that command's output (not the echo, not the prompt), its exit " +
-        "code and the shell's cwd after it, known from the shell's own marks (no guessing). On " +
-        "timeout, what arrived; the command keeps running (terminal_wait with prompt finishes " +
-        "it). Needs a shell opened by terminal_create without command (shell integration).",
+        "Run one command line in a terminal's shell: answers its output, exitCode and cwd once the " +
+        "prompt returns.",
       input: RunInput,
       output: RunOutput,
       annotations: {
@@ -288,9 +270,7 @@ export function terminalTools(
     defineTool({
       name: "terminal_output",
       title: "Terminal output (ACP)",
-      description:
-        "ACP terminal/output: the output so far (cleaned unless raw), keeping only the newest " +
-        "outputByteLimit bytes if the terminal was created with one, and the exit status once it has exited.",
+      description: "ACP terminal/output: the output so far and the exit status.",
       input: Type.Object({
         terminalId: TerminalId,
         raw: nullable(Type.Boolean({ default: false })),
@@ -316,9 +296,8 @@ export function terminalTools(
       name: "terminal_wait_for_exit",
       title: "Wait for a terminal's exit (ACP)",
       description:
-        "ACP terminal/wait_for_exit: waits until the program exits and returns its exit code and " +
-        "signal. Gives up after timeoutMs (default 30 s) with an error saying it still runs: call " +
-        "again to wait on. Sends progress every 2 s.",
+        "ACP terminal/wait_for_exit: the exit status; past timeoutMs an error says it still runs " +
+        "(call again).",
       input: Type.Object({
         terminalId: TerminalId,
         timeoutMs: nullable(
@@ -353,9 +332,8 @@ export function terminalTools(
       name: "terminal_kill",
       title: "Kill a terminal's program (ACP)",
       description:
-        "ACP terminal/kill: ends the program and everything it started (SIGHUP, then SIGKILL after a " +
-        "grace period), or sends just the given signal. The terminal stays: its output and exit status remain " +
-        "readable until terminal_release.",
+        "ACP terminal/kill: end the program and all it started, or send signal; its output stays " +
+        "readable.",
       input: Type.Object(
         { terminalId: TerminalId, signal: nullable(literals(SIGNAL_NAMES)), ...AcpFields },
         {
@@ -404,9 +382,7 @@ export function terminalTools(
     defineTool({
       name: "terminal_release",
       title: "Release a terminal (ACP)",
-      description:
-        "ACP terminal/release: kills the program if it still runs and frees the terminal; its id is " +
-        "invalid afterwards.",
+      description: "ACP terminal/release: kill the program if it runs and free the terminal.",
       input: AcpIdOnly,
       output: Type.Object({
         terminalId: Type.String(),
@@ -427,8 +403,7 @@ export function terminalTools(
     defineTool({
       name: "terminal_list",
       title: "List terminals",
-      description: "Every open terminal: id, pid, command, state (prompt, running with the " +
-        "command and how long, input, exited), cwd, lastExitCode, created, lastActivity, status, size.",
+      description: "Every open terminal and what it is doing.",
       input: Type.Object({}, { additionalProperties: false }),
       output: Type.Object({ terminals: Type.Array(TerminalInfo), count: Type.Integer() }),
       annotations: READ_ONLY,
@@ -440,16 +415,14 @@ export function terminalTools(
     defineTool({
       name: "terminal_stats",
       title: "Terminal statistics",
-      description:
-        "Size of a terminal's output (lines and bytes ever written, lines kept, estimated tokens), " +
-        "and its state, cwd and lastExitCode.",
+      description: "A terminal's output size (lines, bytes, estimated tokens) and state.",
       input: IdOnly,
       output: Type.Object({
         terminalId: Type.String(),
         totalLines: Type.Integer(),
         totalBytes: Type.Integer(),
         estimatedTokens: Type.Integer(),
-        bufferSize: Type.Integer({ description: "Lines kept." }),
+        bufferSize: Type.Integer(),
         oldestLine: Type.Integer(),
         newestLine: Type.Integer(),
         isActive: Type.Boolean(),
@@ -461,8 +434,7 @@ export function terminalTools(
     defineTool({
       name: "terminal_resize",
       title: "Resize a terminal",
-      description:
-        "Change the terminal's size; the program gets SIGWINCH (on Windows, ConPTY resizes).",
+      description: "Resize a terminal (SIGWINCH).",
       input: Type.Object({
         terminalId: TerminalId,
         cols: Type.Integer({ minimum: 1, maximum: 1000 }),

@@ -31,14 +31,11 @@ import {
   Sandbox,
   SandboxInfo,
 } from "../schema.ts";
+import { sizeShown } from "../schema_marks.ts";
 import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
 
 const MIB = 1024 * 1024;
-const Token = Type.String({
-  minLength: 1,
-  maxLength: 100,
-  description: "The token run_command returned.",
-});
+const Token = Type.String({ minLength: 1, maxLength: 100 });
 
 /** How much of the output an answer shows, shared by run_command, query_command_status and friends. */
 const Shape = {
@@ -46,79 +43,40 @@ const Shape = {
     minimum: 1,
     maximum: 16 * MIB,
     default: 16 * 1024,
-    description: "Most bytes of output text in the answer (as JSON, both streams together). " +
-      "Output larger than this is shown as its first and last lines with a marker between " +
-      "saying how many lines and bytes were left out and the *_offset to read them from. At " +
-      "most the server's WINTERM_MAX_ANSWER_BYTES (2 MiB): a larger value is lowered, and the " +
-      "message says so.",
+    description: "Over it: first and last lines, a marker.",
   })),
-  tail_lines: Type.Optional(Type.Integer({
-    minimum: 0,
-    maximum: 100_000,
-    description: "Only the last this many lines of each stream (within max_bytes).",
-  })),
-  head_lines: Type.Optional(Type.Integer({
-    minimum: 0,
-    maximum: 100_000,
-    description: "Only the first this many lines (from the offset, if given). With tail_lines: " +
-      "both, a marker between.",
-  })),
-  raw: Type.Optional(Type.Boolean({
-    default: false,
-    description: "Keep escape sequences and carriage returns (default: cleaned text).",
-  })),
+  tail_lines: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000 })),
+  head_lines: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000 })),
+  raw: Type.Optional(Type.Boolean({ default: false, description: "Keep escape sequences." })),
 };
 
 const RunCommandInput = Type.Object({
-  command: Type.String({
+  command: sizeShown(Type.String({
     minLength: 1,
     maxLength: 1000,
-    description: "The command. With a shell type it is shell syntax (pipes, &&, redirections); " +
-      "with shell_type 'executable' it is split into program and arguments (quotes respected, no shell).",
-  }),
+    description: "Shell syntax, or with shell_type executable: a program and its arguments.",
+  })),
   executable: Type.Optional(Type.String({
     minLength: 1,
     maxLength: 4096,
-    description:
-      "With 'executable': the program to run (then args are its arguments). With a shell type: " +
-      "the path of that shell.",
+    description: "The program (shell_type executable) or the shell's path.",
   })),
-  args: Type.Optional(Type.Array(CString, {
-    maxItems: 1000,
-    description: "Arguments, passed as they are (shell_type 'executable' only).",
-  })),
-  shell_type: Type.Optional(literals(SHELL_TYPES, {
-    default: "default",
-    description:
-      "default: PowerShell on Windows, $SHELL or /bin/sh elsewhere. powershell, cmd (Windows), " +
-      "bash, sh, or executable (no shell).",
-  })),
+  args: Type.Optional(Type.Array(CString, { maxItems: 1000 })),
+  shell_type: Type.Optional(literals(SHELL_TYPES, { default: "default" })),
   timeout: Type.Optional(Type.Integer({
     minimum: 1,
     maximum: 3600,
     default: 30,
-    description: "Seconds before the command and everything it started are killed.",
+    description: "Seconds; then it and all it started are killed.",
   })),
-  working_directory: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 4096, description: "Working directory." }),
-  ),
-  enable_streaming: Type.Optional(Type.Boolean({
-    default: false,
-    description:
-      "Also push output as it arrives, as MCP log notifications (logger winterm:<token>).",
-  })),
-  use_pty: Type.Optional(Type.Boolean({
-    default: true,
-    description:
-      "Run on a pseudo-terminal (interactive programs, colours, Ctrl+C). false: pipes, with " +
-      "stderr kept apart from stdout.",
-  })),
+  working_directory: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+  enable_streaming: Type.Optional(Type.Boolean({ default: false })),
+  use_pty: Type.Optional(Type.Boolean({ default: true, description: "false: pipes." })),
   max_buffer_size: Type.Optional(Type.Integer({
     minimum: 1024,
     maximum: COMMAND_MAX_BYTES_CEILING,
     default: 10 * MIB,
-    description: "Bytes of output kept per stream; older output is dropped past it. At most " +
-      "the server's WINTERM_COMMAND_MAX_BYTES (a larger value is lowered, and the answer says so).",
+    description: "Bytes kept per stream.",
   })),
   env: Type.Optional(Env),
   encoding: Type.Optional(Encoding),
@@ -128,84 +86,50 @@ const RunCommandInput = Type.Object({
     minimum: 0,
     maximum: 600_000,
     default: 0,
-    description: "Wait up to this long for the command to finish and answer with everything " +
-      "query_command_status would (status, exit_code, stdout, stderr, ...): one call for a short " +
-      "command. Still running then: status running, the output so far, and the token to query " +
-      "later. 0 (default): answer at once with the token.",
+    description: "Wait up to this long for the end; then answer as query_command_status.",
   })),
   ...Shape,
 }, { additionalProperties: false });
 
 const QueryInput = Type.Object({
   token: Token,
-  stdout_offset: Type.Optional(Type.Integer({
-    minimum: 0,
-    description: "Page stdout from this byte offset: pass the previous answer's " +
-      "stdout_next_offset to get only what is new, or a marker's offset to read what it left out. " +
-      "Offsets count raw bytes as the program wrote them (a terminal writes \\r\\n for \\n), not " +
-      "characters of the cleaned text.",
-  })),
-  stderr_offset: Type.Optional(Type.Integer({ minimum: 0, description: "Likewise for stderr." })),
+  stdout_offset: Type.Optional(Type.Integer({ minimum: 0 })),
+  stderr_offset: Type.Optional(Type.Integer({ minimum: 0 })),
   wait_ms: Type.Optional(Type.Integer({
     minimum: 0,
     maximum: 600_000,
     default: 0,
-    description: "Wait up to this long for the command to finish before answering (progress is " +
-      "sent every 2 s). Saves polling.",
+    description: "Wait up to this long for the end.",
   })),
   ...Shape,
 }, { additionalProperties: false });
 
 const EnhancedQueryInput = Type.Object({
   token: Token,
-  since_timestamp: Type.Optional(Type.Number({
-    minimum: 0,
-    description:
-      "Only output that arrived after this time (ms since the epoch); pass the previous " +
-      "answer's last_output_timestamp.",
-  })),
+  since_timestamp: Type.Optional(Type.Number({ minimum: 0 })),
   max_bytes: Shape.max_bytes,
   raw: Shape.raw,
 }, { additionalProperties: false });
 
+const NullableInteger = Type.Union([Type.Integer(), Type.Null()]);
 const QueryFields = {
   token: Type.String(),
   status: literals(["pending", "running", "completed", "not_found", "terminated"] as const),
-  exit_code: Type.Union([Type.Integer(), Type.Null()], {
-    description: "-1 when terminated or timed out; null while running, when a signal ended it, " +
-      "or when it ended with an exit status nobody can tell (signal null too). Windows exit " +
-      "codes are unsigned (exit -1 is 4294967295).",
-  }),
-  signal: Type.Union([Type.String(), Type.Null()], {
-    description: "Signal that ended the process, if any.",
-  }),
+  exit_code: NullableInteger,
+  signal: Type.Union([Type.String(), Type.Null()]),
   stdout: Type.String(),
   stderr: Type.String(),
-  stdout_length: Type.Integer({
-    description: "Bytes of stdout the program wrote so far (raw: what offsets count; the text " +
-      "shown is cleaned, so its length differs).",
-  }),
+  stdout_length: Type.Integer(),
   stderr_length: Type.Integer(),
-  stdout_next_offset: Type.Integer({
-    description:
-      "Where the stdout shown ends (raw bytes): pass as stdout_offset for what comes next.",
-  }),
+  stdout_next_offset: Type.Integer(),
   stderr_next_offset: Type.Integer(),
-  stdout_truncated: Type.Boolean({
-    description: "This answer lacks some stdout: left out (a marker says what and where), past " +
-      "max_bytes (read on from stdout_next_offset), or dropped by the buffer limit.",
-  }),
+  stdout_truncated: Type.Boolean(),
   stderr_truncated: Type.Boolean(),
-  stdout_dropped_bytes: Type.Integer({
-    description: "Bytes asked for that the buffer had already dropped.",
-  }),
+  stdout_dropped_bytes: Type.Integer(),
   stderr_dropped_bytes: Type.Integer(),
-  execution_time: Type.Union([Type.Integer(), Type.Null()], { description: "Milliseconds." }),
+  execution_time: NullableInteger,
   timeout_occurred: Type.Boolean(),
-  last_output_timestamp: Type.Union([Type.Number(), Type.Null()], {
-    description: "Where the output shown ends (ms since the epoch): pass it as since_timestamp " +
-      "to enhanced_query_command_status to follow the command; nothing is missed.",
-  }),
+  last_output_timestamp: Type.Union([Type.Number(), Type.Null()]),
   message: Type.String(),
   sandbox: Type.Optional(SandboxInfo),
 };
@@ -214,14 +138,11 @@ type QueryOutput = Static<typeof QueryOutput>;
 
 const RunCommandOutput = Type.Object({
   token: Type.String(),
-  status: literals(["pending", "running", "completed", "terminated"] as const, {
-    description: "pending: started, not waited for (no wait_ms). running: wait_ms passed first. " +
-      "completed, terminated: ended within wait_ms (with everything query_command_status gives).",
-  }),
+  status: literals(["pending", "running", "completed", "terminated"] as const),
   message: Type.String(),
   pid: Type.Integer(),
-  command: Type.String({ description: "What runs, as a command line." }),
-  max_buffer_size: Type.Integer({ description: "Bytes kept per stream, as applied." }),
+  command: Type.String(),
+  max_buffer_size: Type.Integer(),
   sandbox: Type.Optional(SandboxInfo),
   ...Object.fromEntries(
     Object.entries(QueryFields)
@@ -232,19 +153,9 @@ const RunCommandOutput = Type.Object({
 
 const InputInput = Type.Object({
   token: Token,
-  input: Type.String({
-    maxLength: MIB,
-    description: "Text to send; control characters such as \\u0003 (Ctrl+C) pass as they are.",
-  }),
-  append_newline: Type.Optional(
-    Type.Boolean({ default: true, description: "Press Enter after the text." }),
-  ),
-  eof: Type.Optional(
-    Type.Boolean({
-      default: false,
-      description: "Then end the input (Ctrl+D on a terminal; closes the pipe otherwise).",
-    }),
-  ),
+  input: Type.String({ maxLength: MIB }),
+  append_newline: Type.Optional(Type.Boolean({ default: true })),
+  eof: Type.Optional(Type.Boolean({ default: false, description: "Then end the input." })),
 }, { additionalProperties: false });
 
 const Outcome = Type.Object({
@@ -450,13 +361,9 @@ export function wintermTools(
       name: "run_command",
       title: "Run a command",
       description:
-        "Run a command in a new pseudo-terminal (or with pipes). Cheapest: pass wait_ms (e.g. 30000) " +
-        "and get status, exit_code and output in this one answer; output over max_bytes (16 KiB) shows " +
-        "its first and last lines with a marker saying what was left out (tail_lines: just the end). " +
-        "Without wait_ms it returns the token at once: then query_command_status. The command and " +
-        "everything it starts are killed at the timeout (30 s). Pagers are off (PAGER, GIT_PAGER, ... " +
-        "are cat). For servers, REPLs and anything that must outlive one command: terminal_create. " +
-        "sandbox confines it (writes, network, credentials), within the server's sandbox.",
+        "Run a command. With wait_ms: status, exit_code and output in this one answer (tail_lines: " +
+        "just the end); without: a token for query_command_status. Shells, REPLs, servers: " +
+        "terminal_create.",
       input: RunCommandInput,
       output: RunCommandOutput,
       annotations: {
@@ -531,11 +438,8 @@ export function wintermTools(
       name: "query_command_status",
       title: "Query a command",
       description:
-        "Status, exit code and output of a command (wait_ms: wait for its end first). The output is " +
-        "cleaned of escape sequences (unless raw) and bounded by max_bytes (16 KiB): larger output shows " +
-        "its first and last lines with a marker saying how much was left out and the offset to read it " +
-        "from. Cheapest: tail_lines for just the end; stdout_offset = the previous stdout_next_offset for " +
-        "only what is new (a page: read on while stdout_truncated).",
+        "A command's status, exit code and output (wait_ms: after its end). stdout_offset = the " +
+        "previous stdout_next_offset: only what is new.",
       input: QueryInput,
       output: QueryOutput,
       annotations: {
@@ -568,8 +472,8 @@ export function wintermTools(
       name: "enhanced_query_command_status",
       title: "Query a command's new output",
       description:
-        "Like query_command_status, but returns only the output that arrived after since_timestamp " +
-        "(ms since the epoch). Pass the previous answer's last_output_timestamp to follow a running command.",
+        "A command's output since since_timestamp (the previous last_output_timestamp): follows " +
+        "it, missing nothing.",
       input: EnhancedQueryInput,
       output: QueryOutput,
       annotations: {
@@ -597,11 +501,8 @@ export function wintermTools(
       name: "send_command_input",
       title: "Send input to a command",
       description:
-        "Type text into a running command (answers to prompts, REPL lines). Enter is pressed after " +
-        "it unless append_newline is false. Send \\u0003 with append_newline false for Ctrl+C. " +
-        "Fails, saying how much was taken, if the command does not take the input within " +
-        "WINTERM_WRITE_TIMEOUT_MS (10 s); on a terminal in line mode, a line over 4095 bytes " +
-        "(1024 on macOS) is refused whole.",
+        "Type into a running command; Enter follows unless append_newline is false (\\u0003 without " +
+        "Enter: Ctrl+C).",
       input: InputInput,
       output: Outcome,
       annotations: {
@@ -624,9 +525,7 @@ export function wintermTools(
     defineTool({
       name: "terminate_command",
       title: "Terminate a command",
-      description:
-        "Stop a running command and every process it started (SIGTERM, then SIGKILL after a grace " +
-        "period; the job object on Windows). Its output stays queryable; status becomes terminated.",
+      description: "Stop a command and every process it started; its output stays readable.",
       input: Type.Object({ token: Token }, { additionalProperties: false }),
       output: Outcome,
       annotations: {
@@ -648,8 +547,7 @@ export function wintermTools(
     defineTool({
       name: "get_version",
       title: "Version and environment",
-      description:
-        "Server version, runtime, platform, the shells found, and the WINTERM_* settings.",
+      description: "Server version, platform, shells found and WINTERM_* settings.",
       input: Type.Object({}, { additionalProperties: false }),
       output: VersionOutput,
       annotations: {

@@ -20,10 +20,13 @@ const encoder = new TextEncoder();
 export class Agent {
   calls = 0;
   bytes = 0;
+  /** Every call made, as a model would have written it from the tool list. */
+  readonly sent: { name: string; args: Record<string, unknown> }[] = [];
   constructor(private readonly mcp: Connection) {}
 
   /** Calls a tool that must succeed; its answer's text counts as read. */
   async call<T = Record<string, unknown>>(name: string, args: Record<string, unknown>): Promise<T> {
+    this.sent.push({ name, args });
     const result = await this.mcp.call(name, args, 120_000);
     this.calls++;
     for (const block of result.content) {

@@ -79,6 +79,9 @@ export async function connect(
   });
   const client = new Client({ name: "winterm-tests", version: "1.0.0" });
   await client.connect(transport);
+  // Listed first, the tools' outputSchemas are what the SDK checks every structured answer
+  // against: an answer that does not match its tool's schema fails the call.
+  await client.listTools();
   const call = async (name: string, args: Record<string, unknown> = {}, timeoutMs = 60_000) =>
     await client.callTool({ name, arguments: args }, undefined, {
       timeout: timeoutMs,

@@ -15,7 +15,7 @@
  * @module
  */
 import { type SchemaOptions, type TLiteral, type TSchema, type TUnion, Type } from "./typebox.ts";
-import { SANDBOX_MODES } from "./engine/vocabulary.ts";
+import { MAX_CONTEXT_LINES, SANDBOX_MODES } from "./engine/vocabulary.ts";
 
 /**
  * An argument or an environment value: text a C string can carry (no NUL), so a bad one is
@@ -52,6 +52,21 @@ export const AllowAnsiMismatch = Type.Boolean({
     "(refused by default: a program that reads its command line as ANSI sees look-alikes, a " +
     'fullwidth ＂ as ", the WorstFit argument injection). Only for programs known to read ' +
     "Unicode.",
+});
+
+/** A search of the kept output (`grep`): the same patterns as waits, and their limit. */
+export const Grep = Type.String({
+  minLength: 1,
+  maxLength: 1000,
+  description: "Show only the lines matching this regex (RE2; (?i) ignores case), numbered, " +
+    "and count them.",
+});
+
+/** Lines shown around each match of a search (`context_lines`, `contextLines`). */
+export const ContextLines = Type.Integer({
+  minimum: 0,
+  maximum: MAX_CONTEXT_LINES,
+  description: "Lines shown around each grep match.",
 });
 
 /** An optional field that may also be `null` (which means the same as leaving it out). */

@@ -8,9 +8,11 @@ import { Type } from "../typebox.ts";
 import { KEY_NAMES, LINE_MODES } from "../engine/mod.ts";
 import {
   AllowAnsiMismatch,
+  ContextLines,
   CString,
   Encoding,
   Env,
+  Grep,
   literals,
   nullable,
   Sandbox,
@@ -227,6 +229,8 @@ export const ReadInput = Type.Object({
   maxLines: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 1000 })),
   raw: Type.Optional(Type.Boolean({ default: false, description: "Keep escape sequences." })),
   maxBytes: Type.Optional(MaxBytes),
+  grep: Type.Optional(Grep),
+  contextLines: Type.Optional(ContextLines),
 }, { additionalProperties: false });
 
 export const ReadOutput = Type.Object({
@@ -254,6 +258,7 @@ export const ReadOutput = Type.Object({
   })),
   notice: Type.Optional(Type.String({ description: "A limit the server applied to the request." })),
   exitStatus: Type.Optional(ExitStatusSchema),
+  matches: Type.Optional(Type.Integer({ description: "With grep: the lines that matched." })),
 });
 
 export const WaitInput = Type.Object({

@@ -7,7 +7,9 @@
  */
 import { type Static, Type } from "../typebox.ts";
 import {
+  agentPattern,
   type Command,
+  type CommandGrep,
   type CommandRead,
   type CommandReadRequest,
   type CommandService,
@@ -24,9 +26,11 @@ import { COMMAND_MAX_BYTES_CEILING } from "../config.ts";
 import { NAME, VERSION } from "../version.ts";
 import {
   AllowAnsiMismatch,
+  ContextLines,
   CString,
   Encoding,
   Env,
+  Grep,
   literals,
   Sandbox,
   SandboxInfo,
@@ -67,6 +71,12 @@ const Shape = {
     default: false,
     description: "Keep escape sequences and carriage returns (default: cleaned text).",
   })),
+};
+
+/** A search of the output instead of the output itself (see src/engine/output/grep.ts). */
+const Search = {
+  grep: Type.Optional(Grep),
+  context_lines: Type.Optional(ContextLines),
 };
 
 const RunCommandInput = Type.Object({
@@ -134,6 +144,7 @@ const RunCommandInput = Type.Object({
       "later. 0 (default): answer at once with the token.",
   })),
   ...Shape,
+  ...Search,
 }, { additionalProperties: false });
 
 const QueryInput = Type.Object({
@@ -154,6 +165,7 @@ const QueryInput = Type.Object({
       "sent every 2 s). Saves polling.",
   })),
   ...Shape,
+  ...Search,
 }, { additionalProperties: false });
 
 const EnhancedQueryInput = Type.Object({
@@ -166,6 +178,7 @@ const EnhancedQueryInput = Type.Object({
   })),
   max_bytes: Shape.max_bytes,
   raw: Shape.raw,
+  ...Search,
 }, { additionalProperties: false });
 
 const QueryFields = {
@@ -200,6 +213,11 @@ const QueryFields = {
     description: "Bytes asked for that the buffer had already dropped.",
   }),
   stderr_dropped_bytes: Type.Integer(),
+  stdout_matches: Type.Optional(Type.Integer({
+    description: "With grep: the lines that matched (stdout then shows them as " +
+      "line:offset:text, context as line-offset-text).",
+  })),
+  stderr_matches: Type.Optional(Type.Integer()),
   execution_time: Type.Union([Type.Integer(), Type.Null()], { description: "Milliseconds." }),
   timeout_occurred: Type.Boolean(),
   last_output_timestamp: Type.Union([Type.Number(), Type.Null()], {
@@ -317,6 +335,28 @@ function offsetHint(stream: string, offset: number): string {
   return `read them with ${stream}_offset=${offset}`;
 }
 
+/**
+ * The search a call asks for (`grep`, `context_lines`), compiled: a bad pattern, or
+ * `context_lines` without one, is refused before anything runs or waits.
+ */
+async function searchOf(
+  args: { grep?: string; context_lines?: number },
+): Promise<CommandGrep | undefined> {
+  if (args.grep === undefined) {
+    if (args.context_lines === undefined) return undefined;
+    throw new EngineError(
+      "invalid_input",
+      ["applies only with ", { field: "grep" }],
+      "contextLines",
+    );
+  }
+  return {
+    pattern: await agentPattern(args.grep, "", "grep"),
+    contextLines: args.context_lines,
+    resume: (stream, offset) => `search on with ${stream}_offset=${offset}`,
+  };
+}
+
 /** The shaping arguments of a query, as the engine takes them. */
 function shapeOf(args: Static<typeof QueryInput> | Static<typeof RunCommandInput>) {
   return {
@@ -364,6 +404,10 @@ function* report(command: Command, request: CommandReadRequest): Steps<QueryOutp
     stderr_truncated: stderr.truncated,
     stdout_dropped_bytes: stdout.dropped,
     stderr_dropped_bytes: stderr.dropped,
+    ...(stdout.matches === undefined ? {} : {
+      stdout_matches: stdout.matches,
+      stderr_matches: stderr.matches ?? 0,
+    }),
     execution_time: state.execution_time,
     timeout_occurred: state.timeout_occurred,
     last_output_timestamp: read.lastOutputTime,
@@ -426,6 +470,7 @@ const FIELD_NAMES = {
   maxBytes: "max_bytes",
   headLines: "head_lines",
   tailLines: "tail_lines",
+  contextLines: "context_lines",
   appendNewline: "append_newline",
 };
 
@@ -444,7 +489,8 @@ export function wintermTools(
       description:
         "Run a command in a new pseudo-terminal (or with pipes). Cheapest: pass wait_ms (e.g. 30000) " +
         "and get status, exit_code and output in this one answer; output over max_bytes (16 KiB) shows " +
-        "its first and last lines with a marker saying what was left out (tail_lines: just the end). " +
+        "its first and last lines with a marker saying what was left out (tail_lines: just the end; " +
+        "grep: just the lines that match). " +
         "Without wait_ms it returns the token at once: then query_command_status. The command and " +
         "everything it starts are killed at the timeout (30 s). Pagers are off (PAGER, GIT_PAGER, ... " +
         "are cat). For servers, REPLs and anything that must outlive one command: terminal_create. " +
@@ -458,7 +504,18 @@ export function wintermTools(
         openWorldHint: true,
       },
       handler: async (args, context) => {
-        const { command, bufferClamped } = await (await service()).run({
+        const grep = await searchOf(args);
+        if (grep && !args.wait_ms) {
+          throw new EngineError(
+            "invalid_input",
+            "needs wait_ms (without it the answer holds no output; query_command_status takes grep too)",
+            "grep",
+          );
+        }
+        const commands = await service();
+        const read = { ...shapeOf(args), grep };
+        commands.checkRead(read);
+        const { command, bufferClamped } = await commands.run({
           command: args.command,
           executable: args.executable,
           args: args.args,
@@ -502,10 +559,7 @@ export function wintermTools(
               "the command to finish",
             );
           }
-          const answer = await inAnswerSlices(
-            () => report(command, shapeOf(args)),
-            context.signal,
-          );
+          const answer = await inAnswerSlices(() => report(command, read), context.signal);
           return {
             ...answer,
             ...started,
@@ -526,7 +580,7 @@ export function wintermTools(
         "Status, exit code and output of a command (wait_ms: wait for its end first). The output is " +
         "cleaned of escape sequences (unless raw) and bounded by max_bytes (16 KiB): larger output shows " +
         "its first and last lines with a marker saying how much was left out and the offset to read it " +
-        "from. Cheapest: tail_lines for just the end; stdout_offset = the previous stdout_next_offset for " +
+        "from. Cheapest: tail_lines for just the end, grep for the lines that match; stdout_offset = the previous stdout_next_offset for " +
         "only what is new (a page: read on while stdout_truncated).",
       input: QueryInput,
       output: QueryOutput,
@@ -537,7 +591,14 @@ export function wintermTools(
         openWorldHint: false,
       },
       handler: async (args, context) => {
-        const command = (await service()).get(args.token);
+        const commands = await service();
+        const read = {
+          ...shapeOf(args),
+          offsets: { stdout: args.stdout_offset, stderr: args.stderr_offset },
+          grep: await searchOf(args),
+        };
+        commands.checkRead(read);
+        const command = commands.get(args.token);
         if (!command) return notFound(args.token);
         if (args.wait_ms && command.running) {
           await withProgress(
@@ -546,14 +607,7 @@ export function wintermTools(
             "the command to finish",
           );
         }
-        return inAnswerSlices(
-          () =>
-            report(command, {
-              ...shapeOf(args),
-              offsets: { stdout: args.stdout_offset, stderr: args.stderr_offset },
-            }),
-          context.signal,
-        );
+        return inAnswerSlices(() => report(command, read), context.signal);
       },
     }),
     defineTool({
@@ -571,18 +625,16 @@ export function wintermTools(
         openWorldHint: false,
       },
       handler: async (args, context) => {
+        const read = {
+          after: args.since_timestamp,
+          maxBytes: args.max_bytes,
+          raw: args.raw ?? false,
+          hint: offsetHint,
+          grep: await searchOf(args),
+        };
         const command = (await service()).get(args.token);
         if (!command) return notFound(args.token);
-        return inAnswerSlices(
-          () =>
-            report(command, {
-              after: args.since_timestamp,
-              maxBytes: args.max_bytes,
-              raw: args.raw ?? false,
-              hint: offsetHint,
-            }),
-          context.signal,
-        );
+        return inAnswerSlices(() => report(command, read), context.signal);
       },
     }),
     defineTool({

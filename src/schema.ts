@@ -58,15 +58,14 @@ export const AllowAnsiMismatch = Type.Boolean({
 export const Grep = Type.String({
   minLength: 1,
   maxLength: 1000,
-  description: "Show only the lines matching this regex (RE2; (?i) ignores case), numbered, " +
-    "and count them.",
+  description: "Only the lines matching this RE2 regex, numbered, and a count.",
 });
 
 /** Lines shown around each match of a search (`context_lines`, `contextLines`). */
 export const ContextLines = Type.Integer({
   minimum: 0,
   maximum: MAX_CONTEXT_LINES,
-  description: "Lines shown around each grep match.",
+  description: "Lines shown around each match.",
 });
 
 /** An optional field that may also be `null` (which means the same as leaving it out). */

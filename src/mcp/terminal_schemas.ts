@@ -258,7 +258,7 @@ export const ReadOutput = Type.Object({
   })),
   notice: Type.Optional(Type.String({ description: "A limit the server applied to the request." })),
   exitStatus: Type.Optional(ExitStatusSchema),
-  matches: Type.Optional(Type.Integer({ description: "With grep: the lines that matched." })),
+  matches: Type.Optional(Type.Integer({ description: "With grep: lines that matched." })),
 });
 
 export const WaitInput = Type.Object({

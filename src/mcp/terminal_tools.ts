@@ -233,8 +233,8 @@ export function terminalTools(
         "Read output by line. Cheapest: mode tail with tailLines, or since = the previous answer's " +
         "nextReadFrom for what is new. full (default) without since: everything kept if it fits maxBytes " +
         "(16 KiB), else its first and last lines with a marker saying what was left out and from which " +
-        "line to read it; with since: a page (hasMore, nextReadFrom). Also head, head-tail, grep (the lines " +
-        "that match), and screen: " +
+        "line to read it; with since: a page (hasMore, nextReadFrom). Also head, head-tail, grep (matching " +
+        "lines), and screen: " +
         "what a person would see now (vim, htop, progress displays). Cleaned of escape sequences unless raw.",
       input: ReadInput,
       output: ReadOutput,

@@ -213,10 +213,7 @@ const QueryFields = {
     description: "Bytes asked for that the buffer had already dropped.",
   }),
   stderr_dropped_bytes: Type.Integer(),
-  stdout_matches: Type.Optional(Type.Integer({
-    description: "With grep: the lines that matched (stdout then shows them as " +
-      "line:offset:text, context as line-offset-text).",
-  })),
+  stdout_matches: Type.Optional(Type.Integer({ description: "With grep: lines that matched." })),
   stderr_matches: Type.Optional(Type.Integer()),
   execution_time: Type.Union([Type.Integer(), Type.Null()], { description: "Milliseconds." }),
   timeout_occurred: Type.Boolean(),
@@ -490,7 +487,7 @@ export function wintermTools(
         "Run a command in a new pseudo-terminal (or with pipes). Cheapest: pass wait_ms (e.g. 30000) " +
         "and get status, exit_code and output in this one answer; output over max_bytes (16 KiB) shows " +
         "its first and last lines with a marker saying what was left out (tail_lines: just the end; " +
-        "grep: just the lines that match). " +
+        "grep: matching lines). " +
         "Without wait_ms it returns the token at once: then query_command_status. The command and " +
         "everything it starts are killed at the timeout (30 s). Pagers are off (PAGER, GIT_PAGER, ... " +
         "are cat). For servers, REPLs and anything that must outlive one command: terminal_create. " +
@@ -580,7 +577,7 @@ export function wintermTools(
         "Status, exit code and output of a command (wait_ms: wait for its end first). The output is " +
         "cleaned of escape sequences (unless raw) and bounded by max_bytes (16 KiB): larger output shows " +
         "its first and last lines with a marker saying how much was left out and the offset to read it " +
-        "from. Cheapest: tail_lines for just the end, grep for the lines that match; stdout_offset = the previous stdout_next_offset for " +
+        "from. Cheapest: tail_lines for just the end, grep for matching lines; stdout_offset = the previous stdout_next_offset for " +
         "only what is new (a page: read on while stdout_truncated).",
       input: QueryInput,
       output: QueryOutput,

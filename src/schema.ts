@@ -15,7 +15,7 @@
  * @module
  */
 import { type SchemaOptions, type TLiteral, type TSchema, type TUnion, Type } from "./typebox.ts";
-import { SANDBOX_MODES } from "./engine/vocabulary.ts";
+import { MAX_CONTEXT_LINES, SANDBOX_MODES } from "./engine/vocabulary.ts";
 import { NUL_FREE, unadvertised } from "./schema_marks.ts";
 
 /**
@@ -42,6 +42,20 @@ export const Encoding = Type.String({
 export const AllowAnsiMismatch = Type.Boolean({
   default: false,
   description: "Windows: run even if the ANSI code page alters the command line.",
+});
+
+/** A search of the kept output (`grep`): the same patterns as waits, and their limit. */
+export const Grep = Type.String({
+  minLength: 1,
+  maxLength: 1000,
+  description: "Only the lines matching this RE2 regex, numbered, and a count.",
+});
+
+/** Lines shown around each match of a search (`context_lines`, `contextLines`). */
+export const ContextLines = Type.Integer({
+  minimum: 0,
+  maximum: MAX_CONTEXT_LINES,
+  description: "Lines shown around each match.",
 });
 
 /**

@@ -19,6 +19,7 @@
  */
 import type { Groundwork } from "./groundwork.ts";
 import type { Engine, EngineOptions } from "./engine.ts";
+import type { Pattern } from "./output/patterns.ts";
 
 export type { Engine, EngineOptions } from "./engine.ts";
 export { type Groundwork, layGroundwork } from "./groundwork.ts";
@@ -62,6 +63,7 @@ export type {
 } from "./terminal/mod.ts";
 export type {
   Command,
+  CommandGrep,
   CommandRead,
   CommandReadRequest,
   CommandService,
@@ -71,6 +73,22 @@ export type {
 /** The pattern compiler (loads re2js on first use: not while the server is idle). */
 export function importPatterns(): Promise<typeof import("./output/patterns.ts")> {
   return import("./output/patterns.ts");
+}
+
+export type { Pattern };
+
+/**
+ * An agent's pattern, compiled (see output/patterns.ts: RE2 syntax, `flags` from `imsu`), the
+ * compiler loaded first; a bad one is refused naming `field`.
+ */
+export async function agentPattern(
+  source: string,
+  flags: string,
+  field: string,
+): Promise<Pattern> {
+  const { compilePattern, loadPatterns } = await importPatterns();
+  await loadPatterns();
+  return compilePattern(source, flags, field);
 }
 
 /** How the shells are found (loads the launching layer on first use). */

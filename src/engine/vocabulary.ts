@@ -20,3 +20,6 @@ export type LineMode = typeof LINE_MODES[number];
 export const SANDBOX_MODES = ["off", "workspace-write", "read-only"] as const;
 /** One of {@link SANDBOX_MODES}. */
 export type SandboxMode = typeof SANDBOX_MODES[number];
+
+/** Lines of context a search (grep) shows around each match, at most. */
+export const MAX_CONTEXT_LINES = 20;

@@ -7,7 +7,7 @@
  * | `POST /api/terminals` | create `{shell?, cwd?, env?, cols?, rows?}` (also `command`, `args`, `outputByteLimit`, `encoding`, `allowAnsiMismatch`) |
  * | `POST /api/terminals/:id/input` | type `{input}`; Enter is added unless it ends with a newline |
  * | `POST /api/terminals/:id/run` | run `{command, timeoutMs?, maxBytes?}` in the shell: output, exit code, cwd |
- * | `GET /api/terminals/:id/output` | read: `since`, `mode`, `headLines`, `tailLines`, `maxLines`, `maxBytes`, `raw` |
+ * | `GET /api/terminals/:id/output` | read: `since`, `mode`, `headLines`, `tailLines`, `maxLines`, `maxBytes`, `raw`, `grep`, `contextLines` |
  * | `GET /api/terminals/:id/stats` | statistics |
  * | `GET /api/terminals/:id/recording` | the recording, asciicast v2 (`application/x-asciicast`) |
  * | `GET /api/terminals` | list |
@@ -35,11 +35,13 @@
 import { type Static, Type } from "../typebox.ts";
 import { type Context, Hono } from "hono";
 import {
+  agentPattern,
   type Command,
   describeExit,
   type Engine,
   EngineError,
   type FrontEnd,
+  inAnswerSlices,
   inAnswerTurn,
   LINE_MODES,
   SIGNAL_NAMES,
@@ -47,7 +49,16 @@ import {
   type Terminal,
 } from "../engine/mod.ts";
 import { log } from "../log.ts";
-import { AllowAnsiMismatch, CString, Encoding, Env, literals, Sandbox } from "../schema.ts";
+import {
+  AllowAnsiMismatch,
+  ContextLines,
+  CString,
+  Encoding,
+  Env,
+  Grep,
+  literals,
+  Sandbox,
+} from "../schema.ts";
 import { validationErrors } from "../validation.ts";
 import { VERSION } from "../version.ts";
 import { REST_WORDING } from "./wording.ts";
@@ -126,6 +137,8 @@ const OutputQuery = Type.Object({
   maxLines: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
   maxBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 16 * 1024 * 1024 })),
   raw: Type.Optional(Type.Boolean()),
+  grep: Type.Optional(Grep),
+  contextLines: Type.Optional(ContextLines),
 }, { additionalProperties: false });
 
 /** A request that failed validation: 400 INVALID_INPUT with the problems. */
@@ -407,16 +420,27 @@ export class RestApi {
     signal: AbortSignal,
   ): Promise<Response> {
     const terminal = this.engine.terminals.get(id);
-    const { mode } = query;
-    const inTurn = (build: () => Response) =>
-      inAnswerTurn(build, signal).catch((error) => {
-        if (!signal.aborted) throw error;
-        log.debug("a REST read's client went away: it left the line", { id });
-        return restError(499, "INTERNAL_ERROR", "the client went away");
-      });
-    if (mode !== "screen") return inTurn(() => ok(terminal.read({ ...query, mode })));
+    const { mode, grep: source, contextLines, ...rest } = query;
+    if (source === undefined && contextLines !== undefined) {
+      throw new EngineError("invalid_input", "applies only with grep", "contextLines");
+    }
+    const grep = source === undefined
+      ? undefined
+      : { pattern: await agentPattern(source, "", "grep"), contextLines };
+    const request = { ...rest, grep };
+    const left = (error: unknown) => {
+      if (!signal.aborted) throw error;
+      log.debug("a REST read's client went away: it left the line", { id });
+      return restError(499, "INTERNAL_ERROR", "the client went away");
+    };
+    if (grep && mode !== "screen") {
+      return inAnswerSlices(() => terminal.readSteps({ ...request, mode }), signal)
+        .then(ok, left);
+    }
+    const inTurn = (build: () => Response) => inAnswerTurn(build, signal).catch(left);
+    if (mode !== "screen") return inTurn(() => ok(terminal.read({ ...request, mode })));
     const view = await terminal.renderScreen();
-    return inTurn(() => ok(terminal.screenRead(view, query)));
+    return inTurn(() => ok(terminal.screenRead(view, request)));
   }
 
   #stats(id: string): Response {

@@ -8,9 +8,11 @@ import { Type } from "../typebox.ts";
 import { KEY_NAMES, LINE_MODES } from "../engine/mod.ts";
 import {
   AllowAnsiMismatch,
+  ContextLines,
   CString,
   Encoding,
   Env,
+  Grep,
   literals,
   nullable,
   Sandbox,
@@ -166,6 +168,8 @@ export const ReadInput = Type.Object({
   maxLines: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 1000 })),
   raw: Type.Optional(Type.Boolean({ default: false })),
   maxBytes: Type.Optional(MaxBytes),
+  grep: Type.Optional(Grep),
+  contextLines: Type.Optional(ContextLines),
 }, { additionalProperties: false });
 
 export const ReadOutput = Type.Object({
@@ -190,6 +194,7 @@ export const ReadOutput = Type.Object({
   })),
   notice: Type.Optional(Type.String()),
   exitStatus: Type.Optional(ExitStatusSchema),
+  matches: Type.Optional(Type.Integer({ description: "With grep: lines that matched." })),
 });
 
 export const WaitInput = Type.Object({

@@ -8,11 +8,11 @@
  */
 import { type Static, Type } from "../typebox.ts";
 import {
+  agentPattern,
   describeExit,
   EngineError,
   type ExitStatus,
   type FrontEnd,
-  importPatterns,
   inAnswerSlices,
   inAnswerTurn,
   sandboxHint,
@@ -54,14 +54,10 @@ type WaitArgs = Pick<
  * The pattern engine loads with the first pattern.
  */
 async function waitCondition(args: WaitArgs, input?: boolean) {
-  let pattern;
-  if (args.pattern !== undefined) {
-    const { compilePattern, loadPatterns } = await importPatterns();
-    await loadPatterns();
-    pattern = compilePattern(args.pattern, args.flags ?? "", "pattern");
-  }
   return {
-    pattern,
+    pattern: args.pattern === undefined
+      ? undefined
+      : await agentPattern(args.pattern, args.flags ?? "", "pattern"),
     idleMs: args.idleMs,
     prompt: args.prompt,
     input,
@@ -114,6 +110,19 @@ async function waitAnswer(
     ...answer.exit,
     ...(activity ? { lastExitCode: activity.lastExitCode, cwd: activity.cwd } : {}),
   };
+}
+
+/** terminal_read's search, compiled: a bad pattern, or contextLines without one, is refused. */
+async function searchOf(args: Static<typeof ReadInput>) {
+  if (args.grep === undefined) {
+    if (args.contextLines === undefined) return undefined;
+    throw new EngineError(
+      "invalid_input",
+      ["applies only with ", { field: "grep" }],
+      "contextLines",
+    );
+  }
+  return { pattern: await agentPattern(args.grep, "", "grep"), contextLines: args.contextLines };
 }
 
 function exitField(terminal: Terminal): { exitStatus?: ExitStatus } {
@@ -207,19 +216,21 @@ export function terminalTools(
       name: "terminal_read",
       title: "Read a terminal",
       description:
-        "Read output: mode tail, or since=nextReadFrom for what is new; screen: what a person sees. " +
-        "Over maxBytes: first and last lines and a marker.",
+        "Read output: mode tail, or since=nextReadFrom for what is new; grep: matching lines; " +
+        "screen: what a person sees. Over maxBytes: first and last lines and a marker.",
       input: ReadInput,
       output: ReadOutput,
       annotations: READ_ONLY,
       handler: async (args, context) => {
+        const { grep: _grep, contextLines: _contextLines, ...rest } = args;
+        const request = { ...rest, grep: await searchOf(args) };
         const terminal = (await service()).get(args.terminalId);
         if (args.mode === "screen") {
           const view = await terminal.renderScreen();
-          return inAnswerTurn(() => terminal.screenRead(view, args), context.signal);
+          return inAnswerTurn(() => terminal.screenRead(view, request), context.signal);
         }
-        const request = { ...args, mode: args.mode ?? "full" };
-        return inAnswerSlices(() => terminal.readSteps(request), context.signal);
+        const read = { ...request, mode: args.mode ?? "full" };
+        return inAnswerSlices(() => terminal.readSteps(read), context.signal);
       },
     }),
     defineTool({

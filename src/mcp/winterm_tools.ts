@@ -7,7 +7,9 @@
  */
 import { type Static, Type } from "../typebox.ts";
 import {
+  agentPattern,
   type Command,
+  type CommandGrep,
   type CommandRead,
   type CommandReadRequest,
   type CommandService,
@@ -24,9 +26,11 @@ import { COMMAND_MAX_BYTES_CEILING } from "../config.ts";
 import { NAME, VERSION } from "../version.ts";
 import {
   AllowAnsiMismatch,
+  ContextLines,
   CString,
   Encoding,
   Env,
+  Grep,
   literals,
   Sandbox,
   SandboxInfo,
@@ -48,6 +52,12 @@ const Shape = {
   tail_lines: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000 })),
   head_lines: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000 })),
   raw: Type.Optional(Type.Boolean({ default: false, description: "Keep escape sequences." })),
+};
+
+/** A search of the output instead of the output itself (see src/engine/output/grep.ts). */
+const Search = {
+  grep: Type.Optional(Grep),
+  context_lines: Type.Optional(ContextLines),
 };
 
 const RunCommandInput = Type.Object({
@@ -89,6 +99,7 @@ const RunCommandInput = Type.Object({
     description: "Wait up to this long for the end; then answer as query_command_status.",
   })),
   ...Shape,
+  ...Search,
 }, { additionalProperties: false });
 
 const QueryInput = Type.Object({
@@ -102,6 +113,7 @@ const QueryInput = Type.Object({
     description: "Wait up to this long for the end.",
   })),
   ...Shape,
+  ...Search,
 }, { additionalProperties: false });
 
 const EnhancedQueryInput = Type.Object({
@@ -109,6 +121,7 @@ const EnhancedQueryInput = Type.Object({
   since_timestamp: Type.Optional(Type.Number({ minimum: 0 })),
   max_bytes: Shape.max_bytes,
   raw: Shape.raw,
+  ...Search,
 }, { additionalProperties: false });
 
 const NullableInteger = Type.Union([Type.Integer(), Type.Null()]);
@@ -127,6 +140,8 @@ const QueryFields = {
   stderr_truncated: Type.Boolean(),
   stdout_dropped_bytes: Type.Integer(),
   stderr_dropped_bytes: Type.Integer(),
+  stdout_matches: Type.Optional(Type.Integer()),
+  stderr_matches: Type.Optional(Type.Integer()),
   execution_time: NullableInteger,
   timeout_occurred: Type.Boolean(),
   last_output_timestamp: Type.Union([Type.Number(), Type.Null()]),
@@ -228,6 +243,28 @@ function offsetHint(stream: string, offset: number): string {
   return `read them with ${stream}_offset=${offset}`;
 }
 
+/**
+ * The search a call asks for (`grep`, `context_lines`), compiled: a bad pattern, or
+ * `context_lines` without one, is refused before anything runs or waits.
+ */
+async function searchOf(
+  args: { grep?: string; context_lines?: number },
+): Promise<CommandGrep | undefined> {
+  if (args.grep === undefined) {
+    if (args.context_lines === undefined) return undefined;
+    throw new EngineError(
+      "invalid_input",
+      ["applies only with ", { field: "grep" }],
+      "contextLines",
+    );
+  }
+  return {
+    pattern: await agentPattern(args.grep, "", "grep"),
+    contextLines: args.context_lines,
+    resume: (stream, offset) => `search on with ${stream}_offset=${offset}`,
+  };
+}
+
 /** The shaping arguments of a query, as the engine takes them. */
 function shapeOf(args: Static<typeof QueryInput> | Static<typeof RunCommandInput>) {
   return {
@@ -275,6 +312,10 @@ function* report(command: Command, request: CommandReadRequest): Steps<QueryOutp
     stderr_truncated: stderr.truncated,
     stdout_dropped_bytes: stdout.dropped,
     stderr_dropped_bytes: stderr.dropped,
+    ...(stdout.matches === undefined ? {} : {
+      stdout_matches: stdout.matches,
+      stderr_matches: stderr.matches ?? 0,
+    }),
     execution_time: state.execution_time,
     timeout_occurred: state.timeout_occurred,
     last_output_timestamp: read.lastOutputTime,
@@ -345,6 +386,7 @@ const FIELD_NAMES = {
   maxBytes: "max_bytes",
   headLines: "head_lines",
   tailLines: "tail_lines",
+  contextLines: "context_lines",
   appendNewline: "append_newline",
 };
 
@@ -362,8 +404,8 @@ export function wintermTools(
       title: "Run a command",
       description:
         "Run a command. With wait_ms: status, exit_code and output in this one answer (tail_lines: " +
-        "just the end); without: a token for query_command_status. Shells, REPLs, servers: " +
-        "terminal_create.",
+        "just the end; grep: matching lines); without: a token for query_command_status. Shells, " +
+        "REPLs, servers: terminal_create.",
       input: RunCommandInput,
       output: RunCommandOutput,
       annotations: {
@@ -373,7 +415,18 @@ export function wintermTools(
         openWorldHint: true,
       },
       handler: async (args, context) => {
-        const { command, bufferClamped } = await (await service()).run({
+        const grep = await searchOf(args);
+        if (grep && !args.wait_ms) {
+          throw new EngineError(
+            "invalid_input",
+            "needs wait_ms (without it the answer holds no output; query_command_status takes grep too)",
+            "grep",
+          );
+        }
+        const commands = await service();
+        const read = { ...shapeOf(args), grep };
+        commands.checkRead(read);
+        const { command, bufferClamped } = await commands.run({
           command: args.command,
           executable: args.executable,
           args: args.args,
@@ -417,10 +470,7 @@ export function wintermTools(
               "the command to finish",
             );
           }
-          const answer = await inAnswerSlices(
-            () => report(command, shapeOf(args)),
-            context.signal,
-          );
+          const answer = await inAnswerSlices(() => report(command, read), context.signal);
           return {
             ...answer,
             ...started,
@@ -438,8 +488,8 @@ export function wintermTools(
       name: "query_command_status",
       title: "Query a command",
       description:
-        "A command's status, exit code and output (wait_ms: after its end). stdout_offset = the " +
-        "previous stdout_next_offset: only what is new.",
+        "A command's status, exit code and output (wait_ms: after its end; grep: matching lines). " +
+        "stdout_offset = the previous stdout_next_offset: only what is new.",
       input: QueryInput,
       output: QueryOutput,
       annotations: {
@@ -449,7 +499,14 @@ export function wintermTools(
         openWorldHint: false,
       },
       handler: async (args, context) => {
-        const command = (await service()).get(args.token);
+        const commands = await service();
+        const read = {
+          ...shapeOf(args),
+          offsets: { stdout: args.stdout_offset, stderr: args.stderr_offset },
+          grep: await searchOf(args),
+        };
+        commands.checkRead(read);
+        const command = commands.get(args.token);
         if (!command) return notFound(args.token);
         if (args.wait_ms && command.running) {
           await withProgress(
@@ -458,14 +515,7 @@ export function wintermTools(
             "the command to finish",
           );
         }
-        return inAnswerSlices(
-          () =>
-            report(command, {
-              ...shapeOf(args),
-              offsets: { stdout: args.stdout_offset, stderr: args.stderr_offset },
-            }),
-          context.signal,
-        );
+        return inAnswerSlices(() => report(command, read), context.signal);
       },
     }),
     defineTool({
@@ -483,18 +533,16 @@ export function wintermTools(
         openWorldHint: false,
       },
       handler: async (args, context) => {
+        const read = {
+          after: args.since_timestamp,
+          maxBytes: args.max_bytes,
+          raw: args.raw ?? false,
+          hint: offsetHint,
+          grep: await searchOf(args),
+        };
         const command = (await service()).get(args.token);
         if (!command) return notFound(args.token);
-        return inAnswerSlices(
-          () =>
-            report(command, {
-              after: args.since_timestamp,
-              maxBytes: args.max_bytes,
-              raw: args.raw ?? false,
-              hint: offsetHint,
-            }),
-          context.signal,
-        );
+        return inAnswerSlices(() => report(command, read), context.signal);
       },
     }),
     defineTool({

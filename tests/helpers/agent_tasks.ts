@@ -407,6 +407,23 @@ export const AGENT_TASKS: AgentTask[] = [
       assertEquals([done.exit_code, done.stdout], [0, "apple\npear\n"]);
     },
   },
+  {
+    name: "the failing line of 20,000, found in one call",
+    calls: 1,
+    bytes: 4096,
+    async run(agent) {
+      // A test run: 20,000 results, one failing, and the runner exits 1 as runners do.
+      const done = await agent.call<Command & { stdout_matches: number }>("run_command", {
+        command: 'seq 1 20000 | awk \'{ if ($1 == 10007) print "FAIL test_" $1 ": expected 1 ' +
+          'got 2"; else print "ok   test_" $1 }\'; exit 1',
+        wait_ms: 60_000,
+        grep: "FAIL",
+        context_lines: 1,
+      });
+      assertEquals([done.exit_code, done.stdout_matches], [1, 1]);
+      match(done.stdout, /^10007:\d+:FAIL test_10007: expected 1 got 2$/m);
+    },
+  },
 ];
 
 /** Releases a terminal (one call). */

@@ -28,6 +28,7 @@ import {
 
 export type {
   CommandEvent,
+  CommandGrep,
   CommandRead,
   CommandReadRequest,
   CommandStreamRead,

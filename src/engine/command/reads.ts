@@ -11,6 +11,9 @@ import { TextFollower } from "../output/follow.ts";
 import type { RangeRead } from "../output/ranges.ts";
 import { DEFAULT_ANSWER_BYTES, jsonSizeSteps } from "../output/shape.ts";
 import { StreamOutput, type StreamView } from "../output/stream.ts";
+import { SearchClock } from "../output/grep.ts";
+import type { Pattern } from "../output/patterns.ts";
+import { EngineError } from "../errors.ts";
 import { atOnce, type Steps } from "../slices.ts";
 import type { ChildCodec } from "../encoding.ts";
 import { type Clamped, clampSize } from "../limits.ts";
@@ -43,14 +46,50 @@ export interface CommandReadRequest {
    * Default: "read them from offset N".
    */
   hint?: (stream: StreamName, offset: number) => string;
+  /**
+   * Instead of the output: the lines of each stream (from its offset, if given) that match a
+   * pattern (see output/grep.ts), numbered from 1 as the program wrote them, each with its byte
+   * offset. Not with `headLines` or `tailLines`.
+   */
+  grep?: CommandGrep;
+}
+
+/** A search of a command's output (see {@link CommandReadRequest.grep}). */
+export interface CommandGrep {
+  pattern: Pattern;
+  /** Lines shown before and after each match (0 to 20; default 0). */
+  contextLines?: number;
+  /**
+   * The marker's advice for searching on in `stream` from byte `offset`. Default: "search on
+   * from offset N".
+   */
+  resume?: (stream: StreamName, offset: number) => string;
+}
+
+/** Refuses a request whose parts do not go together: `grep` with `headLines` or `tailLines`. */
+export function checkReadRequest(request: CommandReadRequest): void {
+  for (const field of ["headLines", "tailLines"] as const) {
+    if (request.grep && request[field] !== undefined) {
+      throw new EngineError("invalid_input", [
+        "cannot be used with ",
+        { field: "grep" },
+        " (it shows the lines that match)",
+      ], field);
+    }
+  }
 }
 
 /** One stream's part of a {@link CommandRead}. */
 export interface CommandStreamRead extends RangeRead {
   /** Bytes the stream has had in all. */
   length: number;
-  /** Some of the requested output is not in `text`: dropped, left out, or past the budget. */
+  /**
+   * Some of the requested output is not in `text`: dropped, left out, or past the budget (with
+   * grep: a match not shown, or output not searched).
+   */
   truncated: boolean;
+  /** With grep: the lines that matched (shown or not). */
+  matches?: number;
 }
 
 /** Output of a command, both streams within one answer's size limit. */
@@ -134,6 +173,9 @@ export class CommandOutput {
     final: boolean,
   ): Steps<CommandRead> {
     const limit = this.answerBytes;
+    checkReadRequest(request);
+    // A search of both streams works for the time one search may.
+    const clock = request.grep ? new SearchClock() : undefined;
     // Only a size the client asked for is reported as lowered; the default just fits.
     const maxBytes = request.maxBytes === undefined
       ? { value: Math.min(DEFAULT_ANSWER_BYTES, limit), clamped: undefined }
@@ -153,7 +195,7 @@ export class CommandOutput {
     let used = 0;
     for (const stream of [small, large]) {
       budgets[stream] = stream === small ? Math.floor(maxBytes.value / 2) : maxBytes.value - used;
-      const options = { raw: request.raw, final, budget: budgets[stream] };
+      const options = { raw: request.raw, final, budget: budgets[stream], clock };
       reads[stream] = yield* this.#readStream(
         stream,
         output[stream],
@@ -170,7 +212,7 @@ export class CommandOutput {
           stream,
           output[stream],
           starts[stream],
-          { raw: request.raw, final, budget: budgets[stream] },
+          { raw: request.raw, final, budget: budgets[stream], clock },
           request,
           end,
         );
@@ -188,7 +230,7 @@ export class CommandOutput {
     stream: StreamName,
     output: StreamView,
     offset: number | undefined,
-    options: { raw?: boolean; final: boolean; budget: number },
+    options: { raw?: boolean; final: boolean; budget: number; clock?: SearchClock },
     request: CommandReadRequest,
     end = Infinity,
   ): Steps<CommandStreamRead> {
@@ -199,6 +241,9 @@ export class CommandOutput {
       length: output.end,
       truncated: omitted || read.dropped > 0 || read.end < output.end,
     });
+    if (request.grep) {
+      return yield* this.#grepStream(stream, output, offset, options, request.grep, end);
+    }
     if (request.headLines !== undefined || request.tailLines !== undefined) {
       const first = Math.max(offset ?? 0, output.start);
       const since = output.lineAt(first);
@@ -227,6 +272,38 @@ export class CommandOutput {
     }
     const shaped = yield* output.readShaped(0, { ...options, hint: (at) => hint(at) });
     return done(shaped, shaped.omitted !== undefined);
+  }
+
+  /** One stream's part of a search ({@link CommandReadRequest.grep}). */
+  *#grepStream(
+    stream: StreamName,
+    output: StreamView,
+    offset: number | undefined,
+    options: { raw?: boolean; final: boolean; budget: number; clock?: SearchClock },
+    grep: CommandGrep,
+    end: number,
+  ): Steps<CommandStreamRead> {
+    const { pattern, contextLines = 0, resume } = grep;
+    const found = yield* output.grep({
+      ...options,
+      pattern,
+      contextLines,
+      from: offset === undefined ? undefined : { offset },
+      to: end === Infinity ? undefined : end,
+      lineBase: 1,
+      offsets: true,
+      resume: (at) => resume ? resume(stream, at) : `search on from offset ${at}`,
+    });
+    const { text, start, dropped, matches } = found;
+    return {
+      text,
+      start,
+      end: found.end,
+      dropped,
+      length: output.end,
+      truncated: !found.complete || dropped > 0,
+      matches,
+    };
   }
 
   /**

@@ -16,6 +16,7 @@ import { prepareEncodings } from "../encoding.ts";
 import { type ChildRequest, SlotTable, startChild } from "../start.ts";
 import { type Clamped, clampSize } from "../limits.ts";
 import { Command, COMMAND_COLS, COMMAND_ROWS } from "./command.ts";
+import { checkReadRequest, type CommandReadRequest } from "./reads.ts";
 
 /** What {@link CommandService.run} needs. */
 export interface RunRequest extends InvocationRequest, ChildRequest {
@@ -148,6 +149,14 @@ export class CommandService {
       command: command.display,
     });
     return bufferSize.clamped ? { command, bufferClamped: bufferSize.clamped } : { command };
+  }
+
+  /**
+   * Refuses a read whose parts do not go together (see CommandOutput.read): a command whose
+   * answer will be read so is checked before it starts.
+   */
+  checkRead(request: CommandReadRequest): void {
+    checkReadRequest(request);
   }
 
   /** The command with this token, if it is still kept. */

@@ -10,6 +10,7 @@
  * - a range whole or as its head and tail with a marker ({@link StreamOutput.readShaped}): what
  *   every answer shows by default;
  * - lines ({@link StreamOutput.readLines}: full, head, tail, head-tail);
+ * - the lines matching a pattern, with their numbers and context ({@link StreamView.grep});
  * - a screen ({@link StreamOutput.screen}), or a snapshot of it to draw it elsewhere;
  * - the bytes as kept ({@link StreamOutput.readBytes}), for a viewer following the stream;
  * - pattern matches as output arrives ({@link StreamOutput.scan}), after the echo of what was
@@ -33,6 +34,7 @@ import type { OutputBudget } from "./budget.ts";
 import type { StreamDecoder } from "./decode.ts";
 import { type ByteRange, OutputBuffer, type OutputReader } from "./buffer.ts";
 import { EchoSkip } from "./echo.ts";
+import { type GrepOptions, type GrepRead, grepSteps } from "./grep.ts";
 import { type LineRead, type LineReadOptions, readLinesSteps, settledLines } from "./lines.ts";
 import type { MarkFilter, ShellMark } from "./marks.ts";
 import { type Pattern, PatternScanner } from "./patterns.ts";
@@ -322,5 +324,10 @@ export class StreamView extends StreamPositions {
   /** Reads by lines (see lines.ts). */
   readLines(options: LineReadOptions): Steps<LineRead> {
     return readLinesSteps(this.#buffer, { columns: this.#columns, ...options });
+  }
+
+  /** The lines that match a pattern, numbered, with context (see grep.ts). */
+  grep(options: GrepOptions): Steps<GrepRead> {
+    return grepSteps(this.#buffer, { columns: this.#columns, ...options });
   }
 }

@@ -11,6 +11,8 @@ import type { ScreenView } from "../output/screen.ts";
 import { historyBefore, toFreshScreen } from "../output/scrollback.ts";
 import { cutHead, DEFAULT_ANSWER_BYTES, estimateTokens, omissionMarker } from "../output/shape.ts";
 import type { StreamView } from "../output/stream.ts";
+import type { Pattern } from "../output/patterns.ts";
+import { EngineError } from "../errors.ts";
 import { atOnce, type Steps } from "../slices.ts";
 import { boundaryAtOrAfter, utf8Length } from "../output/utf8.ts";
 import { type Clamped, clampSize } from "../limits.ts";
@@ -51,7 +53,16 @@ export interface WaitOutput {
 export interface TerminalReadRequest extends Omit<LineReadOptions, "final" | "budget" | "hint"> {
   /** Most bytes of output text in the answer (as JSON). Default 16 KiB; at most the answer limit. */
   maxBytes?: number;
+  /**
+   * Instead of the lines: those (from `since`, if given) that match a pattern (see
+   * output/grep.ts), numbered as `since` counts them. Only in mode `full`, without
+   * `headLines`, `tailLines` and `maxLines`.
+   */
+  grep?: { pattern: Pattern; contextLines?: number };
 }
+
+/** What a search leaves no room for: the other ways to choose lines. */
+const GREP_EXCLUDES = ["headLines", "tailLines", "maxLines"] as const;
 
 /** A screen as an answer shows it. */
 export interface ScreenRead extends ScreenView {
@@ -90,6 +101,8 @@ export interface TerminalRead {
   /** A limit the server applied to the request (`maxBytes` lowered to the answer limit). */
   notice?: string;
   exitStatus?: ExitStatus;
+  /** With grep: the lines that matched (shown or not). */
+  matches?: number;
 }
 
 /** {@link Reads.screenRead}'s answer. */
@@ -143,6 +156,7 @@ export class Reads {
     exitStatus: ExitStatus | null,
   ): Steps<TerminalRead> {
     const budget = this.#budget(request.maxBytes);
+    if (request.grep) return yield* this.#grep(output, request, request.grep, budget, exitStatus);
     const options = { ...request, final: !this.session.running, budget: budget.value };
     let read = yield* output.readLines(options);
     if ((request.mode ?? "full") === "full" && request.since === undefined && read.hasMore) {
@@ -167,6 +181,55 @@ export class Reads {
         linesShown: read.linesShown,
         linesOmitted: read.linesOmitted,
       },
+      ...(budget.clamped ? { notice: maxBytesNotice(budget.clamped) } : {}),
+      ...(exitStatus ? { exitStatus } : {}),
+    };
+  }
+
+  /** {@link read} with `grep`: the lines that match, numbered as `since` counts them. */
+  *#grep(
+    output: StreamView,
+    request: TerminalReadRequest,
+    grep: NonNullable<TerminalReadRequest["grep"]>,
+    budget: { value: number; clamped?: Clamped },
+    exitStatus: ExitStatus | null,
+  ): Steps<TerminalRead> {
+    if ((request.mode ?? "full") !== "full") {
+      throw new EngineError("invalid_input", ["must be full with ", { field: "grep" }], "mode");
+    }
+    for (const field of GREP_EXCLUDES) {
+      if (request[field] !== undefined) {
+        throw new EngineError("invalid_input", [
+          "cannot be used with ",
+          { field: "grep" },
+          " (it shows the lines that match)",
+        ], field);
+      }
+    }
+    const found = yield* output.grep({
+      pattern: grep.pattern,
+      contextLines: grep.contextLines ?? 0,
+      from: request.since === undefined ? undefined : { line: request.since },
+      raw: request.raw,
+      final: !this.session.running,
+      budget: budget.value,
+      lineBase: 0,
+      offsets: false,
+      resume: (_offset, line) => `search on with since=${line}`,
+    });
+    return {
+      output: found.text,
+      totalLines: output.lineCount,
+      nextReadFrom: found.nextLine,
+      hasMore: !found.complete,
+      truncated: !found.complete || found.dropped > 0 || found.droppedLines > 0,
+      stats: {
+        totalBytes: output.end,
+        estimatedTokens: estimateTokens(found.text.length),
+        linesShown: found.linesShown,
+        linesOmitted: found.matches - found.shown,
+      },
+      matches: found.matches,
       ...(budget.clamped ? { notice: maxBytesNotice(budget.clamped) } : {}),
       ...(exitStatus ? { exitStatus } : {}),
     };
@@ -304,6 +367,9 @@ export class Reads {
     view: ScreenView,
     request: Omit<TerminalReadRequest, "mode"> = {},
   ): TerminalScreenRead {
+    if (request.grep) {
+      throw new EngineError("invalid_input", ["cannot be used with mode screen"], "grep");
+    }
     const budget = this.#budget(request.maxBytes);
     const { text, truncated, rowsShown, ...screen } = cutScreen(view, budget.value);
     const unused = SCREEN_UNUSED.filter((field) => request[field] !== undefined);

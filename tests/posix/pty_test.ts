@@ -8,7 +8,6 @@ import { openPipe, reactor } from "../../src/pty/posix/reactor.ts";
 import { FdReader, SharedFd } from "../../src/pty/posix/streams.ts";
 import { START_FLAGS } from "../helpers/mcp.ts";
 import {
-  childrenOf,
   concat,
   eventually,
   processState,
@@ -256,15 +255,18 @@ Deno.test({
   name: "what a child leaves running in its session is killed when it exits; no zombies",
   ignore: !linux,
   async fn() {
-    const run = await start("sh", ["-c", "sleep 300 & sleep 301 & echo started"]);
+    const run = await start("sh", ["-c", "sleep 300 & echo job $!; sleep 301 & echo job $!"]);
     assertEquals(await run.exited, { exitCode: 0, signal: null });
     ok(
       await eventually(() => sessionMembers(run.child.pid).length === 0),
       "background jobs survived",
     );
     assertEquals(processState(run.child.pid), undefined);
-    // The jobs die after the shell: each is a zombie until its SIGCHLD is handled.
-    const zombies = () => childrenOf(Deno.pid).filter((pid) => processState(pid) === "Z");
+    // The jobs die after the shell: each is a zombie until its SIGCHLD is handled. (Only they
+    // are looked at: other test files, run in this process, have children of their own.)
+    const jobs = [...run.stdout().matchAll(/job (\d+)/g)].map((match) => Number(match[1]));
+    assertEquals(jobs.length, 2, run.stdout());
+    const zombies = () => jobs.filter((pid) => processState(pid) !== undefined);
     ok(await eventually(() => zombies().length === 0), `zombies left: ${zombies()}`);
   },
 });

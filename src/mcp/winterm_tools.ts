@@ -17,6 +17,7 @@ import {
   inAnswerSlices,
   sandboxHint,
   SHELL_TYPES,
+  STDIN_MAX_BYTES,
   type Steps,
   waitFor,
 } from "../engine/mod.ts";
@@ -119,6 +120,11 @@ const RunCommandInput = Type.Object({
     default: 10 * MIB,
     description: "Bytes of output kept per stream; older output is dropped past it. At most " +
       "the server's WINTERM_COMMAND_MAX_BYTES (a larger value is lowered, and the answer says so).",
+  })),
+  stdin: Type.Optional(Type.String({
+    maxLength: STDIN_MAX_BYTES,
+    description: "Text it reads as its input, then end of input. On a terminal it is typed " +
+      "(echoed; no control characters but tab and \\n). At most 1 MiB.",
   })),
   env: Type.Optional(Env),
   encoding: Type.Optional(Encoding),
@@ -367,7 +373,8 @@ function* report(command: Command, request: CommandReadRequest): Steps<QueryOutp
     execution_time: state.execution_time,
     timeout_occurred: state.timeout_occurred,
     last_output_timestamp: read.lastOutputTime,
-    message: state.message + sandboxAdvice(command, state, read) + clamped,
+    message: state.message + sandboxAdvice(command, state, read) + clamped +
+      (command.stdinUntaken ? `; it did not take all of its stdin (${command.stdinUntaken})` : ""),
     ...(command.sandbox ? { sandbox: command.sandbox } : {}),
   };
 }
@@ -471,6 +478,7 @@ export function wintermTools(
           encoding: args.encoding,
           sandbox: args.sandbox,
           allowAnsiMismatch: args.allow_ansi_mismatch,
+          stdin: args.stdin,
           via,
           signal: context.signal,
         });

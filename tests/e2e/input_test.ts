@@ -1,14 +1,16 @@
 /**
- * Input as programs get it, through the real server: input that is no text (a lone surrogate)
- * refused by every front end that takes it (issue 39).
+ * Input as programs get it, through the real server: run_command's `stdin` (written, then end
+ * of input, on a terminal and on pipes, whatever its size; a program that never reads it holds
+ * nothing up), and input that is no text refused by every front end that takes it (issue 39).
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import { serverTest, text } from "../helpers/mcp.ts";
+import { type Connection, serverTest, text } from "../helpers/mcp.ts";
 import { request, startHttpServer } from "../helpers/http.ts";
-import { eventually } from "../helpers/process.ts";
+import { eventually, exists, processesWith, tempDir, uniqueMarker } from "../helpers/process.ts";
 import type { Waited } from "../helpers/shells.ts";
 
 const posix = Deno.build.os !== "windows";
+const MIB = 1024 * 1024;
 
 interface Ran {
   status: string;
@@ -16,6 +18,148 @@ interface Ran {
   stdout: string;
   message: string;
 }
+
+/** run_command with stdin, waited for; the answer. */
+async function withStdin(mcp: Connection, args: Record<string, unknown>): Promise<Ran> {
+  const done = await mcp.callOk<Ran>("run_command", { wait_ms: 60_000, ...args }, 90_000);
+  assertEquals(done.status, "completed", JSON.stringify(done).slice(0, 500));
+  return done;
+}
+
+/** The last line of a command's output. */
+const lastLine = (output: string) => output.trimEnd().split("\n").at(-1)!.trim();
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+serverTest("stdin is written, then end of input, on a terminal and on pipes", async (mcp) => {
+  for (const use_pty of [true, false]) {
+    const lines = await withStdin(mcp, { command: "wc -l", stdin: "a\nb\nc\n", use_pty });
+    assertEquals([lines.exit_code, lastLine(lines.stdout)], [0, "3"]);
+    // A terminal echoes what is typed; the count follows.
+    assertEquals(lines.stdout, use_pty ? "a\nb\nc\n3\n" : "3\n");
+    // Text left without a line end: on a terminal EOF then only hands it over; twice ends it.
+    const open = await withStdin(mcp, { command: "wc -c", stdin: "abc", use_pty });
+    assertEquals(lastLine(open.stdout), use_pty ? "abc3" : "3");
+    const none = await withStdin(mcp, { command: "wc -c", stdin: "", use_pty });
+    assertEquals(lastLine(none.stdout), "0");
+    // Tab passes; text beyond ASCII is written in UTF-8.
+    const bytes = await withStdin(mcp, { command: "od -An -tx1", stdin: "\té\n", use_pty });
+    match(bytes.stdout, /09 c3 a9 0a\n$/);
+  }
+}, { ignore: !posix });
+
+serverTest(
+  "stdin far larger than a terminal keeps arrives whole: 1 MiB on one line, in lines, multibyte",
+  async (mcp) => {
+    // A terminal in line mode keeps 4095 bytes of a line (1024 on macOS); the rest is handed
+    // over in parts. Lines of every length about the limit, and characters across it.
+    const around = Array.from({ length: 40 }, (_, i) => "é".repeat(2040 + i) + "x".repeat(i % 3));
+    const inputs = [
+      "x".repeat(MIB),
+      ("y".repeat(99) + "\n").repeat(MIB / 100),
+      around.join("\n"),
+      around.map((line) => line + "€😀").join("\n") + "\n",
+    ];
+    for (const stdin of inputs) {
+      for (const use_pty of [true, false]) {
+        const done = await withStdin(mcp, {
+          command: "sha256sum",
+          stdin,
+          use_pty,
+          tail_lines: 1,
+        });
+        // On a terminal the echo of a last line left open stands before it.
+        const hash = `${await sha256(stdin)}  -\n`;
+        ok(done.stdout.endsWith(hash), `use_pty ${use_pty}: ${done.stdout.slice(-100)}`);
+      }
+    }
+    for (const use_pty of [true, false]) {
+      const counted = await withStdin(mcp, {
+        command: "wc -c",
+        stdin: "x".repeat(MIB),
+        use_pty,
+        tail_lines: 1,
+      });
+      ok(counted.stdout.endsWith(`${MIB}\n`), counted.stdout.slice(-100));
+    }
+  },
+  { ignore: !posix },
+);
+
+serverTest(
+  "stdin a program never reads holds nothing up: the call answers, nothing is left running",
+  async (mcp) => {
+    const marker = uniqueMarker();
+    for (const use_pty of [true, false]) {
+      for (const command of ["true", `sleep 1.${marker}; echo done`]) {
+        const done = await withStdin(mcp, { command, stdin: "x".repeat(MIB), use_pty });
+        assertEquals(done.exit_code, 0);
+        ok(command === "true" || done.stdout.endsWith("done\n"), done.stdout.slice(-100));
+        // Truthful: it did not take it all, and the call did not fail for it.
+        match(done.message, /^completed with exit code 0; it did not take all of its stdin \(/);
+      }
+      // What it does read is no news.
+      const read = await withStdin(mcp, { command: "head -c 3", stdin: "abc", use_pty });
+      ok(!read.message.includes("stdin"), read.message);
+    }
+    ok(await eventually(() => processesWith(marker).length === 0, 10_000), "left running");
+  },
+  { ignore: !posix },
+);
+
+serverTest(
+  "stdin is written in the program's encoding; what cannot be is refused naming stdin, before anything starts",
+  async (mcp) => {
+    const dir = tempDir("winterm-stdin-");
+    const ran = `${dir}/ran`;
+    const coded = await withStdin(mcp, {
+      command: "od -An -tx1",
+      stdin: "é\n",
+      use_pty: false,
+      encoding: "cp1252",
+    });
+    match(coded.stdout, /^ e9 0a\n$/);
+    // On pipes a control character is a byte like any other.
+    const piped = await withStdin(mcp, {
+      command: "od -An -tx1",
+      stdin: "a\u0003\rb",
+      use_pty: false,
+    });
+    match(piped.stdout, /^ 61 03 0d 62\n$/);
+    const refusals: [Record<string, unknown>, RegExp][] = [
+      [
+        { stdin: "中", use_pty: false, encoding: "cp1252" },
+        /^'stdin': '中' cannot be written in cp1252, the encoding the program reads/,
+      ],
+      [
+        { stdin: "ok\n\ud800" },
+        /^'stdin': a lone surrogate \(U\+D800\) at index 3 \(UTF-16 code units\): half of a pair without its other half is no character; nothing was sent$/,
+      ],
+      [{ stdin: "\udc00x", use_pty: false }, /^'stdin': a lone surrogate \(U\+DC00\) at index 0 /],
+      [
+        { stdin: "stop\u0003" },
+        /^'stdin': a control character \(U\+0003\) at index 4: on a terminal stdin is typed.* run with use_pty: false for stdin as it is$/,
+      ],
+      [{ stdin: "line\r\n" }, /^'stdin': a control character \(U\+000D\) at index 4: /],
+      [
+        { stdin: "é".repeat(MIB / 2 + 1), use_pty: false },
+        /^'stdin': 1048578 bytes once encoded for the program, over the 1048576 \(1 MiB\) allowed/,
+      ],
+      [{ stdin: "x".repeat(MIB + 1) }, /'stdin' must be a string of at most 1048576 characters/],
+    ];
+    for (const [args, expected] of refusals) {
+      const refused = await mcp.call("run_command", { command: `touch ${ran}`, ...args });
+      ok(refused.isError, JSON.stringify(args).slice(0, 100));
+      match(text(refused), expected);
+    }
+    ok(!exists(ran), "a refused command ran");
+    Deno.removeSync(dir, { recursive: true });
+  },
+  { ignore: !posix },
+);
 
 serverTest(
   "input that is no text (a lone surrogate) is refused naming its field: send_command_input, terminal_write",

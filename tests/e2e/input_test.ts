@@ -1,13 +1,14 @@
 /**
  * Input as programs get it, through the real server: run_command's `stdin` (written, then end
  * of input, on a terminal and on pipes, whatever its size; a program that never reads it holds
- * nothing up), and input that is no text refused by every front end that takes it (issue 39).
+ * nothing up), input that is no text refused by every front end that takes it, and a line
+ * typed while a shell starts shown once (issue 39).
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { type Connection, serverTest, text } from "../helpers/mcp.ts";
 import { request, startHttpServer } from "../helpers/http.ts";
 import { eventually, exists, processesWith, tempDir, uniqueMarker } from "../helpers/process.ts";
-import type { Waited } from "../helpers/shells.ts";
+import { has, home, linux, open, shellTest, type Waited } from "../helpers/shells.ts";
 
 const posix = Deno.build.os !== "windows";
 const MIB = 1024 * 1024;
@@ -221,3 +222,108 @@ Deno.test({
     }
   },
 });
+
+/** How many times `line` stands in `output`. */
+const timesIn = (output: string, line: string) => output.split(line).length - 1;
+
+for (const shell of ["bash", "zsh"]) {
+  shellTest(
+    `${shell}: a line typed while the shell starts shows once, run at its first prompt`,
+    async (mcp) => {
+      // Typed while the shell started, the line was echoed by the terminal, then shown again by
+      // its line editor at the prompt (typed right after the start without a startup file: 1 in
+      // 5 times bash, 4 in 5 zsh; here the startup file makes sure it is typed during it).
+      for (let i = 0; i < 2; i++) {
+        const terminalId = await open(mcp, shell);
+        const answered = await mcp.callOk<Waited>("terminal_write", {
+          terminalId,
+          input: "echo mark-$((6 * 7))",
+          pattern: "mark-42",
+        });
+        assertEquals(answered.condition, "pattern");
+        const { output } = await mcp.callOk<{ output: string }>("terminal_read", { terminalId });
+        assertEquals(timesIn(output, "echo mark-$((6 * 7))"), 1, output);
+        await mcp.callOk("terminal_release", { terminalId });
+      }
+    },
+    { ignore: !linux || !has(shell), files: { [`.${shell}rc`]: "sleep 0.3\n" } },
+  );
+}
+
+shellTest(
+  "REST: a line written while bash starts shows once",
+  async () => {
+    const server = await startHttpServer();
+    try {
+      for (let i = 0; i < 2; i++) {
+        const created = await request(server, "POST", "/api/terminals", {
+          body: { shell: "bash", cwd: "/", env: { HOME: home } },
+        });
+        const id = created.json.data.terminalId;
+        await request(server, "POST", `/api/terminals/${id}/input`, {
+          body: { input: "echo rest-$((6 * 7))" },
+        });
+        let output = "";
+        ok(
+          await eventually(() => /rest-42\n/.test(output), 15_000, async () => {
+            output = (await request(server, "GET", `/api/terminals/${id}/output`)).json.data.output;
+          }),
+          output,
+        );
+        assertEquals(timesIn(output, "echo rest-$((6 * 7))"), 1, output);
+        await request(server, "DELETE", `/api/terminals/${id}`);
+      }
+    } finally {
+      await server.stop();
+    }
+  },
+  { files: { ".bashrc": "sleep 0.3\n" } },
+);
+
+shellTest(
+  "a line typed while startup files run waits for the prompt; Ctrl+C goes at once, after it",
+  async (mcp, home) => {
+    // The startup file sleeps for 10 minutes: Ctrl+C ends it. Had Ctrl+C waited with the line
+    // for the first prompt (the write timeout is 2 minutes here), no prompt came.
+    const terminalId = await open(mcp, "bash");
+    // Ctrl+C before bash handles it would end bash itself: first the startup file runs.
+    ok(await eventually(() => exists(`${home}/looping`), 30_000), "the startup file ran");
+    const early = mcp.callOk("terminal_write", { terminalId, input: "echo early" });
+    await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
+    await early;
+    const prompted = await mcp.callOk<Waited>("terminal_wait", {
+      terminalId,
+      prompt: true,
+      timeoutMs: 60_000,
+    });
+    assertEquals(prompted.condition, "prompt");
+  },
+  {
+    files: { ".bashrc": "touch ~/looping; sleep 600\n" },
+    env: { WINTERM_WRITE_TIMEOUT_MS: "120000" },
+  },
+);
+
+shellTest(
+  "a question the startup files ask is answered at once, not held for the prompt",
+  async (mcp) => {
+    const terminalId = await open(mcp, "bash");
+    await mcp.callOk<Waited>("terminal_wait", {
+      terminalId,
+      pattern: "name\\? $",
+      timeoutMs: 30_000,
+    });
+    // bash's read asks in line mode: the line is its answer (the write timeout is 2 minutes).
+    const answered = await mcp.callOk<Waited>("terminal_write", {
+      terminalId,
+      input: "ada",
+      pattern: "hello ada",
+      timeoutMs: 30_000,
+    });
+    assertEquals(answered.condition, "pattern");
+  },
+  {
+    files: { ".bashrc": 'read -p "name? " name; echo "hello $name"\n' },
+    env: { WINTERM_WRITE_TIMEOUT_MS: "120000" },
+  },
+);

@@ -123,8 +123,8 @@ const RunCommandInput = Type.Object({
   })),
   stdin: Type.Optional(Type.String({
     maxLength: STDIN_MAX_BYTES,
-    description: "Text it reads as its input, then end of input. On a terminal it is typed " +
-      "(echoed; no control characters but tab and \\n). At most 1 MiB.",
+    description: "Input text, then end of input. Typed on a terminal (echoed; no control " +
+      "characters but tab and \\n). At most 1 MiB.",
   })),
   env: Type.Optional(Env),
   encoding: Type.Optional(Encoding),

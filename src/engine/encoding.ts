@@ -18,6 +18,7 @@ import {
   encodeText,
   EncodingError,
   loadCodePages,
+  malformedText,
   parseEncoding,
   type StreamDecoder,
   type StreamEncoding,
@@ -153,6 +154,8 @@ export class ChildCodec {
   }
 
   #encodeIn(text: string, label: string, field: string): Uint8Array {
+    const malformed = malformedText(text);
+    if (malformed !== undefined) throw new EngineError("invalid_input", malformed, field);
     try {
       return encodeText(text, label);
     } catch (error) {

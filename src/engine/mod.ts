@@ -48,6 +48,7 @@ export { LINE_MODES, type LineMode, SHELL_TYPES, type ShellType } from "./vocabu
 export { sandboxHint } from "./sandbox_info.ts";
 export { utf8Length } from "./output/utf8.ts";
 export { KEY_NAMES, keySequence } from "./terminal/keys.ts";
+export { STDIN_MAX_BYTES } from "./command/stdin.ts";
 export type { FrontEnd } from "./launching/audit.ts";
 export { describeExit, type ExitStatus, SIGNAL_NAMES, type SignalName } from "../pty/types.ts";
 

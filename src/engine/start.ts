@@ -18,7 +18,7 @@
  * ```
  * @module
  */
-import type { ChildProcess, StdioMode } from "../pty/mod.ts";
+import { childCodePage, type ChildProcess, type StdioMode } from "../pty/mod.ts";
 import type { FrontEnd } from "./launching/audit.ts";
 import type { EngineError } from "./errors.ts";
 import {
@@ -111,6 +111,11 @@ export interface ChildPlan {
   invocation(place: { cwd: string; env: Record<string, string>; codePage?: number }): Invocation;
   /** Directories a sandboxed child must be able to read (see LaunchOptions.readable). */
   readable?(invocation: Invocation): string[] | undefined;
+  /**
+   * What must hold before anything starts, given how the child's input is encoded: a refusal
+   * it throws starts nothing.
+   */
+  beforeLaunch?(codec: ChildCodec): void;
 }
 
 /** A child started, and what it was started from. */
@@ -138,6 +143,12 @@ export async function startChild(
   const encoding = requestedEncoding(request.encoding);
   const invocation = plan.invocation({ cwd, env, codePage: encoding?.codePage });
   checkTerminalEncoding(encoding, plan.mode === "pty", invocation.codePage);
+  const codec = new ChildCodec(
+    { codePage: childCodePage(plan.mode) },
+    encoding,
+    invocation.codePage,
+  );
+  plan.beforeLaunch?.(codec);
   const child = await launcher.launch(
     invocation,
     {
@@ -157,7 +168,7 @@ export async function startChild(
   );
   return {
     child,
-    codec: new ChildCodec(child, encoding, invocation.codePage),
+    codec,
     invocation,
     cwd,
     encoding,

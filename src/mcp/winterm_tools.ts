@@ -19,6 +19,7 @@ import {
   inAnswerSlices,
   sandboxHint,
   SHELL_TYPES,
+  STDIN_MAX_BYTES,
   type Steps,
   waitFor,
 } from "../engine/mod.ts";
@@ -87,6 +88,11 @@ const RunCommandInput = Type.Object({
     maximum: COMMAND_MAX_BYTES_CEILING,
     default: 10 * MIB,
     description: "Bytes kept per stream.",
+  })),
+  stdin: Type.Optional(Type.String({
+    maxLength: STDIN_MAX_BYTES,
+    description: "Input text, then end of input. Typed on a terminal (echoed; no control " +
+      "characters but tab and \\n). At most 1 MiB.",
   })),
   env: Type.Optional(Env),
   encoding: Type.Optional(Encoding),
@@ -319,7 +325,8 @@ function* report(command: Command, request: CommandReadRequest): Steps<QueryOutp
     execution_time: state.execution_time,
     timeout_occurred: state.timeout_occurred,
     last_output_timestamp: read.lastOutputTime,
-    message: state.message + sandboxAdvice(command, state, read) + clamped,
+    message: state.message + sandboxAdvice(command, state, read) + clamped +
+      (command.stdinUntaken ? `; it did not take all of its stdin (${command.stdinUntaken})` : ""),
     ...(command.sandbox ? { sandbox: command.sandbox } : {}),
   };
 }
@@ -439,6 +446,7 @@ export function wintermTools(
           encoding: args.encoding,
           sandbox: args.sandbox,
           allowAnsiMismatch: args.allow_ansi_mismatch,
+          stdin: args.stdin,
           via,
           signal: context.signal,
         });

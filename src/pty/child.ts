@@ -145,6 +145,25 @@ export abstract class ChildBase implements ChildProcess {
     return this.mode === "pty" ? this.write(this.endOfInput) : this.writer.closeWhenDrained();
   }
 
+  writeLast(data: Uint8Array, timeoutMs: number = WRITE_TIMEOUT_MS): Promise<void> {
+    if (this.hasExited) return Promise.reject(new Error("the program has exited"));
+    if (this.mode === "pty") return this.write(this.typedLast(data), timeoutMs);
+    // The writer's own write: a pipe takes every byte as it is (see WindowsChild.write).
+    const written = this.writer.write(data, timeoutMs);
+    return Promise.all([written, this.writer.closeWhenDrained()]).then(() => undefined);
+  }
+
+  /**
+   * `data` as typed into the terminal as the last of the input (see {@link writeLast}), end of
+   * input included: here, the data then the EOF sequence.
+   */
+  protected typedLast(data: Uint8Array): Uint8Array {
+    const typed = new Uint8Array(data.length + this.endOfInput.length);
+    typed.set(data);
+    typed.set(this.endOfInput, data.length);
+    return typed;
+  }
+
   abstract resize(cols: number, rows: number): void;
 
   /** Where the platform cannot tell (see {@link ChildProcess.terminalReader}). */

@@ -19,6 +19,7 @@ import { trimHeap } from "./posix/heap.ts";
 import { preparePosix, spawnPosix } from "./posix/process.ts";
 import { openDirectory as openWindowsDirectory } from "./windows/directory.ts";
 import { prepareWindows, spawnWindows, WINDOWS_SANDBOX_REFUSAL } from "./windows/process.ts";
+import { windowsCodePage } from "./windows/child.ts";
 import {
   type ChildProcess,
   type OpenDirectory,
@@ -27,6 +28,7 @@ import {
   type SandboxSpec,
   SpawnError,
   type SpawnOptions,
+  type StdioMode,
 } from "./types.ts";
 import type { Supervision } from "./supervision/mod.ts";
 
@@ -70,6 +72,14 @@ export async function spawn(
   const prepared = "options" in what ? what : prepareSpawn(what);
   if (WINDOWS) return spawnWindows(prepared);
   return await spawnPosix(prepared, await supervision?.registry?.());
+}
+
+/**
+ * What the bytes of a child started in `mode` will be (see {@link ChildProcess.codePage}),
+ * known before it starts: its input can be encoded, and refused, before anything runs.
+ */
+export function childCodePage(mode: StdioMode): "utf-8" | number | null {
+  return WINDOWS ? windowsCodePage(mode) : null;
 }
 
 /**

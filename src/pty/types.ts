@@ -227,6 +227,16 @@ export interface ChildProcess {
   /** Signals end of input: closes the stdin pipe, or sends the terminal's EOF character. */
   closeInput(): Promise<void>;
   /**
+   * Writes `data` as the rest of the program's input, then ends it: on pipes the bytes as they
+   * are, then the pipe closed; on a terminal, typed, then end of input as the terminal reads it
+   * (see the platforms' {@link ChildBase} subclasses). Nothing is refused: in line mode a line
+   * longer than the terminal keeps is handed over in parts (each ended by the EOF character,
+   * which hands the program what is typed so far), so that every byte arrives however large
+   * `data` is. Settles once the OS has taken it all; rejects as {@link write} does (the input
+   * closed, the child gone, or not all taken within `timeoutMs`).
+   */
+  writeLast(data: Uint8Array, timeoutMs?: number): Promise<void>;
+  /**
    * The thread of the terminal's foreground program that is blocked reading the terminal (PTY
    * mode), or null if none is (it computes, sleeps, waits for something else). Undefined where
    * the platform cannot tell: pipe mode, after the exit, macOS and Windows (see

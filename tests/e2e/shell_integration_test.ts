@@ -310,8 +310,9 @@ shellTest(
   "a line typed before the shell's first prompt: waits answer with its output, not its echo",
   async (mcp, home) => {
     // The shell starts slowly (its ~/.bashrc waits for a file, as pyenv or nvm take a second):
-    // the line is typed before the first prompt, echoed by the terminal, then shown again by
-    // readline after the prompt. Neither echo is the answer, nor is that prompt.
+    // the line waits for the first prompt the write timeout long (1 s here), then is typed
+    // ahead, echoed by the terminal, then shown again by readline after the prompt. Neither
+    // echo is the answer, nor is that prompt.
     const typedEarly = async (input: string) => {
       const terminalId = await open(mcp, "bash");
       await mcp.callOk("terminal_write", { terminalId, input });
@@ -355,7 +356,10 @@ shellTest(
     assertEquals(prompted.condition, "prompt");
     match(prompted.output, /^slept-6\n/);
   },
-  { files: { ".bashrc": 'while [ ! -e "$HOME/go" ]; do sleep 0.05; done\n' } },
+  {
+    files: { ".bashrc": 'while [ ! -e "$HOME/go" ]; do sleep 0.05; done\n' },
+    env: { WINTERM_WRITE_TIMEOUT_MS: "1000" },
+  },
 );
 
 shellTest(

@@ -144,7 +144,8 @@ shellTest(
       pattern: "ready",
       timeoutMs: 60_000,
     });
-    // Typed (the terminal echoes it) before the startup file goes on.
+    // Typed ahead once it waited the write timeout (1 s here) for the first prompt: the
+    // terminal echoes it before the startup file goes on.
     let shown = "";
     ok(
       await eventually(() => shown.includes("echo ready"), 30_000, async () => {
@@ -162,6 +163,7 @@ shellTest(
     files: {
       ".bashrc": "sleep 10.5; touch ~/rc-slept\nwhile [ ! -f ~/go ]; do sleep 0.1; done\n",
     },
+    env: { WINTERM_WRITE_TIMEOUT_MS: "1000" },
   },
 );
 

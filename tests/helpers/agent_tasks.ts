@@ -424,6 +424,24 @@ export const AGENT_TASKS: AgentTask[] = [
       match(done.stdout, /^10007:\d+:FAIL test_10007: expected 1 got 2$/m);
     },
   },
+  {
+    name: "`wc -l` of three lines of stdin",
+    calls: 1,
+    bytes: 1024,
+    async run(agent) {
+      const done = await agent.call<Command>("run_command", {
+        command: "wc -l",
+        stdin: "pear\napple\nfig\n",
+        wait_ms: 30_000,
+      });
+      // On a terminal (the default) what is typed is echoed before the count.
+      assertEquals([done.status, done.exit_code, done.stdout], [
+        "completed",
+        0,
+        "pear\napple\nfig\n3\n",
+      ]);
+    },
+  },
 ];
 
 /** Releases a terminal (one call). */

@@ -2,6 +2,7 @@
  * The POSIX platform layer against real pseudo-terminals, shells and python3.
  */
 import { deepStrictEqual as assertEquals, ok, rejects, throws } from "node:assert/strict";
+import fc from "fast-check";
 import { describeExit, spawn, SpawnError } from "../../src/pty/mod.ts";
 import { libc } from "../../src/pty/posix/libc.ts";
 import { openPipe, reactor } from "../../src/pty/posix/reactor.ts";
@@ -14,6 +15,7 @@ import {
   sessionMembers,
   start,
   tempDir,
+  within,
 } from "../helpers/process.ts";
 
 const posix = Deno.build.os !== "windows";
@@ -382,6 +384,64 @@ Deno.test({
       // What the program read is exactly what the error said it took.
       ok(run.stdout().trim().endsWith(taken[1]), `${mode}: ${JSON.stringify(run.stdout())}`);
     }
+  },
+});
+
+Deno.test({
+  name: "the last input arrives whole on a terminal, lines of any length, after a line left open",
+  ignore: !linux,
+  async fn() {
+    // Lines about the 4095 bytes a terminal in line mode keeps, characters of 1 to 4 bytes
+    // across that limit, a line already open before: what the program reads is every byte.
+    const piece = fc.constantFrom("a", "é", "€", "😀", "\n", "\t");
+    const line = fc.oneof(
+      fc.array(piece, { maxLength: 20 }).map((chars) => chars.join("")),
+      fc.tuple(fc.integer({ min: 4080, max: 4100 }), piece).map(([n, char]) =>
+        "x".repeat(n) + char
+      ),
+      fc.tuple(fc.integer({ min: 1300, max: 1400 }), piece).map(([n, char]) =>
+        "é".repeat(n) + "😀" + char
+      ),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom("a", "é", "😀"), { maxLength: 30 }),
+        fc.array(line, { maxLength: 6 }),
+        async (open, lines) => {
+          const before = open.join("");
+          const text = lines.join("");
+          const run = await start("sh", ["-c", "stty -echo; echo ready; sha256sum"]);
+          try {
+            await run.waitFor("ready");
+            if (before) await run.child.write(encoder.encode(before));
+            await run.child.writeLast(encoder.encode(text));
+            // Input not ended would leave it reading for good.
+            const ended = await within(run.exited, 30_000, "sha256sum did not see the end");
+            assertEquals(ended, { exitCode: 0, signal: null });
+          } finally {
+            run.child.kill("SIGKILL"); // nothing once it has exited
+          }
+          const digest = new Uint8Array(
+            await crypto.subtle.digest("SHA-256", encoder.encode(before + text)),
+          );
+          const hex = [...digest].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+          ok(run.stdout().includes(`${hex}  -`), `${before.length} + ${text.length} bytes`);
+        },
+      ),
+      { numRuns: 12 },
+    );
+  },
+});
+
+Deno.test({
+  name: "the last input on pipes is every byte as it is, then the pipe closed",
+  ignore: !posix,
+  async fn() {
+    const run = await start("sh", ["-c", "od -An -tx1; echo after-eof"], { mode: "pipe" });
+    await run.child.writeLast(new Uint8Array([0x03, 0x04, 0x0d, 0x61]));
+    assertEquals(await run.exited, { exitCode: 0, signal: null });
+    assertEquals(run.stdout(), " 03 04 0d 61\nafter-eof\n");
+    await rejects(run.child.write(encoder.encode("late")), /exited|closed/);
   },
 });
 

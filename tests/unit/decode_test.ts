@@ -2,7 +2,7 @@
  * The stream decoder: the same text whatever the chunk splits, nothing dropped at the end,
  * detection that is right for real UTF-8 and real code-page text, and `encoding` arguments.
  */
-import { deepStrictEqual as assertEquals, throws } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
 import fc from "fast-check";
 import iconv from "iconv-lite";
 import { Buffer } from "node:buffer";
@@ -14,6 +14,7 @@ import {
   encodeText,
   EncodingError,
   loadCodePages,
+  malformedText,
   parseEncoding,
   type StreamEncoding,
 } from "../../src/engine/output/decode.ts";
@@ -487,6 +488,34 @@ Deno.test("encoding arguments: names, numbers, oem and ansi", () => {
   throws(() => parseEncoding("base64", system), /unknown encoding 'base64'/);
   throws(() => parseEncoding("99999", system), /code page 99999/);
   assertEquals(codePageLabel(54936), "gb18030");
+});
+
+Deno.test("input with a lone surrogate is refused at the first one, in every encoding, never sent as U+FFFD", () => {
+  // UTF-16 code units, surrogate halves and whole pairs weighted in.
+  const unit = fc.oneof(
+    fc.integer({ min: 0, max: 0xffff }).map((code) => String.fromCharCode(code)),
+    fc.integer({ min: 0xd800, max: 0xdfff }).map((code) => String.fromCharCode(code)),
+    fc.constantFrom("😀", "a", "中", "\ud83d\ude00"),
+  );
+  fc.assert(
+    fc.property(
+      fc.array(unit, { maxLength: 30 }).map((units) => units.join("")),
+      fc.constantFrom("utf-8", ...CODE_PAGES),
+      (value, label) => {
+        const reason = malformedText(value);
+        assertEquals(reason === undefined, value.isWellFormed());
+        if (reason === undefined) return;
+        const index = Number(reason.match(/ at index (\d+) /)![1]);
+        // The one it names is a lone half, and none stands before it.
+        ok(value.slice(0, index).isWellFormed() && !value.slice(0, index + 2).isWellFormed());
+        throws(() => encodeText(value, label), (error: Error) => error.message === reason);
+      },
+    ),
+  );
+  throws(
+    () => encodeText("ok\ud800", "utf-8"),
+    /^EncodingError: a lone surrogate \(U\+D800\) at index 2 \(UTF-16 code units\)/,
+  );
 });
 
 Deno.test("input is encoded in the program's code page, or refused when it cannot be", () => {

@@ -68,6 +68,35 @@ withServer("send_command_input answers a prompt", async (mcp) => {
   match(result.stdout, /got \[forty two\]/);
 });
 
+withServer("stdin is read on a pseudoconsole and through pipes, then end of input", async (mcp) => {
+  // On a console each line of stdin is typed, Enter ending it; then Ctrl+Z, Enter.
+  const typed = await runToEnd(mcp, {
+    command: 'cmd.exe /d /v:on /c "set /p A=<CON & set /p B=<CON & echo got [!A!] [!B!]>CON"',
+    shell_type: "executable",
+    stdin: "forty two\nsix\n",
+  });
+  assertEquals(typed.exit_code, 0);
+  match(typed.stdout, /got \[forty two\] \[six\]/);
+  // Read to its end: the console's Ctrl+Z, Enter ends it (the console echoes the input first).
+  const sorted = await runToEnd(mcp, {
+    command: "sort <CON >CON",
+    shell_type: "cmd",
+    stdin: "pear\napple\n",
+  });
+  assertEquals(sorted.exit_code, 0);
+  match(sorted.stdout, /apple\r?\npear\n$/);
+  // Through pipes, as it is (the program's line ends are its own), then the pipe closed: more
+  // copies it all and ends.
+  const piped = await runToEnd(mcp, {
+    command: "more",
+    shell_type: "cmd",
+    use_pty: false,
+    stdin: "pear\r\napple\r\n",
+  });
+  assertEquals(piped.exit_code, 0);
+  match(piped.stdout, /pear\r?\napple/);
+});
+
 withServer("terminate_command ends the tree; a timeout does too", async (mcp) => {
   const pings = () => listProcesses().filter((p) => /ping/i.test(p.exe));
   const before = new Set(pings().map((p) => p.pid));

@@ -60,6 +60,11 @@ export class Command {
   timeoutOccurred = false;
   /** When it ended, ms since the epoch. */
   endedAt: number | undefined;
+  /**
+   * Why the program did not take all of its `stdin` (it ended first, or did not read it within
+   * its time), if it did not.
+   */
+  stdinUntaken: string | undefined;
   #child: ChildProcess;
   #startTime = performance.now();
   #elapsed: number | undefined;
@@ -80,6 +85,8 @@ export class Command {
     private readonly writeTimeoutMs: number,
     private readonly launcher: Launcher,
     codec: ChildCodec,
+    /** Its stdin (see RunRequest.stdin), encoded: written at once, then end of input. */
+    stdin?: { text: string; bytes: Uint8Array },
   ) {
     this.token = context.id;
     this.#codec = codec;
@@ -99,6 +106,20 @@ export class Command {
     });
     this.#timer = setTimeout(() => this.#onTimeout(), timeoutSeconds * 1000);
     this.done = child.exited.then((status) => this.#onExit(status));
+    if (stdin) this.#writeStdin(stdin, timeoutSeconds * 1000);
+  }
+
+  /**
+   * Writes the stdin, then ends the input, for as long as the command may run (the program
+   * reads when it will). A program that ends without taking it all did not fail the call:
+   * {@link stdinUntaken} says so.
+   */
+  #writeStdin(stdin: { text: string; bytes: Uint8Array }, timeoutMs: number): void {
+    this.launcher.input(this.context, stdin.text);
+    // Queued now: input typed later goes after it (a terminal takes more; a pipe is closed).
+    this.#child.writeLast(stdin.bytes, timeoutMs).catch((error: Error) =>
+      this.stdinUntaken = error.message
+    );
   }
 
   /** The child's process id. */

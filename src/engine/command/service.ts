@@ -17,6 +17,7 @@ import { type ChildRequest, SlotTable, startChild } from "../start.ts";
 import { type Clamped, clampSize } from "../limits.ts";
 import { Command, COMMAND_COLS, COMMAND_ROWS } from "./command.ts";
 import { checkReadRequest, type CommandReadRequest } from "./reads.ts";
+import { stdinBytes } from "./stdin.ts";
 
 /** What {@link CommandService.run} needs. */
 export interface RunRequest extends InvocationRequest, ChildRequest {
@@ -26,6 +27,12 @@ export interface RunRequest extends InvocationRequest, ChildRequest {
   usePty?: boolean;
   /** Bytes kept per stream; at most the service's `maxBufferSize` (also the default). */
   maxBufferSize?: number;
+  /**
+   * Text the program reads as its standard input, then end of input (see stdin.ts): on pipes
+   * as it is, then the pipe closed; on a terminal typed, then EOF as the terminal reads it.
+   * At most STDIN_MAX_BYTES (1 MiB) once encoded.
+   */
+  stdin?: string;
 }
 
 /** Limits and timings of a {@link CommandService}. */
@@ -111,8 +118,10 @@ export class CommandService {
       kind: "command",
       id: crypto.randomUUID(),
     };
+    const mode = usePty ? "pty" : "pipe";
+    let stdin: Uint8Array | undefined;
     const { child, codec, invocation, cwd } = await startChild(this.launcher, request, {
-      mode: usePty ? "pty" : "pipe",
+      mode,
       cols: COMMAND_COLS,
       rows: COMMAND_ROWS,
       envDefaults: usePty ? { ...pagerEnvironment(), ...TERMINAL_ENV } : pagerEnvironment(),
@@ -126,6 +135,9 @@ export class CommandService {
       context,
       invocation: ({ cwd, env, codePage }) =>
         buildInvocation({ ...request, codePage }, { cwd, env }),
+      beforeLaunch: (codec) => {
+        if (request.stdin !== undefined) stdin = stdinBytes(request.stdin, mode, codec);
+      },
     });
     const bufferSize = request.maxBufferSize === undefined
       ? { value: Math.min(DEFAULT_MAX_BYTES, this.maxBufferSize), clamped: undefined }
@@ -141,6 +153,7 @@ export class CommandService {
       this.writeTimeoutMs,
       this.launcher,
       codec,
+      stdin && { text: request.stdin!, bytes: stdin },
     );
     this.#commands.set(command.token, command);
     log.info("command started", {

@@ -358,10 +358,35 @@ const KNOWN_CODE_PAGES: Record<string, number> = {
 };
 
 /**
+ * Why `text` is no text (undefined when it is): the first lone surrogate, half of a UTF-16 pair
+ * without its other half, which is no character in any encoding (a UTF-8 encoder writes U+FFFD
+ * in its place). JSON can carry one (`"\ud800"`).
+ */
+export function malformedText(text: string): string | undefined {
+  if (text.isWellFormed()) return undefined;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0xd800 || unit > 0xdfff) continue;
+    const next = text.charCodeAt(i + 1);
+    if (unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+      i++;
+      continue;
+    }
+    const hex = unit.toString(16).toUpperCase();
+    return `a lone surrogate (U+${hex}) at index ${i} (UTF-16 code units): half of a pair ` +
+      "without its other half is no character; nothing was sent";
+  }
+  return undefined;
+}
+
+/**
  * Text as a program reads it in `label`. Throws {@link EncodingError} naming the first
- * character that the encoding cannot represent (rather than sending a `?` in its place).
+ * character that the encoding cannot represent (rather than sending a `?` in its place), or
+ * the first lone surrogate (see {@link malformedText}; rather than a U+FFFD in its place).
  */
 export function encodeText(text: string, label: string): Uint8Array {
+  const malformed = malformedText(text);
+  if (malformed !== undefined) throw new EncodingError(malformed);
   if (isUtf8(label)) return utf8Encoder.encode(text);
   const { iconv, Buffer } = codePages();
   const bytes = new Uint8Array(iconv.encode(text, label));

@@ -71,6 +71,7 @@ export {
   encodeText,
   EncodingError,
   loadCodePages,
+  malformedText,
   parseEncoding,
   type SystemCodePages,
 } from "./code_pages.ts";

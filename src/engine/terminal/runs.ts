@@ -153,7 +153,7 @@ export class Runs {
       );
     }
     this.session.assertRunning();
-    if (this.waits.integrationGone()) {
+    if (this.session.integrationGone()) {
       throw new EngineError(
         "invalid_input",
         `terminal ${this.session.id}'s shell replaced itself with another program (exec, in its ` +

@@ -100,6 +100,8 @@ export class Session {
   /** Called with the offset of each prompt's end, before the shell's state takes it. */
   onPromptEnd: (offset: number) => void = () => {};
   #stopping: Promise<ExitStatus> | undefined;
+  /** The nonce the shell's marks carry (shells started with integration). */
+  readonly #nonce: string | undefined;
 
   constructor(parts: SessionParts) {
     const { context, child, limits, integration } = parts;
@@ -112,6 +114,7 @@ export class Session {
     this.cols = parts.cols;
     this.rows = parts.rows;
     this.writeTimeoutMs = parts.writeTimeoutMs;
+    this.#nonce = integration?.nonce;
     this.command = shortDisplay(parts.command);
     const shell = integration
       ? new ShellTracker((offset) => {
@@ -209,6 +212,14 @@ export class Session {
     if (!this.#stopping) this.launcher.kill({ ...this.context, via }, "SIGHUP");
     this.#stopping ??= stopProcess(this.child, graceMs, "SIGHUP");
     return this.#stopping;
+  }
+
+  /**
+   * The shell has replaced itself (exec) with a program started without the terminal's nonce,
+   * which sends no marks: known on Linux (see ChildProcess.startedWith), never assumed.
+   */
+  integrationGone(): boolean {
+    return this.#nonce !== undefined && this.child.startedWith(this.#nonce) === false;
   }
 
   /** After the first line feed from `offset` on (the echo of a typed line), if one came. */

@@ -142,7 +142,7 @@ export class Terminal {
     this.outputByteLimit = applied?.value;
     this.outputByteLimitClamped = applied?.clamped;
     this.#typing = new Typing(session);
-    this.#waits = new Waits(session, this.#typing, parts.integration?.nonce);
+    this.#waits = new Waits(session, this.#typing);
     this.#reads = new Reads(session, parts.answerBytes, this.outputByteLimit);
     this.#runs = new Runs(session, this.#typing, this.#waits, this.#reads, parts.integration);
     this.takeover = new Takeover(

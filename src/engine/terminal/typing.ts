@@ -87,6 +87,10 @@ export interface Interrupt {
 
 const INPUT_HISTORY = 100;
 
+/** Text a line editor shows as typed: no keys but Enter and Tab (see Typing.#shellReads). */
+// deno-lint-ignore no-control-regex -- the keys are control characters
+const PLAIN_TEXT = /^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$/;
+
 /** A terminal's typing, and what it keeps of it. */
 export class Typing {
   /** When input was written, and how much (content is not kept). */
@@ -126,6 +130,10 @@ export class Typing {
    */
   async write(text: string, via: FrontEnd = "internal", field = "input"): Promise<number> {
     const session = this.session;
+    session.assertRunning();
+    // Refused before it waits for anything: text that cannot be written is not held.
+    session.codec.encode(text, field);
+    await this.#shellReads(text);
     session.assertRunning();
     const child = session.child;
     const bytes = session.codec.encode(text, field);
@@ -172,6 +180,44 @@ export class Typing {
     await inputFailure(child.write(bytes, session.writeTimeoutMs), field);
     return bytes.length;
   }
+
+  /**
+   * Settles when the shell takes what is typed. A shell that reports its prompt (integration)
+   * starts its line editor with its first prompt: a line typed before is echoed by the terminal,
+   * then shown again by the line editor at the prompt (it showed twice). Plain text therefore
+   * waits for the first prompt's mark, and is typed at the prompt, shown once. It is typed at
+   * once when a program of the startup files reads the terminal in line mode (a question: the
+   * text answers it; Linux, where it can be told) or the shell is known never to show a prompt
+   * (it replaced itself, see Session.integrationGone). The wait ends at the prompt's mark, when
+   * the shell is seen to have replaced itself, at the exit, or when keys that are not text are
+   * typed (Ctrl+C for a slow startup file: what waits goes first, in order). Past the write
+   * timeout it is typed ahead as before (the waits know such a line, see Waits.origin): also
+   * what a question asked after the text was written gets.
+   */
+  #shellReads(text: string): Promise<void> {
+    const held = this.#held;
+    if (held) {
+      if (!PLAIN_TEXT.test(text)) held.release.abort();
+      return held.done;
+    }
+    const session = this.session, shell = session.shell, child = session.child;
+    if (!shell || shell.promptEnd >= 0 || !PLAIN_TEXT.test(text)) return Promise.resolve();
+    // A line editor reads in raw mode: one reading in line mode before the first prompt is not
+    // the shell's line editor (whose prompt's mark may be on its way).
+    const asked = !!child.terminalReader() && child.inputModes()?.lineMode === true;
+    if (asked || session.integrationGone()) return Promise.resolve();
+    const release = new AbortController();
+    const done = session.until(
+      () => shell.promptEnd >= 0 || session.integrationGone(),
+      session.writeTimeoutMs,
+      release.signal,
+    ).then(() => void (this.#held = undefined));
+    this.#held = { done, release };
+    return done;
+  }
+
+  /** Input waiting for the shell's first prompt (see {@link #shellReads}): all of it ends at once. */
+  #held: { done: Promise<void>; release: AbortController } | undefined;
 
   /**
    * Whether the foreground program is blocked reading the terminal, and not merely still

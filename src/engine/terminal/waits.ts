@@ -64,8 +64,6 @@ export class Waits {
   constructor(
     private readonly session: Session,
     private readonly typing: Typing,
-    /** The nonce the shell's marks carry (shells started with integration). */
-    private readonly nonce: string | undefined,
   ) {}
 
   /**
@@ -104,7 +102,7 @@ export class Waits {
    * the shell takes (a slow machine, startup files that run pyenv, prompt hooks that run `git
    * status` in a large repository), until the shell is known to show none: it replaced itself
    * with a program started without its nonce (a startup file's `exec sh`; see
-   * {@link integrationGone}). Then its waits look at the echo alone, as without integration.
+   * Session.integrationGone). Then its waits look at the echo alone, as without integration.
    * Before, a wait right after `terminal_create` matched the line as typed, and a wait for the
    * prompt answered at the prompt the command was about to run at.
    */
@@ -116,21 +114,13 @@ export class Waits {
     const before = input.beforePrompt;
     const from = before?.readAt ?? input.offset;
     const awaiting = before !== undefined && before.readAt === undefined &&
-      !this.integrationGone();
+      !this.session.integrationGone();
     return {
       from,
       // A line the shell reads at its next prompt is shown there by its line editor.
       echo: input.unechoed && !before ? undefined : output.echo(from, input.text),
       ...(awaiting ? { awaitingPrompt: true } : {}),
     };
-  }
-
-  /**
-   * The shell has replaced itself (exec) with a program started without the terminal's nonce,
-   * which sends no marks: known on Linux (see ChildProcess.startedWith), never assumed.
-   */
-  integrationGone(): boolean {
-    return this.nonce !== undefined && this.session.child.startedWith(this.nonce) === false;
   }
 
   /** Waits for the first of the request's conditions. */

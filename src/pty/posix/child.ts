@@ -105,6 +105,36 @@ export class PosixChild extends ChildBase {
     return this.write(new Uint8Array([...this.endOfInput, ...this.endOfInput]));
   }
 
+  /**
+   * In line mode, a line longer than the terminal keeps goes in parts: after each, EOF hands the
+   * program what is typed so far (read returns it, as a part of a line), so nothing is dropped;
+   * a part ends before a UTF-8 sequence it would cut where it can. Then EOF, twice after text
+   * left without Enter (see {@link closeInput}). In raw mode the bytes go as they are, then the
+   * EOF character, as closeInput sends it.
+   */
+  protected override typedLast(data: Uint8Array): Uint8Array {
+    const limit = this.#master === undefined ? undefined : lineModeLimit(this.#master);
+    if (limit === undefined) return super.typedLast(data);
+    // A part holds at least limit - 3 bytes (the first may be shorter): room for every EOF.
+    const typed = new Uint8Array(data.length + Math.ceil(data.length / (limit - 3)) + 3);
+    let length = 0;
+    let line = this.#openLine;
+    for (const byte of data) {
+      if (LINE_ENDS.has(byte)) line = 0;
+      else {
+        if (line + Math.min(utf8SequenceLength(byte), limit) > limit) {
+          typed[length++] = EOF_CHAR[0];
+          line = 0;
+        }
+        line++;
+      }
+      typed[length++] = byte;
+    }
+    typed[length++] = EOF_CHAR[0];
+    if (line > 0) typed[length++] = EOF_CHAR[0];
+    return typed.subarray(0, length);
+  }
+
   override refusal(data: Uint8Array): string | undefined {
     if (this.#master === undefined || this.hasExited) return undefined;
     const fit = this.#lineFit(data);
@@ -188,6 +218,17 @@ export class PosixChild extends ChildBase {
     this.writer.close();
     this.registry?.ended(this.pid);
   }
+}
+
+/** The length of the UTF-8 sequence `byte` starts (1 for a byte that starts none). */
+function utf8SequenceLength(byte: number): number {
+  return byte >= 0xf0 && byte <= 0xf4
+    ? 4
+    : byte >= 0xe0 && byte <= 0xef
+    ? 3
+    : byte >= 0xc2 && byte <= 0xdf
+    ? 2
+    : 1;
 }
 
 /** Where `needle` first occurs in `bytes`, or -1. */

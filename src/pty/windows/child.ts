@@ -35,6 +35,11 @@ const INTERRUPTS: readonly SignalName[] = ["SIGINT", "SIGTERM", "SIGQUIT"];
 /** Signals whose default action on POSIX is to do nothing: nothing to do here either. */
 const HARMLESS: readonly SignalName[] = ["SIGWINCH", "SIGCONT"];
 
+/** What a child's bytes are in `mode` (see ChildProcess.codePage). */
+export function windowsCodePage(mode: StdioMode): "utf-8" | number {
+  return mode === "pty" ? "utf-8" : kernel32().GetOEMCP();
+}
+
 /** Our ends of a child's streams. */
 export interface WindowsChildIo {
   /** [input, output] in PTY mode; [stdin, stdout, stderr] in pipe mode. */
@@ -71,7 +76,7 @@ export class WindowsChild extends ChildBase {
     private readonly io: WindowsChildIo,
   ) {
     super(pid, mode, DRAIN_LIMIT_MS * 2);
-    this.codePage = mode === "pty" ? "utf-8" : kernel32().GetOEMCP();
+    this.codePage = windowsCodePage(mode);
     const ended = () => this.readerEnded();
     const [input, ...outputs] = io.streams;
     this.writer = new OverlappedWriter(loop, input);
@@ -123,6 +128,11 @@ export class WindowsChild extends ChildBase {
       if (this.mode === "pty") this.#asked = "SIGINT";
     }
     return super.write(data, timeoutMs);
+  }
+
+  /** A console ends a line on Enter (`\r`), not on a line feed: each is typed as Enter. */
+  protected override typedLast(data: Uint8Array): Uint8Array {
+    return super.typedLast(data.map((byte) => byte === 0x0a ? 0x0d : byte));
   }
 
   /** The hidden console's code page now (pipe mode; see console_code_page.ts). */

@@ -307,8 +307,8 @@ function defaultStateDir(env: Record<string, string | undefined>): string | unde
   return state && `${state}/winterm-mcp`;
 }
 
-/** The command line's flags. */
-const FLAGS = {
+/** The command line's flags (docs/configuration.md names each: tests/unit/docs_test.ts). */
+export const FLAGS = {
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
   "log-level": { type: "string" },

@@ -397,6 +397,12 @@ const FIELD_NAMES = {
   appendNewline: "append_newline",
 };
 
+/** What each tool is made over: the service (asked for by each call) and the front end. */
+interface CommandToolDeps {
+  service: () => Promise<CommandService>;
+  via: FrontEnd;
+}
+
 /**
  * The winterm tools over a command service; `via` names the front end in the audit log. The
  * service is asked for by each call, so that the tools can be listed before it is loaded.
@@ -405,240 +411,271 @@ export function wintermTools(
   service: () => Promise<CommandService>,
   via: FrontEnd,
 ): ToolDefinition[] {
+  const deps = { service, via };
   return [
-    defineTool({
-      name: "run_command",
-      title: "Run a command",
-      description:
-        "Run a command. With wait_ms: status, exit_code and output in this one answer (tail_lines: " +
-        "just the end; grep: matching lines); without: a token for query_command_status. Shells, " +
-        "REPLs, servers: terminal_create.",
-      input: RunCommandInput,
-      output: RunCommandOutput,
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: true,
-        idempotentHint: false,
-        openWorldHint: true,
-      },
-      handler: async (args, context) => {
-        const grep = await searchOf(args);
-        if (grep && !args.wait_ms) {
-          throw new EngineError(
-            "invalid_input",
-            "needs wait_ms (without it the answer holds no output; query_command_status takes grep too)",
-            "grep",
-          );
-        }
-        const commands = await service();
-        const read = { ...shapeOf(args), grep };
-        commands.checkRead(read);
-        const { command, bufferClamped } = await commands.run({
-          command: args.command,
-          executable: args.executable,
-          args: args.args,
-          shellType: args.shell_type ?? "default",
-          timeoutSeconds: args.timeout ?? 30,
-          cwd: args.working_directory,
-          usePty: args.use_pty ?? true,
-          maxBufferSize: args.max_buffer_size,
-          env: args.env,
-          encoding: args.encoding,
-          sandbox: args.sandbox,
-          allowAnsiMismatch: args.allow_ansi_mismatch,
-          stdin: args.stdin,
-          via,
-          signal: context.signal,
-        });
-        // Cancelled before its answer: nobody holds its token to stop it, so it is stopped.
-        const abandon = () => void command.terminate(via).catch(() => {});
-        if (context.signal.aborted) {
-          abandon();
-          throw context.signal.reason;
-        }
-        context.signal.addEventListener("abort", abandon, { once: true });
-        try {
-          if (args.enable_streaming) streamOutput(command, context, Boolean(args.wait_ms));
-          const started = {
-            token: command.token,
-            message: bufferClamped
-              ? `submitted; max_buffer_size ${bufferClamped.requested} lowered to the server's ` +
-                `${bufferClamped.limit} (WINTERM_COMMAND_MAX_BYTES)`
-              : "submitted",
-            pid: command.pid,
-            command: command.display,
-            max_buffer_size: command.bufferSize,
-            ...(command.sandbox ? { sandbox: command.sandbox } : {}),
-          };
-          if (!args.wait_ms) return { ...started, status: "pending" as const };
-          if (command.running) {
-            await withProgress(
-              waitFor(command.done, args.wait_ms, context.signal),
-              context,
-              "the command to finish",
-            );
-          }
-          const answer = await inAnswerSlices(() => report(command, read), context.signal);
-          return {
-            ...answer,
-            ...started,
-            status: answer.status as "running" | "completed" | "terminated",
-            message: started.message === "submitted"
-              ? answer.message
-              : `${answer.message}; ${started.message}`,
-          };
-        } finally {
-          context.signal.removeEventListener("abort", abandon);
-        }
-      },
-    }),
-    defineTool({
-      name: "query_command_status",
-      title: "Query a command",
-      description:
-        "A command's status, exit code and output (wait_ms: after its end; grep: matching lines). " +
-        "stdout_offset = the previous stdout_next_offset: only what is new.",
-      input: QueryInput,
-      output: QueryOutput,
-      annotations: {
-        readOnlyHint: true,
-        destructiveHint: false,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
-      handler: async (args, context) => {
-        const commands = await service();
-        const read = {
-          ...shapeOf(args),
-          offsets: { stdout: args.stdout_offset, stderr: args.stderr_offset },
-          grep: await searchOf(args),
+    runCommandTool(deps),
+    queryCommandStatusTool(deps),
+    enhancedQueryCommandStatusTool(deps),
+    sendCommandInputTool(deps),
+    terminateCommandTool(deps),
+    getVersionTool(deps),
+  ].map((tool) => ({ ...tool, fieldNames: FIELD_NAMES }));
+}
+
+/** `run_command`. */
+function runCommandTool({ service, via }: CommandToolDeps): ToolDefinition {
+  return defineTool({
+    name: "run_command",
+    title: "Run a command",
+    description:
+      "Run a command. With wait_ms: status, exit_code and output in this one answer (tail_lines: " +
+      "just the end; grep: matching lines); without: a token for query_command_status. Shells, " +
+      "REPLs, servers: terminal_create.",
+    input: RunCommandInput,
+    output: RunCommandOutput,
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
+    handler: async (args, context) => {
+      const grep = await searchOf(args);
+      if (grep && !args.wait_ms) {
+        throw new EngineError(
+          "invalid_input",
+          "needs wait_ms (without it the answer holds no output; query_command_status takes grep too)",
+          "grep",
+        );
+      }
+      const commands = await service();
+      const read = { ...shapeOf(args), grep };
+      commands.checkRead(read);
+      const { command, bufferClamped } = await commands.run({
+        command: args.command,
+        executable: args.executable,
+        args: args.args,
+        shellType: args.shell_type ?? "default",
+        timeoutSeconds: args.timeout ?? 30,
+        cwd: args.working_directory,
+        usePty: args.use_pty ?? true,
+        maxBufferSize: args.max_buffer_size,
+        env: args.env,
+        encoding: args.encoding,
+        sandbox: args.sandbox,
+        allowAnsiMismatch: args.allow_ansi_mismatch,
+        stdin: args.stdin,
+        via,
+        signal: context.signal,
+      });
+      // Cancelled before its answer: nobody holds its token to stop it, so it is stopped.
+      const abandon = () => void command.terminate(via).catch(() => {});
+      if (context.signal.aborted) {
+        abandon();
+        throw context.signal.reason;
+      }
+      context.signal.addEventListener("abort", abandon, { once: true });
+      try {
+        if (args.enable_streaming) streamOutput(command, context, Boolean(args.wait_ms));
+        const started = {
+          token: command.token,
+          message: bufferClamped
+            ? `submitted; max_buffer_size ${bufferClamped.requested} lowered to the server's ` +
+              `${bufferClamped.limit} (WINTERM_COMMAND_MAX_BYTES)`
+            : "submitted",
+          pid: command.pid,
+          command: command.display,
+          max_buffer_size: command.bufferSize,
+          ...(command.sandbox ? { sandbox: command.sandbox } : {}),
         };
-        commands.checkRead(read);
-        const command = commands.get(args.token);
-        if (!command) return notFound(args.token);
-        if (args.wait_ms && command.running) {
+        if (!args.wait_ms) return { ...started, status: "pending" as const };
+        if (command.running) {
           await withProgress(
             waitFor(command.done, args.wait_ms, context.signal),
             context,
             "the command to finish",
           );
         }
-        return inAnswerSlices(() => report(command, read), context.signal);
-      },
-    }),
-    defineTool({
-      name: "enhanced_query_command_status",
-      title: "Query a command's new output",
-      description:
-        "A command's output since since_timestamp (the previous last_output_timestamp): follows " +
-        "it, missing nothing.",
-      input: EnhancedQueryInput,
-      output: QueryOutput,
-      annotations: {
-        readOnlyHint: true,
-        destructiveHint: false,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
-      handler: async (args, context) => {
-        const read = {
-          after: args.since_timestamp,
-          maxBytes: args.max_bytes,
-          raw: args.raw ?? false,
-          hint: offsetHint,
-          grep: await searchOf(args),
-        };
-        const command = (await service()).get(args.token);
-        if (!command) return notFound(args.token);
-        return inAnswerSlices(() => report(command, read), context.signal);
-      },
-    }),
-    defineTool({
-      name: "send_command_input",
-      title: "Send input to a command",
-      description:
-        "Type into a running command; Enter follows unless append_newline is false (\\u0003 without " +
-        "Enter: Ctrl+C).",
-      input: InputInput,
-      output: Outcome,
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: true,
-        idempotentHint: false,
-        openWorldHint: false,
-      },
-      handler: async (args) => {
-        const command = lookup(await service(), args.token);
-        await command.type({ text: args.input, enter: args.append_newline }, via);
-        if (args.eof) await command.closeInput();
+        const answer = await inAnswerSlices(() => report(command, read), context.signal);
         return {
-          success: true,
-          message: args.eof ? "input sent, then end of input" : "input sent",
-          token: args.token,
+          ...answer,
+          ...started,
+          status: answer.status as "running" | "completed" | "terminated",
+          message: started.message === "submitted"
+            ? answer.message
+            : `${answer.message}; ${started.message}`,
         };
-      },
-    }),
-    defineTool({
-      name: "terminate_command",
-      title: "Terminate a command",
-      description: "Stop a command and every process it started; its output stays readable.",
-      input: Type.Object({ token: Token }, { additionalProperties: false }),
-      output: Outcome,
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: true,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
-      handler: async (args) => {
-        const command = lookup(await service(), args.token);
-        await command.terminate(via);
-        return {
-          success: true,
-          message: `terminated after ${command.executionTimeMs} ms`,
-          token: args.token,
-        };
-      },
-    }),
-    defineTool({
-      name: "get_version",
-      title: "Version and environment",
-      description: "Server version, platform, shells found and WINTERM_* settings.",
-      input: Type.Object({}, { additionalProperties: false }),
-      output: VersionOutput,
-      annotations: {
-        readOnlyHint: true,
-        destructiveHint: false,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
-      handler: async () => {
-        // Shell discovery belongs to the engine's launching code: loaded when first asked.
-        const { findCmd, findPowerShell } = await importShells();
-        const env = Deno.env.toObject();
-        const context = { cwd: Deno.cwd(), env };
-        return {
-          name: NAME,
-          version: VERSION,
-          service_status: "running",
-          runtime_version: {
-            deno: Deno.version.deno,
-            v8: Deno.version.v8,
-            typescript: Deno.version.typescript,
-          },
-          platform: Deno.build.os,
-          arch: Deno.build.arch,
-          shells: {
-            powershell: findPowerShell(context).path ?? null,
-            cmd: findCmd(context).path ?? null,
-          },
-          env: {
-            WINTERM_POWERSHELL_PATH: env.WINTERM_POWERSHELL_PATH ?? null,
-            WINTERM_CMD_PATH: env.WINTERM_CMD_PATH ?? null,
-            WINTERM_LOG_LEVEL: env.WINTERM_LOG_LEVEL ?? null,
-          },
-        };
-      },
-    }),
-  ].map((tool) => ({ ...tool, fieldNames: FIELD_NAMES }));
+      } finally {
+        context.signal.removeEventListener("abort", abandon);
+      }
+    },
+  });
+}
+
+/** `query_command_status`. */
+function queryCommandStatusTool({ service }: CommandToolDeps): ToolDefinition {
+  return defineTool({
+    name: "query_command_status",
+    title: "Query a command",
+    description:
+      "A command's status, exit code and output (wait_ms: after its end; grep: matching lines). " +
+      "stdout_offset = the previous stdout_next_offset: only what is new.",
+    input: QueryInput,
+    output: QueryOutput,
+    annotations: {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    handler: async (args, context) => {
+      const commands = await service();
+      const read = {
+        ...shapeOf(args),
+        offsets: { stdout: args.stdout_offset, stderr: args.stderr_offset },
+        grep: await searchOf(args),
+      };
+      commands.checkRead(read);
+      const command = commands.get(args.token);
+      if (!command) return notFound(args.token);
+      if (args.wait_ms && command.running) {
+        await withProgress(
+          waitFor(command.done, args.wait_ms, context.signal),
+          context,
+          "the command to finish",
+        );
+      }
+      return inAnswerSlices(() => report(command, read), context.signal);
+    },
+  });
+}
+
+/** `enhanced_query_command_status`. */
+function enhancedQueryCommandStatusTool({ service }: CommandToolDeps): ToolDefinition {
+  return defineTool({
+    name: "enhanced_query_command_status",
+    title: "Query a command's new output",
+    description:
+      "A command's output since since_timestamp (the previous last_output_timestamp): follows " +
+      "it, missing nothing.",
+    input: EnhancedQueryInput,
+    output: QueryOutput,
+    annotations: {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    handler: async (args, context) => {
+      const read = {
+        after: args.since_timestamp,
+        maxBytes: args.max_bytes,
+        raw: args.raw ?? false,
+        hint: offsetHint,
+        grep: await searchOf(args),
+      };
+      const command = (await service()).get(args.token);
+      if (!command) return notFound(args.token);
+      return inAnswerSlices(() => report(command, read), context.signal);
+    },
+  });
+}
+
+/** `send_command_input`. */
+function sendCommandInputTool({ service, via }: CommandToolDeps): ToolDefinition {
+  return defineTool({
+    name: "send_command_input",
+    title: "Send input to a command",
+    description:
+      "Type into a running command; Enter follows unless append_newline is false (\\u0003 without " +
+      "Enter: Ctrl+C).",
+    input: InputInput,
+    output: Outcome,
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
+    handler: async (args) => {
+      const command = lookup(await service(), args.token);
+      await command.type({ text: args.input, enter: args.append_newline }, via);
+      if (args.eof) await command.closeInput();
+      return {
+        success: true,
+        message: args.eof ? "input sent, then end of input" : "input sent",
+        token: args.token,
+      };
+    },
+  });
+}
+
+/** `terminate_command`. */
+function terminateCommandTool({ service, via }: CommandToolDeps): ToolDefinition {
+  return defineTool({
+    name: "terminate_command",
+    title: "Terminate a command",
+    description: "Stop a command and every process it started; its output stays readable.",
+    input: Type.Object({ token: Token }, { additionalProperties: false }),
+    output: Outcome,
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    handler: async (args) => {
+      const command = lookup(await service(), args.token);
+      await command.terminate(via);
+      return {
+        success: true,
+        message: `terminated after ${command.executionTimeMs} ms`,
+        token: args.token,
+      };
+    },
+  });
+}
+
+/** `get_version`. */
+function getVersionTool(_: CommandToolDeps): ToolDefinition {
+  return defineTool({
+    name: "get_version",
+    title: "Version and environment",
+    description: "Server version, platform, shells found and WINTERM_* settings.",
+    input: Type.Object({}, { additionalProperties: false }),
+    output: VersionOutput,
+    annotations: {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    handler: async () => {
+      // Shell discovery belongs to the engine's launching code: loaded when first asked.
+      const { findCmd, findPowerShell } = await importShells();
+      const env = Deno.env.toObject();
+      const context = { cwd: Deno.cwd(), env };
+      return {
+        name: NAME,
+        version: VERSION,
+        service_status: "running",
+        runtime_version: {
+          deno: Deno.version.deno,
+          v8: Deno.version.v8,
+          typescript: Deno.version.typescript,
+        },
+        platform: Deno.build.os,
+        arch: Deno.build.arch,
+        shells: {
+          powershell: findPowerShell(context).path ?? null,
+          cmd: findCmd(context).path ?? null,
+        },
+        env: {
+          WINTERM_POWERSHELL_PATH: env.WINTERM_POWERSHELL_PATH ?? null,
+          WINTERM_CMD_PATH: env.WINTERM_CMD_PATH ?? null,
+          WINTERM_LOG_LEVEL: env.WINTERM_LOG_LEVEL ?? null,
+        },
+      };
+    },
+  });
 }

@@ -124,6 +124,43 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
       onConnection: (socket) => parser.emit("connection", socket),
     },
   );
+  wireParser(parser, { config, app, streams, front });
+  const answering = new AnswersInFlight(parser);
+  // node:http keeps connections alive and checks deadlines only while it believes it listens;
+  // the listening socket is ours, so tell it.
+  let serving = true;
+  Object.defineProperty(parser, "listening", { get: () => serving });
+  parser.emit("listening");
+  const url = announce(front.addr, config, web);
+  return {
+    url,
+    token,
+    failed: front.failed,
+    answered: (timeoutMs) => answering.settled(timeoutMs),
+    async close() {
+      serving = false;
+      streams.closeAll();
+      await sessions.closeAll();
+      await front.close();
+      parser.close();
+    },
+  };
+}
+
+/** What {@link wireParser} hands node:http's events to. */
+interface ParserWiring {
+  config: HttpConfig;
+  app: App;
+  streams: StreamHub;
+  front: ConnectionFront;
+}
+
+/**
+ * node:http's events: a request it could not take is answered naming the rule, an upgrade goes
+ * to the stream hub, and an answered request frees its connection for the accept loop.
+ */
+function wireParser(parser: ReturnType<typeof createParser>, wiring: ParserWiring): void {
+  const { config, app, streams, front } = wiring;
   parser.on("clientError", (error: Error & { code?: string }, socket: Duplex) => {
     const answer = clientErrorAnswer(error, config);
     if (answer && socket.writable) socket.end(answer);
@@ -147,26 +184,6 @@ export function startHttp(engine: Engine, config: HttpConfig, profile: ToolProfi
   parser.on("request", (request: IncomingMessage, response: ServerResponse) => {
     response.once("close", () => front.answered(request.socket));
   });
-  const answering = new AnswersInFlight(parser);
-  // node:http keeps connections alive and checks deadlines only while it believes it listens;
-  // the listening socket is ours, so tell it.
-  let serving = true;
-  Object.defineProperty(parser, "listening", { get: () => serving });
-  parser.emit("listening");
-  const url = announce(front.addr, config, web);
-  return {
-    url,
-    token,
-    failed: front.failed,
-    answered: (timeoutMs) => answering.settled(timeoutMs),
-    async close() {
-      serving = false;
-      streams.closeAll();
-      await sessions.closeAll();
-      await front.close();
-      parser.close();
-    },
-  };
 }
 
 /** The token clients must send: the configured one, checked, or a new one printed on stderr. */

@@ -161,21 +161,12 @@ export class StreamHub {
         "only /api/terminals/:id/stream and /api/commands/:token/stream are WebSockets",
       ));
     }
-    let request: Request;
-    try {
-      const headers = new Headers();
-      for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
-        headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
-      }
-      request = new Request(`http://${headers.get("host") ?? "invalid"}${req.url}`, {
-        method: req.method,
-        headers,
-      });
-    } catch (error) {
+    const request = webRequest(req);
+    if (request instanceof Error) {
       return refuse(rawErrorResponse(
         400,
         "INVALID_INPUT",
-        `malformed upgrade request: ${(error as Error).message}`,
+        `malformed upgrade request: ${request.message}`,
       ));
     }
     const history = new URL(req.url ?? "/", "http://stream").searchParams.get("history");
@@ -322,6 +313,22 @@ function serveCommand(client: StreamClient, command: Command): void {
     return exit();
   }
   ws.once("close", stop);
+}
+
+/** node:http's upgrade request as a web Request for the application, or why it is none. */
+function webRequest(req: IncomingMessage): Request | Error {
+  try {
+    const headers = new Headers();
+    for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+      headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+    }
+    return new Request(`http://${headers.get("host") ?? "invalid"}${req.url}`, {
+      method: req.method,
+      headers,
+    });
+  } catch (error) {
+    return error as Error;
+  }
 }
 
 /** ws wants a Buffer for the bytes read past the handshake. */

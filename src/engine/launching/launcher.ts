@@ -170,6 +170,14 @@ const LIMITS_MET = new Set(["EMFILE", "ENFILE"]);
 const START_WIDTH = Math.max(2, navigator.hardwareConcurrency ?? 2);
 
 /** See the module documentation. */
+/** What really runs, and where, as the audit records it. */
+interface RanProgram {
+  program: string;
+  requested?: string;
+  interpreter?: string | string[];
+  cwd: string;
+}
+
 export class Launcher {
   /** Aborted by {@link close}: starts waiting in line leave it, refused. */
   #closing = new AbortController();
@@ -287,7 +295,7 @@ export class Launcher {
     const { images, unclear } = this.#images(prepared, directory.path, options.env);
     // What really runs, and where: the audit says so.
     const runners = images.slice(1).map((image) => image.realProgram);
-    const ran = {
+    const ran: RanProgram = {
       program: prepared.realProgram,
       ...(prepared.realProgram === prepared.program ? {} : { requested: prepared.program }),
       ...(runners.length ? { interpreter: runners.length === 1 ? runners[0] : runners } : {}),
@@ -325,6 +333,23 @@ export class Launcher {
       }
       throw failed(error);
     }
+    this.#started(child, invocation, context, ran, sandbox);
+    if (this.#closing.signal.aborted) {
+      // The shutdown began while it started, and looked for what runs before it was there.
+      child.kill("SIGKILL");
+      throw shuttingDown();
+    }
+    return child;
+  }
+
+  /** A child has started: its sandbox is kept until it exits, and the audit has its start and exit. */
+  #started(
+    child: ChildProcess,
+    invocation: Invocation,
+    context: LaunchContext,
+    ran: RanProgram,
+    sandbox: PreparedSandbox | undefined,
+  ): void {
     if (sandbox) {
       this.#sandboxOf.set(child, sandbox.info);
       child.exited.finally(sandbox.release);
@@ -348,12 +373,6 @@ export class Launcher {
     child.exited.then((status) =>
       this.audit?.record({ event: "exit", kind: context.kind, id: context.id, ...status })
     );
-    if (this.#closing.signal.aborted) {
-      // The shutdown began while it started, and looked for what runs before it was there.
-      child.kill("SIGKILL");
-      throw shuttingDown();
-    }
-    return child;
   }
 
   /**

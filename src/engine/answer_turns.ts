@@ -63,3 +63,15 @@ export async function inAnswerTurn<T>(
 export function inAnswerSlices<T>(work: () => Steps<T>, signal?: AbortSignal): Promise<T> {
   return inAnswerTurn(() => inSlices(work, signal), signal);
 }
+
+/**
+ * A search's answer ({@link inAnswerSlices} for a read with `grep`), in slices but in no turn:
+ * its answer is small (within the read's byte budget) and its work bounded (see
+ * output/grep.ts), where the turns are there for large answers being made. A caller's ten
+ * searches, each holding the one turn for its 2 s of work, made every other client's reads wait
+ * behind them (a ten-line answer came after 27 s); now the searches' slices and the others'
+ * turns take their places in the event loop side by side.
+ */
+export function inSearchSlices<T>(work: () => Steps<T>, signal?: AbortSignal): Promise<T> {
+  return inSlices(work, signal);
+}

@@ -41,7 +41,7 @@ import {
   type Engine,
   EngineError,
   type FrontEnd,
-  inAnswerSlices,
+  inSearchSlices,
   inAnswerTurn,
   LINE_MODES,
   SIGNAL_NAMES,
@@ -434,7 +434,7 @@ export class RestApi {
       return restError(499, "INTERNAL_ERROR", "the client went away");
     };
     if (grep && mode !== "screen") {
-      return inAnswerSlices(() => terminal.readSteps({ ...request, mode }), signal)
+      return inSearchSlices(() => terminal.readSteps({ ...request, mode }), signal)
         .then(ok, left);
     }
     const inTurn = (build: () => Response) => inAnswerTurn(build, signal).catch(left);

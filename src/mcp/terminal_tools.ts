@@ -14,6 +14,7 @@ import {
   type ExitStatus,
   type FrontEnd,
   inAnswerSlices,
+  inSearchSlices,
   inAnswerTurn,
   sandboxHint,
   SIGNAL_NAMES,
@@ -262,7 +263,10 @@ function terminalReadTool({ service }: TerminalToolDeps): ToolDefinition {
         return inAnswerTurn(() => terminal.screenRead(view, request), context.signal);
       }
       const read = { ...request, mode: args.mode ?? "full" };
-      return inAnswerSlices(() => terminal.readSteps(read), context.signal);
+      return (read.grep ? inSearchSlices : inAnswerSlices)(
+        () => terminal.readSteps(read),
+        context.signal,
+      );
     },
   });
 }

@@ -17,6 +17,7 @@ import {
   type FrontEnd,
   importShells,
   inAnswerSlices,
+  inSearchSlices,
   sandboxHint,
   SHELL_TYPES,
   STDIN_MAX_BYTES,
@@ -496,7 +497,10 @@ function runCommandTool({ service, via }: CommandToolDeps): ToolDefinition {
             "the command to finish",
           );
         }
-        const answer = await inAnswerSlices(() => report(command, read), context.signal);
+        const answer = await (read.grep ? inSearchSlices : inAnswerSlices)(
+          () => report(command, read),
+          context.signal,
+        );
         return {
           ...answer,
           ...started,
@@ -545,7 +549,10 @@ function queryCommandStatusTool({ service }: CommandToolDeps): ToolDefinition {
           "the command to finish",
         );
       }
-      return inAnswerSlices(() => report(command, read), context.signal);
+      return (read.grep ? inSearchSlices : inAnswerSlices)(
+        () => report(command, read),
+        context.signal,
+      );
     },
   });
 }
@@ -576,7 +583,10 @@ function enhancedQueryCommandStatusTool({ service }: CommandToolDeps): ToolDefin
       };
       const command = (await service()).get(args.token);
       if (!command) return notFound(args.token);
-      return inAnswerSlices(() => report(command, read), context.signal);
+      return (read.grep ? inSearchSlices : inAnswerSlices)(
+        () => report(command, read),
+        context.signal,
+      );
     },
   });
 }

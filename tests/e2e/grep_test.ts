@@ -288,3 +288,43 @@ withHttp("REST: the terminal read takes grep and contextLines", async (server) =
   match(range.json.error.message, /'contextLines' must be an integer from 0 to 20/);
   await request(server, "DELETE", `/api/terminals/${id}`);
 });
+
+serverTest("a caller's searches take no turn from others' reads", async (mcp) => {
+  // Each search held the one answer turn for its work (up to 2 s): ten of them made a ten-line
+  // answer of another command wait behind all ten (27 s). Judged by order, not by time.
+  const big = await mcp.callOk<Found>("run_command", {
+    command: "head -c 10000000 /dev/zero | tr '\\0' '\\n'",
+    use_pty: false,
+    wait_ms: 60_000,
+    max_bytes: 100,
+  });
+  // The pattern compiler loads with the first search: the searches below then start at once.
+  await mcp.callOk("query_command_status", { token: big.token, grep: "x", max_bytes: 2000 });
+  const gate = await Deno.makeTempDir();
+  const small = await mcp.callOk<Found>("run_command", {
+    command: `until [ -f ${gate}/go ]; do sleep 0.05; done; seq 1 10`,
+    use_pty: false,
+  });
+  const order: string[] = [];
+  const read = mcp.callOk<Found>("query_command_status", { token: small.token, wait_ms: 60_000 })
+    .then((answer) => {
+      order.push("read");
+      return answer;
+    });
+  const searches = Array.from(
+    { length: 6 },
+    (_, i) =>
+      mcp.callOk<Found>("query_command_status", { token: big.token, grep: "x", max_bytes: 2000 })
+        .then(() => order.push(`search ${i}`)),
+  );
+  // Answered after the server has taken the searches (requests are read in order).
+  await mcp.callOk("get_version");
+  Deno.writeTextFileSync(`${gate}/go`, "");
+  try {
+    assertEquals((await read).stdout, "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n");
+    await Promise.all(searches);
+    assertEquals(order[0], "read", `answered in the order ${order.join(", ")}`);
+  } finally {
+    Deno.removeSync(gate, { recursive: true });
+  }
+}, { ignore: !posix });

@@ -700,10 +700,13 @@ for (const shell of ["bash", "zsh"]) {
   );
 }
 
+/** A command line that runs until `~/name` exists (a test makes it once it has typed). */
+const untilFile = (name: string) => `until [ -f ~/${name} ]; do sleep 0.05; done`;
+
 for (const shell of ["bash", "zsh"]) {
   shellTest(
     `${shell}: lines typed while a command runs, or a second line, come before a run: it waits its turn`,
-    async (mcp) => {
+    async (mcp, home) => {
       // The shell says before each prompt whether a line waits to be read at it. Without that, a run
       // retried until accepted was answered with the typed-ahead line's output and exit code
       // (20 of 20), and a wait for the prompt after two lines answered after the first.
@@ -714,7 +717,8 @@ for (const shell of ["bash", "zsh"]) {
         for (let tries = 0; tries < 5000; tries++) {
           const ran = await mcp.call("terminal_run", { terminalId, command, timeoutMs: 15_000 });
           if (!ran.isError) return ran.structuredContent as unknown as Run;
-          match(JSON.stringify(ran.content), /is running|not started yet/);
+          // Busy, or between a command's end and the shell's word on what waits: not yet free.
+          match(JSON.stringify(ran.content), /is running|not started yet|has not said yet/);
         }
         throw new Error("the run was never accepted");
       };
@@ -737,13 +741,16 @@ for (const shell of ["bash", "zsh"]) {
         match(output, new RegExp(`theirs-${i + 10}\\n`));
       }
       // Part of a line typed while a command runs: the line editor holds it at the prompt (the
-      // run was appended to it, and ran mangled).
-      await mcp.callOk("terminal_write", { terminalId, input: "sleep 0.3" });
+      // run was appended to it, and ran mangled). The command runs until a file says the text
+      // was typed (after a sleep, the prompt could come first on a slow turn: then the text is
+      // typed at the prompt, another case, and the wait below waits for a prompt after it).
+      await mcp.callOk("terminal_write", { terminalId, input: untilFile("typed-part") });
       await mcp.callOk("terminal_write", {
         terminalId,
         input: "echo part",
         appendNewline: false,
       });
+      Deno.writeTextFileSync(`${home}/typed-part`, "");
       await mcp.callOk("terminal_wait", { terminalId, prompt: true, timeoutMs: 15_000 });
       const held = await mcp.call("terminal_run", { terminalId, command: "echo x" });
       match(
@@ -754,8 +761,9 @@ for (const shell of ["bash", "zsh"]) {
       assertEquals((await run(mcp, terminalId, "echo cleared")).output, "cleared\n");
       // Escape typed while a command runs: the line editor holds it as a prefix, unseen (the
       // run's first letter was taken with it: `cho`).
-      await mcp.callOk("terminal_write", { terminalId, input: "sleep 0.3" });
+      await mcp.callOk("terminal_write", { terminalId, input: untilFile("typed-escape") });
       await mcp.callOk("terminal_write", { terminalId, keys: ["escape"] });
+      Deno.writeTextFileSync(`${home}/typed-escape`, "");
       await mcp.callOk("terminal_wait", { terminalId, prompt: true, timeoutMs: 15_000 });
       const prefixed = await mcp.call("terminal_run", { terminalId, command: "echo x" });
       // (Typed before the command's start mark came, it is typed at the prompt: refused too.)

@@ -97,7 +97,10 @@ function unsupported(pattern: string): string | undefined {
       if (!inClass && next === "k" && pattern[i + 2] === "<") {
         return "a named backreference (\\k<...>)";
       }
-      i++;
+      // \p{Greek}, \x{41}: the braces are the escape's own, not a repetition.
+      const braced = "pPx".includes(next) && next !== "" && pattern[i + 2] === "{";
+      const close = braced ? pattern.indexOf("}", i + 3) : -1;
+      i = close >= 0 ? close : i + 1;
       continue;
     }
     if (inClass) {

@@ -272,6 +272,16 @@ withHttp(
         () => watcher.output().includes("typed-€-9"),
         "the typed command's output",
       );
+      // Text that is no text is refused, not typed as U+FFFD: a lone surrogate, bytes no UTF-8.
+      const errors = () => writer.messages.filter((m) => m.type === "error").length;
+      const before = errors();
+      writer.send({ type: "input", data: "echo bad-\ud800-one\r" });
+      writer.ws.send(Uint8Array.of(0x65, 0x63, 0x68, 0x6f, 0x20, 0xff, 0x0d));
+      await writer.until(() => errors() >= before + 2, "two refusals of input");
+      const refusals = writer.messages.filter((m) => m.type === "error").slice(-2)
+        .map((m) => m.message).sort().join("\n");
+      match(refusals, /must be UTF-8[^]*lone surrogate/);
+      ok(!(await outputOf(server, id)).includes("bad-"));
       writer.send({ type: "resize", cols: 100, rows: 30 });
       await watcher.until(
         () => watcher.messages.some((m) => m.type === "resize" && m.cols === 100),

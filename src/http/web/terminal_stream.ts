@@ -8,7 +8,13 @@
  */
 // @ts-types="npm:@types/ws@8.18.1"
 import type { RawData, WebSocket } from "ws";
-import type { FrontEnd, Terminal, TerminalEvent, Watch } from "../../engine/mod.ts";
+import {
+  type FrontEnd,
+  type Terminal,
+  type TerminalEvent,
+  utf8Length,
+  type Watch,
+} from "../../engine/mod.ts";
 import { log } from "../../log.ts";
 import { type Liveness, rawBytes, type StreamClient } from "./stream_client.ts";
 
@@ -166,7 +172,7 @@ export class TerminalStream {
 
   #onMessage(data: RawData, binary: boolean): void {
     if (this.client.deaf()) return;
-    if (binary) return this.#input.push(this.#key, rawBytes(data));
+    if (binary) return this.#input.pushBytes(this.#key, rawBytes(data));
     let message: ClientMessage;
     try {
       message = JSON.parse(rawBytes(data).length ? new TextDecoder().decode(rawBytes(data)) : "");
@@ -195,7 +201,7 @@ export class TerminalStream {
         if (typeof message.data !== "string") {
           return this.#reply({ type: "error", message: "input needs data, a string" });
         }
-        return this.#input.push(this.#key, new TextEncoder().encode(message.data));
+        return this.#input.pushText(this.#key, message.data);
       default:
         return this.#reply({
           type: "error",
@@ -226,7 +232,7 @@ export class TerminalStream {
 class InputQueue {
   #chain: Promise<void> = Promise.resolve();
   #waiting = 0;
-  #decoder = new TextDecoder();
+  #decoder = new TextDecoder("utf-8", { fatal: true });
 
   constructor(
     private readonly ws: WebSocket,
@@ -239,14 +245,33 @@ class InputQueue {
     liveness.stallFloorMs = 2 * terminal.writeTimeoutMs;
   }
 
-  push(key: object, bytes: Uint8Array): void {
-    if (!this.terminal.takeover.holds(key)) {
-      return this.refuse('read-only: take over first ({"type":"takeover"}) to type');
+  /** A binary frame's typing: UTF-8, a character perhaps split between frames. */
+  pushBytes(key: object, bytes: Uint8Array): void {
+    if (!this.#holds(key)) return;
+    let text: string;
+    try {
+      text = this.#decoder.decode(bytes, { stream: true });
+    } catch {
+      // Bytes that are no UTF-8 would reach the program as U+FFFD: refused, as every input is.
+      this.#decoder = new TextDecoder("utf-8", { fatal: true });
+      return this.refuse("a binary frame must be UTF-8 text: this one is not; nothing was sent");
     }
-    // A character may be split between frames: the decoder keeps its start for the next one.
-    const text = this.#decoder.decode(bytes, { stream: true });
-    if (text === "") return;
-    this.#waiting += bytes.length;
+    if (text !== "") this.#push(key, text, bytes.length);
+  }
+
+  /** An input message's typing (the engine refuses text that is no text: a lone surrogate). */
+  pushText(key: object, text: string): void {
+    if (this.#holds(key) && text !== "") this.#push(key, text, utf8Length(text));
+  }
+
+  #holds(key: object): boolean {
+    if (this.terminal.takeover.holds(key)) return true;
+    this.refuse('read-only: take over first ({"type":"takeover"}) to type');
+    return false;
+  }
+
+  #push(key: object, text: string, size: number): void {
+    this.#waiting += size;
     if (this.#waiting > INPUT_HIGH_WATER && !this.ws.isPaused) {
       this.ws.pause();
       this.liveness.stalledSince = performance.now();
@@ -259,7 +284,7 @@ class InputQueue {
       } catch (error) {
         this.refuse((error as Error).message);
       } finally {
-        this.#waiting -= bytes.length;
+        this.#waiting -= size;
         if (this.#waiting <= INPUT_HIGH_WATER && this.ws.isPaused) this.ws.resume();
         // Taken: the program reads, slowly perhaps (a write that timed out is no sign of that).
         if (!this.ws.isPaused) this.liveness.stalledSince = undefined;

@@ -20,7 +20,8 @@
  */
 import { childCodePage, type ChildProcess, type StdioMode } from "../pty/mod.ts";
 import type { FrontEnd } from "./launching/audit.ts";
-import type { EngineError } from "./errors.ts";
+import { EngineError } from "./errors.ts";
+import { malformedText } from "./output/code_pages.ts";
 import {
   type LaunchContext,
   type Launcher,
@@ -128,6 +129,23 @@ export interface StartedChild {
 }
 
 /**
+ * Refuses text that is no text (a lone surrogate: see malformedText), naming its field: a
+ * program, an argument, a directory or a variable made of it would get U+FFFD in its place.
+ */
+function refuseMalformed(texts: readonly (readonly [string | undefined, string])[]): void {
+  for (const [text, field] of texts) {
+    const malformed = text === undefined ? undefined : malformedText(text);
+    if (malformed !== undefined) {
+      throw new EngineError(
+        "invalid_input",
+        malformed.replace("nothing was sent", "nothing was started"),
+        field,
+      );
+    }
+  }
+}
+
+/**
  * Starts a child as `plan` says: its directory resolved, its environment made, the encoding
  * asked for checked against what runs, launched (policy, audit, sandbox), with its codec.
  * The encodings must have been prepared (see prepareEncodings). Throws {@link EngineError}
@@ -138,10 +156,21 @@ export async function startChild(
   request: ChildRequest,
   plan: ChildPlan,
 ): Promise<StartedChild> {
+  refuseMalformed([
+    [request.cwd, plan.fields.cwd],
+    ...Object.entries(request.env ?? {}).flat().map((text) => [text, plan.fields.env] as const),
+  ]);
   const cwd = resolveDirectory(request.cwd, plan.fields.cwd);
   const env = childEnvironment(request.env, plan.envDefaults);
   const encoding = requestedEncoding(request.encoding);
   const invocation = plan.invocation({ cwd, env, codePage: encoding?.codePage });
+  const argsField = invocation.shell === "executable"
+    ? plan.fields.args ?? "args"
+    : plan.fields.program;
+  refuseMalformed([
+    [invocation.file, plan.fields.program],
+    ...invocation.args.map((arg) => [arg, argsField] as const),
+  ]);
   checkTerminalEncoding(encoding, plan.mode === "pty", invocation.codePage);
   const codec = new ChildCodec(
     { codePage: childCodePage(plan.mode) },

@@ -194,6 +194,40 @@ serverTest(
   { ignore: !posix },
 );
 
+serverTest(
+  "a program, argument, directory or variable that is no text is refused naming its field, and nothing starts",
+  async (mcp) => {
+    // Each became U+FFFD: `echo a\ud800b` printed a�b, an env value a�, an argument �x.
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      ["run_command", { command: "echo a\ud800b" }, /^'command': a lone surrogate \(U\+D800\)/],
+      [
+        "run_command",
+        { command: "echo", executable: "/bin/echo", args: ["a\udc00"], shell_type: "executable" },
+        /^'args': a lone surrogate \(U\+DC00\)/,
+      ],
+      ["run_command", { command: "true", env: { V: "a\ud800" } }, /^'env': a lone surrogate/],
+      ["run_command", { command: "true", env: { "W\ud800": "1" } }, /^'env': a lone surrogate/],
+      [
+        "run_command",
+        { command: "true", working_directory: "/tmp\ud800" },
+        /^'working_directory': a lone surrogate.*nothing was started$/,
+      ],
+      [
+        "terminal_create",
+        { command: "/bin/echo", args: ["\ud800x"] },
+        /^'args': a lone surrogate \(U\+D800\) at index 0/,
+      ],
+      ["terminal_create", { env: { X: "\udfff" } }, /^'env': a lone surrogate \(U\+DFFF\)/],
+    ];
+    for (const [tool, args, expected] of cases) {
+      const refused = await mcp.call(tool, args);
+      ok(refused.isError, `${tool} ${JSON.stringify(args)} was not refused`);
+      match(text(refused), expected);
+    }
+  },
+  { ignore: !posix },
+);
+
 Deno.test({
   name: "REST input that is no text is refused naming input; the terminal gets nothing of it",
   ignore: !posix,

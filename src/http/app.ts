@@ -262,6 +262,13 @@ function jsonBody(limit: number): MiddlewareHandler<AppEnv> {
           connection: "close",
         });
       }
+      if (error instanceof NotUtf8) {
+        // JSON text is UTF-8: bytes that are not would be read as U+FFFD and typed so.
+        const why = "the request body is not UTF-8 (JSON text is); it was not read";
+        return isMcpPath(c.req.path)
+          ? jsonRpcError(400, -32700, `Parse error: ${why}`)
+          : restError(400, "INVALID_INPUT", why);
+      }
       // The client went away or was cut off mid-body (the request timeout): nobody to answer.
       log.debug("request body unreadable", { path: c.req.path, error });
       return refusal(c, 400, "INVALID_INPUT", "the request body could not be read");
@@ -302,5 +309,12 @@ async function readLimited(request: Request, limit: number): Promise<string> {
     if (size > limit) throw new BodyTooLarge();
     chunks.push(chunk);
   }
-  return new TextDecoder().decode(concatBytes(chunks));
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(concatBytes(chunks));
+  } catch {
+    throw new NotUtf8();
+  }
 }
+
+/** A request body whose bytes are no UTF-8. */
+class NotUtf8 extends Error {}

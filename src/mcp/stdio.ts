@@ -205,7 +205,8 @@ export class StdioTransport implements Transport {
   /** The size of {@link #cancelled}'s ids (see {@link CANCELLED_MAX_SIZE}). */
   #cancelledSize = 0;
   #allAnswered: (() => void)[] = [];
-  readonly #decoder = new TextDecoder();
+  /** JSON text is UTF-8: a line that is not is refused, not read with U+FFFD in it. */
+  readonly #decoder = new TextDecoder("utf-8", { fatal: true });
 
   constructor(
     private readonly input: { read(buffer: Uint8Array): Promise<number | null> } = Deno.stdin,
@@ -396,7 +397,14 @@ export class StdioTransport implements Transport {
   }
 
   #deliver(line: Uint8Array): void {
-    const text = this.#decoder.decode(line).replace(/\r$/, "");
+    let text: string;
+    try {
+      text = this.#decoder.decode(line).replace(/\r$/, "");
+    } catch {
+      const why = "the message is not UTF-8 (JSON text is); it was not read";
+      this.onerror?.(new Error(why));
+      return this.#sendError(null, -32700, `Parse error: ${why}`);
+    }
     if (text.trim() === "") return;
     const shape = jsonShape(text);
     const bounds = jsonShapeProblem(shape) ?? batchProblem(shape);

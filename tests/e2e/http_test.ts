@@ -248,6 +248,18 @@ withHttp("REST refuses what it should, with the right status and code", async (s
       /not JSON/,
     ],
     [
+      // Bytes that are no UTF-8 (FF) were read as U+FFFD and typed so.
+      "POST",
+      "/api/terminals",
+      {
+        raw: Uint8Array.of(...new TextEncoder().encode('{"cwd":"/tm'), 0xff, 0x70, 0x22, 0x7d),
+        headers: { "content-type": "application/json" },
+      },
+      400,
+      "INVALID_INPUT",
+      /the request body is not UTF-8/,
+    ],
+    [
       "POST",
       "/api/terminals",
       { raw: JSON.stringify({ cwd: "x".repeat(5000) }) },

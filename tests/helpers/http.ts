@@ -86,7 +86,8 @@ export async function request(
   path: string,
   options: {
     body?: unknown;
-    raw?: string;
+    /** The body as sent: text, or bytes (which need not be UTF-8). */
+    raw?: string | Uint8Array<ArrayBuffer>;
     headers?: Record<string, string>;
     token?: string | null;
   } = {},
@@ -94,7 +95,7 @@ export async function request(
   const headers: Record<string, string> = { ...options.headers };
   const token = options.token === undefined ? server.token : options.token;
   if (token !== null) headers.authorization = `Bearer ${token}`;
-  let body: string | undefined = options.raw;
+  let body: string | Uint8Array<ArrayBuffer> | undefined = options.raw;
   if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     headers["content-type"] = "application/json";

@@ -117,6 +117,25 @@ Deno.test("stdio: a line that is not a message is answered as JSON-RPC says; bla
   ok(answers[0].error.message.startsWith("Parse error: "), answers[0].error.message);
 });
 
+Deno.test("stdio: a line that is not UTF-8 is refused unread, not read with U+FFFD in it", async () => {
+  // A CESU-8 surrogate (ED A0 80) inside a command ran with three U+FFFD in its place.
+  const output = collectingOutput();
+  const head = encoder.encode('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a');
+  const tail = encoder.encode('","arguments":{}}}\n');
+  const transport = new StdioTransport(
+    chunkedInput([concatBytes([head, Uint8Array.of(0xed, 0xa0, 0x80), tail])]),
+    output,
+  );
+  const seen: unknown[] = [];
+  transport.onmessage = (message) => seen.push(message);
+  await transport.start();
+  await transport.ended;
+  await transport.flushed();
+  const [answer] = output.text().trim().split("\n").map((line) => JSON.parse(line));
+  assertEquals([answer.id, answer.error.code, seen.length], [null, -32700, 0]);
+  match(answer.error.message, /not UTF-8/);
+});
+
 Deno.test("stdio: a message the schema refuses is answered with the field and the rule, not the check's dump", async () => {
   const output = collectingOutput();
   const lines = [

@@ -379,7 +379,8 @@ class Shown {
     }
     if (stop) {
       const where = stop.partly
-        ? `inside line ${stop.line + options.lineBase} (its rest was not searched)`
+        ? `inside line ${stop.line + options.lineBase} (its rest was not searched, and a ` +
+          "search that goes on starts after it: a line this long is not searched whole)"
         : `after line ${stop.line + options.lineBase}`;
       const next = this.firstHidden ? "" : `; ${options.resume(searchedTo, nextLine)}`;
       parts.push(`search stopped ${where}: it had worked ${SEARCH_WORK_MS / 1000} s${next}`);

@@ -722,6 +722,18 @@ for (const shell of ["bash", "zsh"]) {
         }
         throw new Error("the run was never accepted");
       };
+      /**
+       * A run after Ctrl+C. About 1 in 30 runs under load, bash shows no new prompt after a
+       * Ctrl+C that lands as it comes back from a command (not understood yet): the server says
+       * so and advises Enter, which is what an agent does then.
+       */
+      const runAfterCtrlC = async (command: string) => {
+        const ran = await mcp.call("terminal_run", { terminalId, command, timeoutMs: 15_000 });
+        if (!ran.isError) return ran.structuredContent as unknown as Run;
+        match(JSON.stringify(ran.content), /has shown no prompt since/);
+        await mcp.callOk("terminal_write", { terminalId, input: "", prompt: true });
+        return await run(mcp, terminalId, command);
+      };
       for (let i = 0; i < 6; i++) {
         if (i % 2 === 0) {
           await mcp.callOk("terminal_write", { terminalId, input: "sleep 0.3; echo first" });
@@ -758,7 +770,7 @@ for (const shell of ["bash", "zsh"]) {
         /may have text typed at its prompt|has text typed at its prompt|input typed while a command ran/,
       );
       await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
-      assertEquals((await run(mcp, terminalId, "echo cleared")).output, "cleared\n");
+      assertEquals((await runAfterCtrlC("echo cleared")).output, "cleared\n");
       // Escape typed while a command runs: the line editor holds it as a prefix, unseen (the
       // run's first letter was taken with it: `cho`).
       await mcp.callOk("terminal_write", { terminalId, input: untilFile("typed-escape") });
@@ -772,7 +784,7 @@ for (const shell of ["bash", "zsh"]) {
         /may hold keys typed while a command ran|has text typed at its prompt|input typed while a command ran/,
       );
       await mcp.callOk("terminal_write", { terminalId, keys: ["ctrl_c"] });
-      assertEquals((await run(mcp, terminalId, "echo after-escape")).output, "after-escape\n");
+      assertEquals((await runAfterCtrlC("echo after-escape")).output, "after-escape\n");
       // Two lines, and a wait for the prompt: it answers after both.
       const waited = await mcp.callOk<Waited>("terminal_write", {
         terminalId,

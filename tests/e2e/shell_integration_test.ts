@@ -870,7 +870,10 @@ shellTest(
   },
   {
     files: {
-      ".bashrc": "PROMPT_COMMAND='echo pc-ran'\necho rc-starts\nsleep 30\necho rc-rest\n",
+      // The sleeping child says it has started: a Ctrl+C typed between bash's fork and its
+      // handing the terminal to the child reached bash alone, and the sleep ran its 30 s.
+      ".bashrc": "PROMPT_COMMAND='echo pc-ran'\nsh -c 'echo rc-starts; exec sleep 30'\n" +
+        "echo rc-rest\n",
     },
   },
 );

@@ -65,13 +65,16 @@ export function inAnswerSlices<T>(work: () => Steps<T>, signal?: AbortSignal): P
 }
 
 /**
- * A search's answer ({@link inAnswerSlices} for a read with `grep`), in slices but in no turn:
- * its answer is small (within the read's byte budget) and its work bounded (see
- * output/grep.ts), where the turns are there for large answers being made. A caller's ten
- * searches, each holding the one turn for its 2 s of work, made every other client's reads wait
- * behind them (a ten-line answer came after 27 s); now the searches' slices and the others'
- * turns take their places in the event loop side by side.
+ * A read's answer in slices: in its turn ({@link inAnswerSlices}), unless the read is a search
+ * (`grep`). A search's answer is small (within the read's byte budget) and its work bounded (see
+ * output/grep.ts), where the turns are there for large answers being made: it is built in
+ * slices in no turn. A caller's ten searches, each holding the one turn for its 2 s of work,
+ * made every other client's reads wait behind them (a ten-line answer came after 27 s).
  */
-export function inSearchSlices<T>(work: () => Steps<T>, signal?: AbortSignal): Promise<T> {
-  return inSlices(work, signal);
+export function inReadSlices<T>(
+  read: { grep?: unknown },
+  work: () => Steps<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  return read.grep ? inSlices(work, signal) : inAnswerSlices(work, signal);
 }

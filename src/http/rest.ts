@@ -42,7 +42,7 @@ import {
   EngineError,
   type FrontEnd,
   inAnswerTurn,
-  inSearchSlices,
+  inReadSlices,
   LINE_MODES,
   SIGNAL_NAMES,
   type SignalName,
@@ -434,7 +434,7 @@ export class RestApi {
       return restError(499, "INTERNAL_ERROR", "the client went away");
     };
     if (grep && mode !== "screen") {
-      return inSearchSlices(() => terminal.readSteps({ ...request, mode }), signal)
+      return inReadSlices(request, () => terminal.readSteps({ ...request, mode }), signal)
         .then(ok, left);
     }
     const inTurn = (build: () => Response) => inAnswerTurn(build, signal).catch(left);

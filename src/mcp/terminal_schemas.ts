@@ -26,12 +26,6 @@ export const ExitStatusSchema = Type.Object({
   exitCode: Type.Union([Type.Integer(), Type.Null()]),
   signal: Type.Union([Type.String(), Type.Null()]),
 });
-export const READ_ONLY = {
-  readOnlyHint: true,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: false,
-};
 /** How long a wait lasts unless told: well within the 60 s MCP clients give a call by default. */
 export const DEFAULT_WAIT_MS = 30_000;
 

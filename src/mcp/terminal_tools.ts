@@ -15,14 +15,20 @@ import {
   type FrontEnd,
   inAnswerSlices,
   inAnswerTurn,
-  inSearchSlices,
+  inReadSlices,
   sandboxHint,
   SIGNAL_NAMES,
   type Terminal,
   type TerminalService,
 } from "../engine/mod.ts";
 import { literals, nullable, withoutNulls } from "../schema.ts";
-import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
+import {
+  defineTool,
+  READ_ONLY,
+  type ToolContext,
+  type ToolDefinition,
+  withProgress,
+} from "./tool.ts";
 import {
   AcpFields,
   AcpIdOnly,
@@ -31,7 +37,6 @@ import {
   DEFAULT_WAIT_MS,
   ExitStatusSchema,
   IdOnly,
-  READ_ONLY,
   ReadInput,
   ReadOutput,
   RunInput,
@@ -263,7 +268,8 @@ function terminalReadTool({ service }: TerminalToolDeps): ToolDefinition {
         return inAnswerTurn(() => terminal.screenRead(view, request), context.signal);
       }
       const read = { ...request, mode: args.mode ?? "full" };
-      return (read.grep ? inSearchSlices : inAnswerSlices)(
+      return inReadSlices(
+        read,
         () => terminal.readSteps(read),
         context.signal,
       );

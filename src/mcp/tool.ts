@@ -22,6 +22,14 @@
 import type { Static, TObject } from "../typebox.ts";
 import type { LoggingMessageNotification, ToolAnnotations } from "./sdk.ts";
 
+/** The annotations of a tool that only reads (the same answer for the same call). */
+export const READ_ONLY: ToolAnnotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
 /** What a handler can do besides computing its answer. */
 export interface ToolContext {
   /** Aborted when the client cancels the call. */

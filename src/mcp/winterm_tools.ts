@@ -16,8 +16,7 @@ import {
   EngineError,
   type FrontEnd,
   importShells,
-  inAnswerSlices,
-  inSearchSlices,
+  inReadSlices,
   sandboxHint,
   SHELL_TYPES,
   STDIN_MAX_BYTES,
@@ -38,7 +37,13 @@ import {
   SandboxInfo,
 } from "../schema.ts";
 import { sizeShown } from "../schema_marks.ts";
-import { defineTool, type ToolContext, type ToolDefinition, withProgress } from "./tool.ts";
+import {
+  defineTool,
+  READ_ONLY,
+  type ToolContext,
+  type ToolDefinition,
+  withProgress,
+} from "./tool.ts";
 
 const MIB = 1024 * 1024;
 const Token = Type.String({ minLength: 1, maxLength: 100 });
@@ -497,7 +502,8 @@ function runCommandTool({ service, via }: CommandToolDeps): ToolDefinition {
             "the command to finish",
           );
         }
-        const answer = await (read.grep ? inSearchSlices : inAnswerSlices)(
+        const answer = await inReadSlices(
+          read,
           () => report(command, read),
           context.signal,
         );
@@ -526,12 +532,7 @@ function queryCommandStatusTool({ service }: CommandToolDeps): ToolDefinition {
       "stdout_offset = the previous stdout_next_offset: only what is new.",
     input: QueryInput,
     output: QueryOutput,
-    annotations: {
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
+    annotations: READ_ONLY,
     handler: async (args, context) => {
       const commands = await service();
       const read = {
@@ -549,7 +550,8 @@ function queryCommandStatusTool({ service }: CommandToolDeps): ToolDefinition {
           "the command to finish",
         );
       }
-      return (read.grep ? inSearchSlices : inAnswerSlices)(
+      return inReadSlices(
+        read,
         () => report(command, read),
         context.signal,
       );
@@ -567,12 +569,7 @@ function enhancedQueryCommandStatusTool({ service }: CommandToolDeps): ToolDefin
       "it, missing nothing.",
     input: EnhancedQueryInput,
     output: QueryOutput,
-    annotations: {
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
+    annotations: READ_ONLY,
     handler: async (args, context) => {
       const read = {
         after: args.since_timestamp,
@@ -583,7 +580,8 @@ function enhancedQueryCommandStatusTool({ service }: CommandToolDeps): ToolDefin
       };
       const command = (await service()).get(args.token);
       if (!command) return notFound(args.token);
-      return (read.grep ? inSearchSlices : inAnswerSlices)(
+      return inReadSlices(
+        read,
         () => report(command, read),
         context.signal,
       );
@@ -654,12 +652,7 @@ function getVersionTool(_: CommandToolDeps): ToolDefinition {
     description: "Server version, platform, shells found and WINTERM_* settings.",
     input: Type.Object({}, { additionalProperties: false }),
     output: VersionOutput,
-    annotations: {
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
+    annotations: READ_ONLY,
     handler: async () => {
       // Shell discovery belongs to the engine's launching code: loaded when first asked.
       const { findCmd, findPowerShell } = await importShells();

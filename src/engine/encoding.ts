@@ -18,7 +18,7 @@ import {
   encodeText,
   EncodingError,
   loadCodePages,
-  malformedText,
+  MalformedTextError,
   parseEncoding,
   type StreamDecoder,
   type StreamEncoding,
@@ -154,12 +154,14 @@ export class ChildCodec {
   }
 
   #encodeIn(text: string, label: string, field: string): Uint8Array {
-    const malformed = malformedText(text);
-    if (malformed !== undefined) throw new EngineError("invalid_input", malformed, field);
     try {
       return encodeText(text, label);
     } catch (error) {
       if (!(error instanceof EncodingError)) throw error;
+      // Text that is no text: no encoding would do, so none is advised.
+      if (error instanceof MalformedTextError) {
+        throw new EngineError("invalid_input", error.message, field);
+      }
       throw new EngineError(
         "invalid_input",
         `${error.message}; pass encoding (e.g. utf-8) when starting it if it reads another`,

@@ -267,6 +267,9 @@ export class EncodingError extends Error {
   }
 }
 
+/** An {@link EncodingError} for text that is no text in any encoding (see {@link malformedText}). */
+export class MalformedTextError extends EncodingError {}
+
 /** Code pages with a name of their own in iconv-lite rather than `cpNNN`. */
 const CODE_PAGE_LABELS: Record<number, string> = {
   65001: "utf-8",
@@ -386,7 +389,7 @@ export function malformedText(text: string): string | undefined {
  */
 export function encodeText(text: string, label: string): Uint8Array {
   const malformed = malformedText(text);
-  if (malformed !== undefined) throw new EncodingError(malformed);
+  if (malformed !== undefined) throw new MalformedTextError(malformed);
   if (isUtf8(label)) return utf8Encoder.encode(text);
   const { iconv, Buffer } = codePages();
   const bytes = new Uint8Array(iconv.encode(text, label));

@@ -72,6 +72,7 @@ export {
   EncodingError,
   loadCodePages,
   malformedText,
+  MalformedTextError,
   parseEncoding,
   type SystemCodePages,
 } from "./code_pages.ts";

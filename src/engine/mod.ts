@@ -43,7 +43,7 @@ export {
 } from "./errors.ts";
 export { waitFor } from "./events.ts";
 export { inAnswerSlices, inAnswerTurn, inReadSlices } from "./answer_turns.ts";
-export type { Steps } from "./slices.ts";
+export { inSlices, type Steps } from "./slices.ts";
 export { LINE_MODES, type LineMode, SHELL_TYPES, type ShellType } from "./vocabulary.ts";
 export { sandboxHint } from "./sandbox_info.ts";
 export { utf8Length } from "./output/utf8.ts";

@@ -46,6 +46,7 @@
  */
 import { log } from "../log.ts";
 import { answerableId, whatIsWrong } from "../mcp/refusal.ts";
+import { sendLargeAnswersInSlices } from "./sse_answers.ts";
 import {
   deserializeMessage,
   isInitializeRequest,
@@ -230,6 +231,7 @@ export class McpSessions {
     const { transport } = session;
     transport.onclose = () => transport.sessionId && this.#forget(transport.sessionId);
     await server.connect(transport);
+    sendLargeAnswersInSlices(transport);
     watchAnswers(session);
     return await this.#track(
       session,

@@ -28,7 +28,8 @@
  * @module
  */
 import { log } from "../log.ts";
-import { EngineError } from "../engine/mod.ts";
+import { EngineError, inSlices } from "../engine/mod.ts";
+import { jsonTextSteps } from "../json_steps.ts";
 import { NAME, VERSION } from "../version.ts";
 import {
   CallToolRequestSchema,
@@ -111,8 +112,10 @@ export function createMcpServer(
     }
     try {
       const result = await tool.handler(args, toolContext(server, extra, answered(extra)));
+      // An answer of megabytes is serialized in slices (see src/json_steps.ts).
+      const text = await inSlices(() => jsonTextSteps(result), extra.signal);
       return {
-        content: [{ type: "text", text: JSON.stringify(result) }],
+        content: [{ type: "text", text }],
         structuredContent: result,
       };
     } catch (error) {

@@ -173,18 +173,8 @@ export class Cleaner {
           const split = stop === n && isHighSurrogate(input.charCodeAt(n - 1));
           if (split) this.#highSurrogate = input[n - 1];
           const end = split ? n - 1 : stop;
-          // A long run is written in parts (never between the halves of a pair), pausing
-          // between them: the same as one write, which in cell mode goes a character at a time.
-          for (let from = i; from < end;) {
-            let to = Math.min(end, from + PAUSE_CHARACTERS);
-            if (to < end && isHighSurrogate(input.charCodeAt(to - 1))) to++;
-            line.write(input.slice(from, to));
-            from = to;
-            if (from < end) {
-              yield;
-              pauseAt = from + PAUSE_CHARACTERS;
-            }
-          }
+          const pausedAt = yield* this.#writeText(input, i, end);
+          if (pausedAt >= 0) pauseAt = pausedAt + PAUSE_CHARACTERS;
         }
         if (stop >= n) {
           i = n;
@@ -207,35 +197,61 @@ export class Cleaner {
       }
       const code = input.charCodeAt(i);
       i++;
-      if (this.#control(code, lines, i - 1)) continue;
-      switch (this.#state) {
-        case State.Escape:
-          if (code >= 0x20 && code <= 0x2f) this.#state = State.EscapeIntermediate;
-          else if (code === 0x5b /* [ */) this.#enterCsi();
-          else if (code === 0x5d /* ] */) this.#enterString(State.Osc);
-          else if (code === 0x50 || code === 0x58 || code === 0x5e || code === 0x5f) {
-            this.#enterString(State.ControlString); // DCS P, SOS X, PM ^, APC _
-          } else if (code >= 0x30 && code <= 0x7e) this.#escapeDone();
-          else i = this.#abort(i);
-          break;
-        case State.EscapeIntermediate:
-          if (code >= 0x30 && code <= 0x7e) this.#escapeDone();
-          else if (code > 0x2f) i = this.#abort(i);
-          break;
-        case State.Csi:
-        case State.CsiIgnore:
-          i = this.#csiByte(code, i);
-          break;
-        default:
-          // Ground (a control: handled above) or inside a string (ignored).
-          break;
-      }
+      if (!this.#control(code, lines, i - 1)) i = this.#sequenceByte(code, i);
     }
     if (this.#state === State.Ground) this.#sequenceStart = -1;
     if (this.#keepLine !== Infinity) line.forgetOld(this.#keepLine);
     this.#consumed = i;
     this.#counted = 0;
     return lines.length === 0 ? "" : lines.join("\n") + "\n";
+  }
+
+  /**
+   * Writes the text `input[from, end)` to the unfinished line. A long run is written in parts
+   * (never between the halves of a pair), pausing between them: the same as one write, which in
+   * cell mode goes a character at a time. Returns where it last paused (-1: it did not).
+   */
+  *#writeText(input: string, from: number, end: number): Steps<number> {
+    let pausedAt = -1;
+    while (from < end) {
+      let to = Math.min(end, from + PAUSE_CHARACTERS);
+      if (to < end && isHighSurrogate(input.charCodeAt(to - 1))) to++;
+      this.#line.write(input.slice(from, to));
+      from = to;
+      if (from < end) {
+        yield;
+        pausedAt = from;
+      }
+    }
+    return pausedAt;
+  }
+
+  /**
+   * Reads the byte at `i - 1` of an escape sequence (after ESC, its intermediates, a CSI's);
+   * returns where reading goes on. Ground and strings have nothing here: their controls were
+   * handled by {@link #control}, and a string's other characters are ignored.
+   */
+  #sequenceByte(code: number, i: number): number {
+    switch (this.#state) {
+      case State.Escape:
+        if (code >= 0x20 && code <= 0x2f) this.#state = State.EscapeIntermediate;
+        else if (code === 0x5b /* [ */) this.#enterCsi();
+        else if (code === 0x5d /* ] */) this.#enterString(State.Osc);
+        else if (code === 0x50 || code === 0x58 || code === 0x5e || code === 0x5f) {
+          this.#enterString(State.ControlString); // DCS P, SOS X, PM ^, APC _
+        } else if (code >= 0x30 && code <= 0x7e) this.#escapeDone();
+        else return this.#abort(i);
+        return i;
+      case State.EscapeIntermediate:
+        if (code >= 0x30 && code <= 0x7e) this.#escapeDone();
+        else if (code > 0x2f) return this.#abort(i);
+        return i;
+      case State.Csi:
+      case State.CsiIgnore:
+        return this.#csiByte(code, i);
+      default:
+        return i;
+    }
   }
 
   /** How many characters of the last input were read (all of them unless a limit stopped it). */

@@ -243,6 +243,11 @@ class MixedDecoder implements StreamDecoder {
   /**
    * Runs the bytes held and `bytes` through the modes; what stays undecided is held again.
    * `final`: the end of the stream, where nothing more can come.
+   *
+   * One loop of about 100 lines, on purpose: every byte a program prints goes through it, and
+   * the modes hand each other the run's state (where it starts, its evidence, whether it held
+   * only pairs) from one byte to the next; split into a method per mode, that state would go
+   * through fields on every byte, and each rule would be read across four places.
    */
   #run(bytes: Uint8Array, final: boolean): Uint8Array {
     const data = this.#held.length === 0 ? bytes : concatBytes([this.#held, bytes]);

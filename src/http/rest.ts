@@ -43,12 +43,14 @@ import {
   type FrontEnd,
   inAnswerTurn,
   inReadSlices,
+  inSlices,
   LINE_MODES,
   SIGNAL_NAMES,
   type SignalName,
   type Terminal,
 } from "../engine/mod.ts";
 import { log } from "../log.ts";
+import { jsonBytesSteps } from "../json_steps.ts";
 import {
   AllowAnsiMismatch,
   ContextLines,
@@ -92,6 +94,17 @@ export function restError(
 
 function ok(data: unknown, status = 200): Response {
   return Response.json({ success: true, data }, { status });
+}
+
+/**
+ * {@link ok} for an answer that holds output (up to megabytes): serialized and encoded in
+ * slices (see src/json_steps.ts), as MCP's answers are, rather than in one go.
+ */
+async function okInSlices(data: unknown): Promise<Response> {
+  const chunks = await inSlices(() => jsonBytesSteps({ success: true, data }));
+  return new Response(ReadableStream.from(chunks), {
+    headers: { "content-type": "application/json" },
+  });
 }
 
 function done(message: string): Response {
@@ -410,7 +423,7 @@ export class RestApi {
       signal,
     });
     if (signal.aborted) log.debug("a REST run's client went away: its wait stopped", { id });
-    return ok(outcome);
+    return okInSlices(outcome);
   }
 
   /** Reads output in its answer turn; a client gone while it waits for one leaves the line. */
@@ -433,14 +446,14 @@ export class RestApi {
       log.debug("a REST read's client went away: it left the line", { id });
       return restError(499, "INTERNAL_ERROR", "the client went away");
     };
-    if (grep && mode !== "screen") {
+    // As terminal_read's: the output read in slices in its turn (a search in none), a screen
+    // in its turn; the answer serialized in slices.
+    if (mode !== "screen") {
       return inReadSlices(request, () => terminal.readSteps({ ...request, mode }), signal)
-        .then(ok, left);
+        .then(okInSlices, left);
     }
-    const inTurn = (build: () => Response) => inAnswerTurn(build, signal).catch(left);
-    if (mode !== "screen") return inTurn(() => ok(terminal.read({ ...request, mode })));
     const view = await terminal.renderScreen();
-    return inTurn(() => ok(terminal.screenRead(view, request)));
+    return inAnswerTurn(() => terminal.screenRead(view, request), signal).then(okInSlices, left);
   }
 
   #stats(id: string): Response {

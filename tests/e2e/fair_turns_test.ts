@@ -8,7 +8,7 @@ import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client, type Connection, serverTest } from "../helpers/mcp.ts";
-import { type HttpServer, withHttp } from "../helpers/http.ts";
+import { type HttpServer, request, withHttp } from "../helpers/http.ts";
 import { eventually } from "../helpers/process.ts";
 
 const posix = Deno.build.os !== "windows";
@@ -104,5 +104,31 @@ withHttp(
     } finally {
       await Promise.all([reader.close(), other.close()]);
     }
+  },
+);
+
+withHttp(
+  "REST: a read of 2 MiB out of 10 MB of lines edited in place lets other requests through",
+  async (server) => {
+    const created = await request(server, "POST", "/api/terminals", {
+      body: { command: "sh", args: ["-c", `yes "$(printf '${EDITED}')" | head -c 10000000`] },
+    });
+    const id = created.json.data.terminalId;
+    let printed = 0;
+    const stats = async () => {
+      printed = (await request(server, "GET", `/api/terminals/${id}/stats`)).json.data.totalBytes;
+    };
+    ok(await eventually(() => printed >= 10_000_000, 60_000, stats), `${printed} bytes printed`);
+    const read = request(
+      server,
+      "GET",
+      `/api/terminals/${id}/output?maxBytes=${2 * MIB}&since=0&maxLines=100000`,
+    );
+    const answered = await answeredMeanwhile(read, () => request(server, "GET", "/api/terminals"));
+    const { status, json } = await read;
+    assertEquals([status, json.success], [200, true]);
+    ok(json.data.truncated && json.data.totalLines >= 200_000, JSON.stringify(json.data.stats));
+    // Read at once (as it was), nothing else was answered until it was done.
+    ok(answered >= 3, `${answered} requests answered while the answer was built`);
   },
 );

@@ -49,7 +49,7 @@ export interface WaitOutput {
   truncated: boolean;
 }
 
-/** What {@link Reads.read} reads (see lines.ts), and how much of it an answer shows. */
+/** What {@link Reads.readSteps} reads (see lines.ts), and how much of it an answer shows. */
 export interface TerminalReadRequest extends Omit<LineReadOptions, "final" | "budget" | "hint"> {
   /** Most bytes of output text in the answer (as JSON). Default 16 KiB; at most the answer limit. */
   maxBytes?: number;
@@ -134,15 +134,8 @@ export class Reads {
    * Reads output by line (see lines.ts) within the answer's budget; counts as activity. `full`
    * without `since` is the summary of what is kept: all of it if it fits, else its first and
    * last lines with a marker between (`head-tail`), `maxLines` of them in all (the marker is no
-   * line of the output); with `since` it pages (`hasMore`).
-   */
-  read(request: TerminalReadRequest): TerminalRead {
-    return atOnce(this.readSteps(request));
-  }
-
-  /**
-   * {@link read} as steps (see src/engine/slices.ts): of the output, and the exit, as they
-   * stood when the steps began.
+   * line of the output); with `since` it pages (`hasMore`). In steps (see
+   * src/engine/slices.ts): of the output, and the exit, as they stood when the steps began.
    */
   *readSteps(request: TerminalReadRequest): Steps<TerminalRead> {
     this.session.touch();
@@ -186,7 +179,7 @@ export class Reads {
     };
   }
 
-  /** {@link read} with `grep`: the lines that match, numbered as `since` counts them. */
+  /** {@link readSteps} with `grep`: the lines that match, numbered as `since` counts them. */
   *#grep(
     output: StreamView,
     request: TerminalReadRequest,

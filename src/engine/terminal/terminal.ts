@@ -259,11 +259,6 @@ export class Terminal {
     this.#session.dispose();
   }
 
-  /** See {@link Reads.read}. */
-  read(request: TerminalReadRequest): TerminalRead {
-    return this.#reads.read(request);
-  }
-
   /** See {@link Reads.readSteps}. */
   readSteps(request: TerminalReadRequest): Steps<TerminalRead> {
     return this.#reads.readSteps(request);

@@ -6,8 +6,8 @@
  * request, its proxy credentials not passed on). Each refusal says why, and is reported once.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import { type HostRule, parseHostRule } from "../../src/engine/launching/hosts.ts";
-import { NetworkProxy, type Refusal } from "../../src/engine/launching/proxy.ts";
+import { type HostRule, parseHostRule } from "../../../src/engine/launching/hosts.ts";
+import { NetworkProxy, type Refusal } from "../../../src/engine/launching/proxy.ts";
 
 const encoder = new TextEncoder(), decoder = new TextDecoder();
 const rules = (...entries: string[]) => entries.map((entry) => parseHostRule(entry) as HostRule);

@@ -6,8 +6,8 @@ import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict"
 import fc from "fast-check";
 import iconv from "iconv-lite";
 import { Buffer } from "node:buffer";
-import { concatBytes } from "../../src/bytes.ts";
-import { CodePageChars } from "../../src/engine/output/code_pages.ts";
+import { concatBytes } from "../../../src/bytes.ts";
+import { CodePageChars } from "../../../src/engine/output/code_pages.ts";
 import {
   codePageLabel,
   createDecoder,
@@ -17,7 +17,7 @@ import {
   malformedText,
   parseEncoding,
   type StreamEncoding,
-} from "../../src/engine/output/decode.ts";
+} from "../../../src/engine/output/decode.ts";
 
 await loadCodePages();
 

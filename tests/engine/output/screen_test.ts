@@ -1,15 +1,15 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
-import { OutputBuffer } from "../../src/engine/output/buffer.ts";
+import { OutputBuffer } from "../../../src/engine/output/buffer.ts";
 import {
   CATCH_UP,
   MAX_UNFINISHED,
   RENDER_BUDGET_MS,
   Screen,
   type ScreenView,
-} from "../../src/engine/output/screen.ts";
-import { MAX_NUMBER, ScreenInput } from "../../src/engine/output/screen_input.ts";
-import { cuts, fc, hostileOutput, stringOf } from "../helpers/arbitraries.ts";
-import { threadCpuMs } from "../helpers/cpu.ts";
+} from "../../../src/engine/output/screen.ts";
+import { MAX_NUMBER, ScreenInput } from "../../../src/engine/output/screen_input.ts";
+import { cuts, fc, hostileOutput, stringOf } from "../../helpers/arbitraries.ts";
+import { threadCpuMs } from "../../helpers/cpu.ts";
 
 const encoder = new TextEncoder();
 

@@ -12,15 +12,15 @@ import {
   ipv6Words,
   isForbiddenAddress,
   parseHostRule,
-} from "../../src/engine/launching/hosts.ts";
+} from "../../../src/engine/launching/hosts.ts";
 import {
   DEFAULT_HIDDEN,
   SandboxConfigError,
   Sandboxes,
   sandboxSettings,
-} from "../../src/engine/launching/sandbox.ts";
-import { EngineError } from "../../src/engine/errors.ts";
-import { sandboxHint } from "../../src/engine/sandbox_info.ts";
+} from "../../../src/engine/launching/sandbox.ts";
+import { EngineError } from "../../../src/engine/errors.ts";
+import { sandboxHint } from "../../../src/engine/sandbox_info.ts";
 
 const rule = (text: string) => parseHostRule(text) as HostRule;
 

@@ -5,10 +5,10 @@
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import fc from "fast-check";
-import { LongControlStrings } from "../../src/engine/output/control_strings.ts";
-import { OutputBuffer } from "../../src/engine/output/buffer.ts";
-import { cleanTerminalText } from "../../src/engine/output/clean.ts";
-import { StreamOutput } from "../../src/engine/output/stream.ts";
+import { LongControlStrings } from "../../../src/engine/output/control_strings.ts";
+import { OutputBuffer } from "../../../src/engine/output/buffer.ts";
+import { cleanTerminalText } from "../../../src/engine/output/clean.ts";
+import { StreamOutput } from "../../../src/engine/output/stream.ts";
 
 const ESC = 0x1b, C2 = 0xc2;
 const OPENERS = [0x5d, 0x50, 0x58, 0x5e, 0x5f], C1_OPENERS = [0x9d, 0x90, 0x98, 0x9e, 0x9f];

@@ -1,6 +1,6 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
-import { cutHead, cutTail, jsonSize } from "../../src/engine/output/shape.ts";
-import { fc, stringOf, TEXT_PIECES } from "../helpers/arbitraries.ts";
+import { cutHead, cutTail, jsonSize } from "../../../src/engine/output/shape.ts";
+import { fc, stringOf, TEXT_PIECES } from "../../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
 /** Anything a string can hold: text, controls, quotes, backslashes, lone surrogates. */

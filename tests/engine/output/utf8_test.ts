@@ -4,8 +4,8 @@ import {
   completePrefixLength,
   isContinuation,
   utf8Length,
-} from "../../src/engine/output/utf8.ts";
-import { fc, stringOf, TEXT_PIECES } from "../helpers/arbitraries.ts";
+} from "../../../src/engine/output/utf8.ts";
+import { fc, stringOf, TEXT_PIECES } from "../../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
 

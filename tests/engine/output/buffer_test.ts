@@ -3,11 +3,11 @@ import {
   OutputBudget,
   RETURN_AFTER_BYTES,
   RETURN_DELAY_MS,
-} from "../../src/engine/output/budget.ts";
-import { OutputBuffer } from "../../src/engine/output/buffer.ts";
-import { cleanTerminalText } from "../../src/engine/output/clean.ts";
-import { isContinuation } from "../../src/engine/output/utf8.ts";
-import { fc, stringOf, TEXT_PIECES } from "../helpers/arbitraries.ts";
+} from "../../../src/engine/output/budget.ts";
+import { OutputBuffer } from "../../../src/engine/output/buffer.ts";
+import { cleanTerminalText } from "../../../src/engine/output/clean.ts";
+import { isContinuation } from "../../../src/engine/output/utf8.ts";
+import { fc, stringOf, TEXT_PIECES } from "../../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
 
@@ -475,7 +475,7 @@ Deno.test("a cut inside a sequence with invalid UTF-8 after it drops exactly the
 Deno.test("appended bytes are copied: the caller's arrays are never kept, and may be reused", async () => {
   // Whether an array can still be reached shows only through the collector, which a test can
   // drive only in a runtime that exposes it: a child Deno with --expose-gc.
-  const buffer = new URL("../../src/engine/output/buffer.ts", import.meta.url).href;
+  const buffer = new URL("../../../src/engine/output/buffer.ts", import.meta.url).href;
   const script = `
     import { OutputBuffer } from ${JSON.stringify(buffer)};
     const buffer = new OutputBuffer({ maxBytes: 4 * 65536 });

@@ -5,8 +5,8 @@ import {
   newNonce,
   parseMark,
   type PlacedMark,
-} from "../../src/engine/output/marks.ts";
-import { cuts, fc, hostileOutput, stringOf, TEXT_PIECES } from "../helpers/arbitraries.ts";
+} from "../../../src/engine/output/marks.ts";
+import { cuts, fc, hostileOutput, stringOf, TEXT_PIECES } from "../../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -1,5 +1,5 @@
 import { throws } from "node:assert/strict";
-import { Policy, PolicyError } from "../../src/engine/launching/policy.ts";
+import { Policy, PolicyError } from "../../../src/engine/launching/policy.ts";
 
 Deno.test("a policy entry holding a NUL byte is refused, naming the list: it could never match", () => {
   for (

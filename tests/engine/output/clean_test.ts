@@ -1,12 +1,12 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
-import { cpuTimed } from "../helpers/cpu.ts";
+import { cpuTimed } from "../../helpers/cpu.ts";
 import {
   Cleaner,
   cleanTerminalText,
   MAX_COLUMNS,
   PAUSE_CHARACTERS,
-} from "../../src/engine/output/clean.ts";
-import { inSlices } from "../../src/engine/slices.ts";
+} from "../../../src/engine/output/clean.ts";
+import { inSlices } from "../../../src/engine/slices.ts";
 import {
   csiSequence,
   cuts,
@@ -16,7 +16,7 @@ import {
   plainText,
   stringOf,
   TEXT_PIECES,
-} from "../helpers/arbitraries.ts";
+} from "../../helpers/arbitraries.ts";
 
 /** Sequences that change colours, titles, modes or charsets but never the text. */
 const INVISIBLE = [

@@ -1,16 +1,16 @@
 import { deepStrictEqual as assertEquals, match, ok, throws } from "node:assert/strict";
-import { cpuTimed, threadCpuMs } from "../helpers/cpu.ts";
-import { OutputBuffer } from "../../src/engine/output/buffer.ts";
+import { cpuTimed, threadCpuMs } from "../../helpers/cpu.ts";
+import { OutputBuffer } from "../../../src/engine/output/buffer.ts";
 import {
   compilePattern,
   loadPatterns,
   MATCH_BACKLOG,
   MATCH_OVERLAP,
   PatternScanner,
-} from "../../src/engine/output/patterns.ts";
-import { EngineError } from "../../src/engine/errors.ts";
-import { cleanTerminalText } from "../../src/engine/output/clean.ts";
-import { cuts, fc, pieces, stringOf } from "../helpers/arbitraries.ts";
+} from "../../../src/engine/output/patterns.ts";
+import { EngineError } from "../../../src/engine/errors.ts";
+import { cleanTerminalText } from "../../../src/engine/output/clean.ts";
+import { cuts, fc, pieces, stringOf } from "../../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
 await loadPatterns();

@@ -4,10 +4,10 @@
  * says. The real view (WideCharToMultiByte) is tested under Windows (tests/windows/).
  */
 import { deepStrictEqual as assertEquals, match, throws } from "node:assert/strict";
-import { checkAnsiView, launchTexts } from "../../src/engine/launching/ansi_view.ts";
-import { EngineError } from "../../src/engine/errors.ts";
-import { mcpWording } from "../../src/mcp/wording.ts";
-import type { AnsiMismatch } from "../../src/pty/mod.ts";
+import { checkAnsiView, launchTexts } from "../../../src/engine/launching/ansi_view.ts";
+import { EngineError } from "../../../src/engine/errors.ts";
+import { mcpWording } from "../../../src/mcp/wording.ts";
+import type { AnsiMismatch } from "../../../src/pty/mod.ts";
 
 /** Code page 1252's best fits for a few characters; others it has, or shows as `?`. */
 const BEST_FIT: Record<string, string> = { "＂": '"', "＼": "\\", "ā": "a", "中": "?" };

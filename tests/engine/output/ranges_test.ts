@@ -1,10 +1,10 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
-import { cpuTimed } from "../helpers/cpu.ts";
-import { OutputBuffer } from "../../src/engine/output/buffer.ts";
-import { Cleaner, cleanTerminalText } from "../../src/engine/output/clean.ts";
-import { readBackward, readForward, readShaped } from "../../src/engine/output/ranges.ts";
-import { jsonSize } from "../../src/engine/output/shape.ts";
-import { fc, hostileOutput, stringOf, TEXT_PIECES } from "../helpers/arbitraries.ts";
+import { cpuTimed } from "../../helpers/cpu.ts";
+import { OutputBuffer } from "../../../src/engine/output/buffer.ts";
+import { Cleaner, cleanTerminalText } from "../../../src/engine/output/clean.ts";
+import { readBackward, readForward, readShaped } from "../../../src/engine/output/ranges.ts";
+import { jsonSize } from "../../../src/engine/output/shape.ts";
+import { fc, hostileOutput, stringOf, TEXT_PIECES } from "../../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
 

@@ -1,8 +1,8 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
-import { cleanTerminalText } from "../../src/engine/output/clean.ts";
-import { TextFollower } from "../../src/engine/output/follow.ts";
-import { jsonSize } from "../../src/engine/output/shape.ts";
-import { cuts, fc, hostileOutput, stringOf } from "../helpers/arbitraries.ts";
+import { cleanTerminalText } from "../../../src/engine/output/clean.ts";
+import { TextFollower } from "../../../src/engine/output/follow.ts";
+import { jsonSize } from "../../../src/engine/output/shape.ts";
+import { cuts, fc, hostileOutput, stringOf } from "../../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
 

@@ -6,9 +6,9 @@
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import fc from "fast-check";
-import { EVENT_OVERHEAD, Recording } from "../../src/engine/output/recording.ts";
-import { OutputBudget } from "../../src/engine/output/budget.ts";
-import { OutputBuffer } from "../../src/engine/output/buffer.ts";
+import { EVENT_OVERHEAD, Recording } from "../../../src/engine/output/recording.ts";
+import { OutputBudget } from "../../../src/engine/output/budget.ts";
+import { OutputBuffer } from "../../../src/engine/output/buffer.ts";
 
 const decoder = new TextDecoder();
 

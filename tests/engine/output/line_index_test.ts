@@ -1,6 +1,6 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
-import { LineIndex } from "../../src/engine/output/line_index.ts";
-import { fc } from "../helpers/arbitraries.ts";
+import { LineIndex } from "../../../src/engine/output/line_index.ts";
+import { fc } from "../../helpers/arbitraries.ts";
 
 /** Bytes of lines of these lengths (line feeds not counted), with the line starts they make. */
 function linesOf(lengths: number[]): { bytes: Uint8Array; starts: number[] } {

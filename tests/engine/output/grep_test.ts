@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals, match, ok, throws } from "node:assert/strict";
-import { OutputBuffer } from "../../src/engine/output/buffer.ts";
-import { cleanTerminalText } from "../../src/engine/output/clean.ts";
-import { EngineError } from "../../src/engine/errors.ts";
+import { OutputBuffer } from "../../../src/engine/output/buffer.ts";
+import { cleanTerminalText } from "../../../src/engine/output/clean.ts";
+import { EngineError } from "../../../src/engine/errors.ts";
 import {
   CALL_WORK,
   grep,
@@ -10,9 +10,9 @@ import {
   LINE_BYTES,
   MAX_MATCHES_SHOWN,
   SearchClock,
-} from "../../src/engine/output/grep.ts";
-import { compilePattern, loadPatterns } from "../../src/engine/output/patterns.ts";
-import { fc, TEXT_PIECES } from "../helpers/arbitraries.ts";
+} from "../../../src/engine/output/grep.ts";
+import { compilePattern, loadPatterns } from "../../../src/engine/output/patterns.ts";
+import { fc, TEXT_PIECES } from "../../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
 await loadPatterns();

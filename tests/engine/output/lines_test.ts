@@ -1,8 +1,8 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
-import { LINE_MODES, readLines } from "../../src/engine/output/lines.ts";
-import { OutputBuffer } from "../../src/engine/output/buffer.ts";
-import { jsonSize } from "../../src/engine/output/shape.ts";
-import { fc, stringOf } from "../helpers/arbitraries.ts";
+import { LINE_MODES, readLines } from "../../../src/engine/output/lines.ts";
+import { OutputBuffer } from "../../../src/engine/output/buffer.ts";
+import { jsonSize } from "../../../src/engine/output/shape.ts";
+import { fc, stringOf } from "../../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
 const line = (n: number) => `line ${n} ✓\n`;

@@ -5,9 +5,9 @@
  * them runs on meanwhile.
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
-import { OutputBuffer } from "../../src/engine/output/buffer.ts";
-import { Screen, type ScreenView } from "../../src/engine/output/screen.ts";
-import { cuts, fc, hostileOutput } from "../helpers/arbitraries.ts";
+import { OutputBuffer } from "../../../src/engine/output/buffer.ts";
+import { Screen, type ScreenView } from "../../../src/engine/output/screen.ts";
+import { cuts, fc, hostileOutput } from "../../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
 

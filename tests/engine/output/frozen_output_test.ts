@@ -7,11 +7,11 @@
  * what came before the freeze.
  */
 import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
-import { HOLD_SLACK, OutputBuffer, type OutputReader } from "../../src/engine/output/buffer.ts";
-import { LINE_MODES } from "../../src/engine/output/lines.ts";
-import { StreamOutput } from "../../src/engine/output/stream.ts";
-import { inSlices, Overtaken, type Steps } from "../../src/engine/slices.ts";
-import { fc, hostileOutput, stringOf, TEXT_PIECES } from "../helpers/arbitraries.ts";
+import { HOLD_SLACK, OutputBuffer, type OutputReader } from "../../../src/engine/output/buffer.ts";
+import { LINE_MODES } from "../../../src/engine/output/lines.ts";
+import { StreamOutput } from "../../../src/engine/output/stream.ts";
+import { inSlices, Overtaken, type Steps } from "../../../src/engine/slices.ts";
+import { fc, hostileOutput, stringOf, TEXT_PIECES } from "../../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
 

@@ -4,10 +4,10 @@ import {
   quotePosix,
   splitPosix,
   splitWindows,
-} from "../../src/engine/launching/argv.ts";
-import { SpawnError } from "../../src/pty/mod.ts";
-import { quoteWindowsArg, quoteWindowsCommandLine } from "../../src/pty/windows/command_line.ts";
-import { fc, stringOf } from "../helpers/arbitraries.ts";
+} from "../../../src/engine/launching/argv.ts";
+import { SpawnError } from "../../../src/pty/mod.ts";
+import { quoteWindowsArg, quoteWindowsCommandLine } from "../../../src/pty/windows/command_line.ts";
+import { fc, stringOf } from "../../helpers/arbitraries.ts";
 
 const NASTY = [
   "a",

@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { OutputBuffer } from "../../src/engine/output/buffer.ts";
-import { echoKey, EchoSkip } from "../../src/engine/output/echo.ts";
-import { fc, pieces, stringOf } from "../helpers/arbitraries.ts";
+import { OutputBuffer } from "../../../src/engine/output/buffer.ts";
+import { echoKey, EchoSkip } from "../../../src/engine/output/echo.ts";
+import { fc, pieces, stringOf } from "../../helpers/arbitraries.ts";
 
 const encoder = new TextEncoder();
 

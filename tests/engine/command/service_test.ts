@@ -4,9 +4,9 @@
  * Real PTYs, the engine's CommandService.
  */
 import { deepStrictEqual as assertEquals, match, rejects } from "node:assert/strict";
-import { type Command, CommandService } from "../../src/engine/command/mod.ts";
-import { TerminalService } from "../../src/engine/terminal/mod.ts";
-import { Launcher } from "../../src/engine/launching/launcher.ts";
+import { type Command, CommandService } from "../../../src/engine/command/mod.ts";
+import { TerminalService } from "../../../src/engine/terminal/mod.ts";
+import { Launcher } from "../../../src/engine/launching/launcher.ts";
 
 /** Follows `command` until its exit; resolves with what stdout delivered. */
 function followed(command: Command): Promise<string> {

@@ -6,9 +6,9 @@
  * machine: its ~/.bashrc runs pyenv), where some tests write their own.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import { type Connection, text } from "../helpers/mcp.ts";
-import { request, startHttpServer } from "../helpers/http.ts";
-import { eventually, exists } from "../helpers/process.ts";
+import { type Connection, text } from "../../helpers/mcp.ts";
+import { request, startHttpServer } from "../../helpers/http.ts";
+import { eventually, exists } from "../../helpers/process.ts";
 import {
   has,
   home,
@@ -19,7 +19,7 @@ import {
   run,
   shellTest,
   type Waited,
-} from "../helpers/shells.ts";
+} from "../../helpers/shells.ts";
 
 const PYTHON = has("python3") ? "/usr/bin/python3" : "python3";
 const runFor = run;

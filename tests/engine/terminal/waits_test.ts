@@ -7,9 +7,9 @@
  * holds the prompt the program printed before it began to wait, every time, beside load.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import { type Connection, serverTest } from "../helpers/mcp.ts";
-import { tempDir } from "../helpers/process.ts";
-import { has } from "../helpers/shells.ts";
+import { type Connection, serverTest } from "../../helpers/mcp.ts";
+import { tempDir } from "../../helpers/process.ts";
+import { has } from "../../helpers/shells.ts";
 
 const linux = Deno.build.os === "linux";
 const PYTHON = has("python3") ? "/usr/bin/python3" : "python3";

@@ -11,10 +11,10 @@ import {
   type TerminalEvent,
   TerminalService,
   type Watch,
-} from "../../src/engine/terminal/mod.ts";
-import { OutputBuffer } from "../../src/engine/output/buffer.ts";
-import { Screen } from "../../src/engine/output/screen.ts";
-import { concat, eventually, tempDir } from "../helpers/process.ts";
+} from "../../../src/engine/terminal/mod.ts";
+import { OutputBuffer } from "../../../src/engine/output/buffer.ts";
+import { Screen } from "../../../src/engine/output/screen.ts";
+import { concat, eventually, tempDir } from "../../helpers/process.ts";
 
 await loadPatterns();
 

@@ -1,6 +1,6 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import fc from "fast-check";
-import { ShellTracker } from "../../src/engine/terminal/shell_state.ts";
+import { ShellTracker } from "../../../src/engine/terminal/shell_state.ts";
 
 /** A tracker over a fake output whose line feeds are at `feeds` (offsets of "\n"). */
 function tracker(feeds: number[]): ShellTracker {

@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals, throws } from "node:assert/strict";
-import { KEY_NAMES, keySequence } from "../../src/engine/terminal/keys.ts";
-import { enterOn, typedInput } from "../../src/engine/terminal/typing.ts";
-import { fc, hostileOutput, stringOf, TEXT_PIECES } from "../helpers/arbitraries.ts";
+import { KEY_NAMES, keySequence } from "../../../src/engine/terminal/keys.ts";
+import { enterOn, typedInput } from "../../../src/engine/terminal/typing.ts";
+import { fc, hostileOutput, stringOf, TEXT_PIECES } from "../../helpers/arbitraries.ts";
 
 /** Text a client may type: plain, line ends in any place, control keys, escape sequences. */
 const typedText = fc.oneof(

@@ -6,7 +6,7 @@
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import fc from "fast-check";
-import { Takeover } from "../../src/engine/terminal/takeover.ts";
+import { Takeover } from "../../../src/engine/terminal/takeover.ts";
 
 type Op =
   | { op: "take" | "release" | "resize"; who: number; cols: number; rows: number }

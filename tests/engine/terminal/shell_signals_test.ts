@@ -7,9 +7,9 @@
  * HOME in a fresh directory, where some tests write their own rc files.
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import { text } from "../helpers/mcp.ts";
-import { eventually, exists } from "../helpers/process.ts";
-import { has, linux, listed, open, type Run, run, shellTest } from "../helpers/shells.ts";
+import { text } from "../../helpers/mcp.ts";
+import { eventually, exists } from "../../helpers/process.ts";
+import { has, linux, listed, open, type Run, run, shellTest } from "../../helpers/shells.ts";
 
 for (const shell of ["bash", "zsh", "sh", "fish"]) {
   shellTest(

@@ -7,7 +7,7 @@
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import fc from "fast-check";
-import { Feed } from "../../src/http/web/client/feed.ts";
+import { Feed } from "../../../../src/http/web/client/feed.ts";
 
 type Op =
   | { kind: "data"; length: number }

@@ -10,8 +10,8 @@ import {
   keyFromProtocols,
   MAX_SESSIONS,
   WebSessions,
-} from "../../src/http/web/sessions.ts";
-import { sameOrigin } from "../../src/http/security.ts";
+} from "../../../src/http/web/sessions.ts";
+import { sameOrigin } from "../../../src/http/security.ts";
 
 const TOKEN = "0123456789abcdef0123456789abcdef";
 

@@ -3,11 +3,11 @@
  */
 import { deepStrictEqual as assertEquals, ok, rejects, throws } from "node:assert/strict";
 import fc from "fast-check";
-import { describeExit, spawn, SpawnError } from "../../src/pty/mod.ts";
-import { libc } from "../../src/pty/posix/libc.ts";
-import { openPipe, reactor } from "../../src/pty/posix/reactor.ts";
-import { FdReader, SharedFd } from "../../src/pty/posix/streams.ts";
-import { START_FLAGS } from "../helpers/mcp.ts";
+import { describeExit, spawn, SpawnError } from "../../../src/pty/mod.ts";
+import { libc } from "../../../src/pty/posix/libc.ts";
+import { openPipe, reactor } from "../../../src/pty/posix/reactor.ts";
+import { FdReader, SharedFd } from "../../../src/pty/posix/streams.ts";
+import { START_FLAGS } from "../../helpers/mcp.ts";
 import {
   concat,
   eventually,
@@ -16,7 +16,7 @@ import {
   start,
   tempDir,
   within,
-} from "../helpers/process.ts";
+} from "../../helpers/process.ts";
 
 const posix = Deno.build.os !== "windows";
 const linux = Deno.build.os === "linux";
@@ -478,8 +478,8 @@ Deno.test({
     Deno.writeTextFileSync(
       script,
       `
-import { spawn } from ${url("../../src/pty/mod.ts")};
-import { processesWith } from ${url("../helpers/process.ts")};
+import { spawn } from ${url("../../../src/pty/mod.ts")};
+import { processesWith } from ${url("../../helpers/process.ts")};
 let procRefused = false;
 try {
   Deno.readDirSync("/proc");

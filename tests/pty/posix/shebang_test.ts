@@ -11,8 +11,8 @@ import {
   MAX_INTERPRETERS,
   parseShebang,
   scriptInterpreters,
-} from "../../src/pty/posix/shebang.ts";
-import { fc } from "../helpers/arbitraries.ts";
+} from "../../../src/pty/posix/shebang.ts";
+import { fc } from "../../helpers/arbitraries.ts";
 
 const linux = Deno.build.os === "linux";
 const encoder = new TextEncoder();

@@ -6,9 +6,9 @@
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import fc from "fast-check";
-import { powershellPrelude } from "../../src/engine/launching/shells.ts";
-import { windowsExtensions, windowsOpenedPath } from "../../src/pty/resolve.ts";
-import { buildCommandLine, isBatchFile } from "../../src/pty/windows/command_line.ts";
+import { powershellPrelude } from "../../../src/engine/launching/shells.ts";
+import { windowsExtensions, windowsOpenedPath } from "../../../src/pty/resolve.ts";
+import { buildCommandLine, isBatchFile } from "../../../src/pty/windows/command_line.ts";
 
 const CMD = "C:\\Windows\\System32\\cmd.exe";
 

@@ -7,14 +7,14 @@
  */
 import { deepStrictEqual as assertEquals, match, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
-import { type SandboxSpec, spawn, SpawnError } from "../../src/pty/mod.ts";
-import { getpgrp, landlockAbi, PR, prctl } from "../../src/pty/posix/sandbox/linux_calls.ts";
-import { createRuleset, directoryView } from "../../src/pty/posix/sandbox/landlock.ts";
-import { landlockPlan } from "../../src/pty/posix/sandbox/landlock_plan.ts";
-import { hostArch, seccompFilter } from "../../src/pty/posix/sandbox/seccomp.ts";
-import { spawnConfined } from "../../src/pty/posix/sandbox/spawner.ts";
-import { libc } from "../../src/pty/posix/libc.ts";
-import { eventually, processesWith, start, uniqueMarker } from "../helpers/process.ts";
+import { type SandboxSpec, spawn, SpawnError } from "../../../../src/pty/mod.ts";
+import { getpgrp, landlockAbi, PR, prctl } from "../../../../src/pty/posix/sandbox/linux_calls.ts";
+import { createRuleset, directoryView } from "../../../../src/pty/posix/sandbox/landlock.ts";
+import { landlockPlan } from "../../../../src/pty/posix/sandbox/landlock_plan.ts";
+import { hostArch, seccompFilter } from "../../../../src/pty/posix/sandbox/seccomp.ts";
+import { spawnConfined } from "../../../../src/pty/posix/sandbox/spawner.ts";
+import { libc } from "../../../../src/pty/posix/libc.ts";
+import { eventually, processesWith, start, uniqueMarker } from "../../../helpers/process.ts";
 
 const usable = Deno.build.os === "linux" && landlockAbi() >= 3;
 const ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", TERM: "xterm", HOME: "/nonexistent" };

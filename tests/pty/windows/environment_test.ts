@@ -1,6 +1,6 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { environmentBlock, windowsEnvironment } from "../../src/pty/windows/environment.ts";
-import { fc, stringOf } from "../helpers/arbitraries.ts";
+import { environmentBlock, windowsEnvironment } from "../../../src/pty/windows/environment.ts";
+import { fc, stringOf } from "../../helpers/arbitraries.ts";
 
 /** Reads a UTF-16 block back into entries. */
 function parseBlock(block: Uint8Array): [string, string][] {

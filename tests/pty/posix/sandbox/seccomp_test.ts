@@ -26,9 +26,9 @@ import {
   TIOCLINUX,
   TIOCSTI,
   X32_SYSCALL_BIT,
-} from "../../src/pty/posix/sandbox/seccomp.ts";
-import { runFilter, type SeccompData } from "../helpers/bpf.ts";
-import { fc } from "../helpers/arbitraries.ts";
+} from "../../../../src/pty/posix/sandbox/seccomp.ts";
+import { runFilter, type SeccompData } from "../../../helpers/bpf.ts";
+import { fc } from "../../../helpers/arbitraries.ts";
 
 const ARCH: Record<FilterArch, number> = { x86_64: 0xc000003e, aarch64: 0xc00000b7 };
 const DENY = SECCOMP_RET_ERRNO | EPERM, ALLOW = SECCOMP_RET_ALLOW;

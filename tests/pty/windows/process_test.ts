@@ -4,8 +4,8 @@
  * platform layer says so for any OS it has no backend for.
  */
 import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
-import { SpawnError } from "../../src/pty/types.ts";
-import { prepareWindows, WINDOWS_SANDBOX_REFUSAL } from "../../src/pty/windows/process.ts";
+import { SpawnError } from "../../../src/pty/types.ts";
+import { prepareWindows, WINDOWS_SANDBOX_REFUSAL } from "../../../src/pty/windows/process.ts";
 
 Deno.test("Windows: a sandboxed start is refused, saying what is planned", () => {
   throws(

@@ -5,8 +5,8 @@
  */
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import fc from "fast-check";
-import type { ProcessEntry } from "../../src/pty/posix/process_table.ts";
-import { selectTree, type TreeSelector } from "../../src/pty/posix/tree.ts";
+import type { ProcessEntry } from "../../../src/pty/posix/process_table.ts";
+import { selectTree, type TreeSelector } from "../../../src/pty/posix/tree.ts";
 
 const SELF = 7;
 

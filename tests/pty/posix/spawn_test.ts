@@ -6,8 +6,8 @@
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { START_FLAGS } from "../helpers/mcp.ts";
-import { tempDir } from "../helpers/process.ts";
+import { START_FLAGS } from "../../helpers/mcp.ts";
+import { tempDir } from "../../helpers/process.ts";
 
 const linux = Deno.build.os === "linux";
 
@@ -61,7 +61,7 @@ Deno.test({
         mode: 0o755,
       });
       const script = join(dir, "spawn.mjs");
-      const mod = new URL("../../src/pty/mod.ts", import.meta.url).href;
+      const mod = new URL("../../../src/pty/mod.ts", import.meta.url).href;
       Deno.writeTextFileSync(script, SCRIPT(mod, dir));
       const trace = join(dir, "trace");
       const { code, stderr } = await new Deno.Command("strace", {

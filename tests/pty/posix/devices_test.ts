@@ -10,10 +10,10 @@ import {
   CONTROLLING_TERMINAL,
   decodeDevice,
   sameDevice,
-} from "../../src/pty/posix/devices.ts";
-import { libc } from "../../src/pty/posix/libc.ts";
-import { openTerminal } from "../../src/pty/posix/pty.ts";
-import { start, tempDir } from "../helpers/process.ts";
+} from "../../../src/pty/posix/devices.ts";
+import { libc } from "../../../src/pty/posix/libc.ts";
+import { openTerminal } from "../../../src/pty/posix/pty.ts";
+import { start, tempDir } from "../../helpers/process.ts";
 
 const linux = Deno.build.os === "linux";
 

@@ -19,8 +19,8 @@ import {
   type PlanInput,
   SCOPE,
   within,
-} from "../../src/pty/posix/sandbox/landlock_plan.ts";
-import { fc } from "../helpers/arbitraries.ts";
+} from "../../../../src/pty/posix/sandbox/landlock_plan.ts";
+import { fc } from "../../../helpers/arbitraries.ts";
 
 /** A file system from a list of paths (a trailing `/` marks a directory). */
 function tree(paths: string[]): FsView & { all: Map<string, "directory" | "file"> } {

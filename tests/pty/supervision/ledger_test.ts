@@ -6,12 +6,12 @@
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { abandonedLedgers, hasLedgers, Ledger } from "../../src/pty/supervision/ledger.ts";
-import { bootId } from "../../src/pty/posix/procfs.ts";
-import { processEntry } from "../../src/pty/posix/process_table.ts";
-import { endAbandoned } from "../../src/pty/supervision/posix.ts";
-import { TREE_VARIABLE } from "../../src/pty/posix/tree.ts";
-import { staysFalse, tempDir } from "../helpers/process.ts";
+import { abandonedLedgers, hasLedgers, Ledger } from "../../../src/pty/supervision/ledger.ts";
+import { bootId } from "../../../src/pty/posix/procfs.ts";
+import { processEntry } from "../../../src/pty/posix/process_table.ts";
+import { endAbandoned } from "../../../src/pty/supervision/posix.ts";
+import { TREE_VARIABLE } from "../../../src/pty/posix/tree.ts";
+import { staysFalse, tempDir } from "../../helpers/process.ts";
 
 const linux = Deno.build.os === "linux";
 

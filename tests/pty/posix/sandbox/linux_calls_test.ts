@@ -7,7 +7,7 @@
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { C, cString, libc } from "../../src/pty/posix/libc.ts";
+import { C, cString, libc } from "../../../../src/pty/posix/libc.ts";
 import {
   capget,
   gettid,
@@ -19,8 +19,8 @@ import {
   landlockRestrictSelf,
   PR,
   prctl,
-} from "../../src/pty/posix/sandbox/linux_calls.ts";
-import type { Scenario } from "../helpers/confine_worker.ts";
+} from "../../../../src/pty/posix/sandbox/linux_calls.ts";
+import type { Scenario } from "../../../helpers/confine_worker.ts";
 
 const linux = Deno.build.os === "linux";
 const landlock = linux && landlockAbi() > 0;
@@ -28,7 +28,7 @@ const EBADF = 9, EINVAL = 22, EPERM = 1;
 
 /** Runs a scenario in a fresh Worker; resolves to what it reports. */
 function inWorker<T>(scenario: Scenario): Promise<T & { tid: number }> {
-  const worker = new Worker(new URL("../helpers/confine_worker.ts", import.meta.url), {
+  const worker = new Worker(new URL("../../../helpers/confine_worker.ts", import.meta.url), {
     type: "module",
   });
   return new Promise((resolve, reject) => {

@@ -2,7 +2,7 @@
  * The C string arrays handed to posix_spawn (argv, envp), read back through the pointers.
  */
 import { deepStrictEqual as assertEquals, throws } from "node:assert/strict";
-import { cStringArray } from "../../src/pty/posix/libc.ts";
+import { cStringArray } from "../../../src/pty/posix/libc.ts";
 
 const posix = Deno.build.os !== "windows";
 

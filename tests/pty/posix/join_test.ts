@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { posix } from "node:path";
-import { joinPosix } from "../../src/pty/posix/join.ts";
-import { fc } from "../helpers/arbitraries.ts";
+import { joinPosix } from "../../../src/pty/posix/join.ts";
+import { fc } from "../../helpers/arbitraries.ts";
 
 const PIECES = [
   "",

@@ -4,8 +4,8 @@
  * holding quotes or parentheses cannot change what the profile says).
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
-import { seatbeltCommand, seatbeltProfile } from "../../src/pty/posix/sandbox/seatbelt.ts";
-import type { SandboxSpec } from "../../src/pty/types.ts";
+import { seatbeltCommand, seatbeltProfile } from "../../../../src/pty/posix/sandbox/seatbelt.ts";
+import type { SandboxSpec } from "../../../../src/pty/types.ts";
 
 const SPEC: SandboxSpec = {
   mode: "workspace-write",

@@ -5,8 +5,8 @@
  */
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import type { SandboxSpec } from "../../src/pty/mod.ts";
-import { exists, start } from "../helpers/process.ts";
+import type { SandboxSpec } from "../../../../src/pty/mod.ts";
+import { exists, start } from "../../../helpers/process.ts";
 
 const darwin = Deno.build.os === "darwin";
 const ENV = { PATH: "/usr/bin:/bin", TERM: "xterm" };

@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { indexOfEither, seekLineFeed } from "../../src/bytes.ts";
-import { fc } from "../helpers/arbitraries.ts";
-import { generatedByteScans } from "../../scripts/build_wasm.ts";
+import { indexOfEither, seekLineFeed } from "../src/bytes.ts";
+import { fc } from "./helpers/arbitraries.ts";
+import { generatedByteScans } from "../scripts/build_wasm.ts";
 
 /** Bytes where line feeds, their neighbours in value (0x0B, 0x09, 0x8A) and 0x00/0xFF abound. */
 const hostileBytes = fc.array(
@@ -84,7 +84,7 @@ Deno.test("seekLineFeed over long ranges (window after window) and with limits n
 Deno.test("src/generated/byte_scans.ts is what src/byte_scans.wat compiles to", async () => {
   // After a change to the .wat file: deno task build:wasm, and commit both.
   assertEquals(
-    Deno.readTextFileSync(new URL("../../src/generated/byte_scans.ts", import.meta.url)),
+    Deno.readTextFileSync(new URL("../src/generated/byte_scans.ts", import.meta.url)),
     await generatedByteScans(),
   );
 });

@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
-import { Type } from "../../src/typebox.ts";
-import { Env } from "../../src/schema.ts";
-import { validationErrors } from "../../src/validation.ts";
+import { Type } from "../src/typebox.ts";
+import { Env } from "../src/schema.ts";
+import { validationErrors } from "../src/validation.ts";
 
 const schema = Type.Object({ n: Type.Integer({ minimum: 1 }), env: Type.Optional(Env) }, {
   additionalProperties: false,

@@ -4,7 +4,7 @@
  * Parsing is pure: arguments and environment are passed in.
  */
 import { deepStrictEqual as assertEquals, throws } from "node:assert/strict";
-import { ConfigError, parseConfig, USAGE } from "../../src/config.ts";
+import { ConfigError, parseConfig, USAGE } from "../src/config.ts";
 
 const os = Deno.build.os;
 

@@ -72,7 +72,7 @@ Deno.test("the bundle is the same wherever it is made", async () => {
 });
 
 Deno.test("the bundle, idle, has loaded no Node module and nothing from outside itself", async () => {
-  // As tests/unit/startup_graph_test.ts holds main.ts: main.js and the chunks an idle server
+  // As tests/house/startup_graph_test.ts holds main.ts: main.js and the chunks an idle server
   // imports (the groundwork, the tools and their schemas) reach only chunks by static imports.
   // esbuild's helpers chunk, which every chunk imports, made CommonJS's `require` at load from
   // node:module: Deno's Node layer before the `initialize` answer (30-40 ms, 5-6 MiB).

@@ -7,8 +7,8 @@ import {
   MAX_JSON_SEPARATORS,
   messageId,
   roundedIds,
-} from "../../src/json_shape.ts";
-import { fc } from "../helpers/arbitraries.ts";
+} from "../src/json_shape.ts";
+import { fc } from "./helpers/arbitraries.ts";
 
 /** What is wrong with the shape of `text`. */
 const problem = (text: string) => jsonShapeProblem(jsonShape(text));

@@ -4,8 +4,8 @@
  */
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { parseArgs } from "node:util";
-import { type FlagSpec, parseFlags } from "../../src/flags.ts";
-import { fc } from "../helpers/arbitraries.ts";
+import { type FlagSpec, parseFlags } from "../src/flags.ts";
+import { fc } from "./helpers/arbitraries.ts";
 
 const OPTIONS: Record<string, FlagSpec> = {
   help: { type: "boolean", short: "h" },

@@ -1,5 +1,8 @@
 import { deepStrictEqual as assertEquals, match, ok } from "node:assert/strict";
-import { shellIntegration, ShellScripts } from "../../../../src/engine/launching/integration/mod.ts";
+import {
+  shellIntegration,
+  ShellScripts,
+} from "../../../../src/engine/launching/integration/mod.ts";
 import { cmdPromptCommand } from "../../../../src/engine/launching/integration/cmd.ts";
 import { exists, tempDir } from "../../../helpers/process.ts";
 

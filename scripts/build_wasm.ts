@@ -1,7 +1,7 @@
 /**
  * `deno task build:wasm`: compiles src/byte_scans.wat (WebAssembly text) into
  * src/generated/byte_scans.ts, the module's bytes as base64 (embedded: the compiled executable
- * reads no file beside itself). `tests/unit/bytes_test.ts` fails when the two differ.
+ * reads no file beside itself). `tests/bytes_test.ts` fails when the two differ.
  *
  *   deno task build:wasm           # rewrite the file
  *   deno task build:wasm --check   # exit 1 if the file is not what the script makes

@@ -15,7 +15,7 @@
  * an npm package at start-up brings in part of Deno's Node layer. Each bundle is the pinned
  * version's own code (but for modules a bundle replaces or rewrites, each said here and in its
  * `replace`);
- * `tests/unit/sdk_bundle_test.ts` fails when one no longer matches what this
+ * `tests/scripts/bundle_sdk_test.ts` fails when one no longer matches what this
  * script makes from the pinned version (after an upgrade: run the task and commit).
  *
  *   deno task bundle-sdk           # rewrite the files

@@ -1,7 +1,7 @@
 ;; Byte searches in a range of this module's memory, sixteen bytes at a time (SIMD), for
 ;; bytes.ts: line feeds counted (seekLineFeed, for the line index), and the first of two byte
 ;; values (indexOfEither, where control strings may begin). `deno task build:wasm` compiles this file into
-;; src/generated/byte_scans.ts; tests/unit/bytes_test.ts fails when the two differ.
+;; src/generated/byte_scans.ts; tests/bytes_test.ts fails when the two differ.
 (module
   ;; One page (64 KiB): bytes.ts copies a range in, a window at a time.
   (memory (export "memory") 1)

@@ -307,7 +307,7 @@ function defaultStateDir(env: Record<string, string | undefined>): string | unde
   return state && `${state}/winterm-mcp`;
 }
 
-/** The command line's flags (docs/configuration.md names each: tests/unit/docs_test.ts). */
+/** The command line's flags (docs/configuration.md names each: tests/house/docs_test.ts). */
 export const FLAGS = {
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },

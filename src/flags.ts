@@ -1,6 +1,6 @@
 /**
  * Command-line flags, read as `node:util`'s `parseArgs` reads them with `strict: true` and no
- * positional arguments (same values, same errors, same messages; tests/unit/flags_test.ts
+ * positional arguments (same values, same errors, same messages; tests/flags_test.ts
  * compares the two). Its own module because `node:util` brings in a good part of Deno's Node
  * layer, about 3 MiB of an idle server's memory, for a dozen flags.
  *

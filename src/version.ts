@@ -1,5 +1,5 @@
 /**
- * The version, as deno.json's `version` says (tests/unit/version_test.ts keeps the two the
+ * The version, as deno.json's `version` says (tests/version_test.ts keeps the two the
  * same). A constant, not a JSON import: importing JSON takes about 1 MiB more of an idle
  * server's memory (the runtime's JSON module code, measured here), for one string.
  *

@@ -3,7 +3,7 @@
  * through here. The engine itself (engine.ts: the services, the output pipeline, launching)
  * loads when {@link createEngine} is first called; what is exported here as a value is light
  * (the words of requests, errors, key names, answer turns), because the tools are listed by an
- * idle server that has not loaded the engine (tests/unit/startup_graph_test.ts).
+ * idle server that has not loaded the engine (tests/house/startup_graph_test.ts).
  *
  * @example
  * ```ts

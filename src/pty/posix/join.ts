@@ -1,7 +1,7 @@
 /**
  * node:path's POSIX `join`, for the ledger's paths: node:path brings in a good part of Deno's
  * Node layer (about 3 MiB of an idle server's memory), which the supervision, loaded at start,
- * needs for nothing else. tests/unit/join_test.ts compares the two.
+ * needs for nothing else. tests/pty/posix/join_test.ts compares the two.
  *
  * @module
  */

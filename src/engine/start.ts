@@ -19,24 +19,12 @@
  * @module
  */
 import { childCodePage, type ChildProcess, type StdioMode } from "../pty/mod.ts";
-import type { FrontEnd } from "./launching/audit.ts";
 import { EngineError } from "./errors.ts";
 import { malformedText } from "./output/code_pages.ts";
-import {
-  type LaunchContext,
-  type Launcher,
-  type LaunchFields,
-  resolveDirectory,
-} from "./launching/launcher.ts";
-import { childEnvironment } from "./launching/environment.ts";
-import type { SandboxRequest } from "./launching/sandbox.ts";
-import type { Invocation } from "./launching/shells.ts";
-import {
-  checkTerminalEncoding,
-  ChildCodec,
-  type RequestedEncoding,
-  requestedEncoding,
-} from "./encoding.ts";
+import { type LaunchContext, type Launcher, resolveDirectory } from "./launching/launcher.ts";
+import { childEnvironment, pagerEnvironment } from "./launching/environment.ts";
+import type { Launch, StartRequest } from "./launching/request.ts";
+import { checkTerminalEncoding, ChildCodec, requestedEncoding } from "./encoding.ts";
 
 /** A service's slots: how many may be open at once, and the starts under way (they count). */
 export class SlotTable {
@@ -70,64 +58,6 @@ export class SlotTable {
   }
 }
 
-/** What a start request holds that both services read the same way. */
-export interface ChildRequest {
-  /** Working directory; relative paths resolve against the server's. */
-  cwd?: string;
-  /** Extra environment variables. */
-  env?: Record<string, string>;
-  /**
-   * How the program's bytes are read and its input written (`utf-8`, `oem`, `ansi`, a code
-   * page or a label); default: followed (see encoding.ts). On Windows, where conhost always
-   * speaks UTF-8, a cmd or PowerShell shell's console is switched to it.
-   */
-  encoding?: string;
-  /**
-   * Windows: start even though the ANSI view of the program, its arguments, the command or
-   * the working directory differs from them (see launching/ansi_view.ts).
-   */
-  allowAnsiMismatch?: boolean;
-  /** The front end that asked (for the audit log). */
-  via?: FrontEnd;
-  /** Aborted when the caller gives up: a start still waiting for its turn is not made. */
-  signal?: AbortSignal;
-  /** Its sandbox (it can only tighten the server's, which applies without one). */
-  sandbox?: SandboxRequest;
-}
-
-/** Where and how a child starts, besides its request. */
-export interface ChildPlan {
-  mode: StdioMode;
-  cols: number;
-  rows: number;
-  /** Variables the child gets unless the request sets them. */
-  envDefaults: Record<string, string>;
-  /** The request fields errors name. */
-  fields: LaunchFields;
-  context: LaunchContext;
-  /**
-   * What runs, in the resolved directory and environment (which it may add to), for the code
-   * page asked for.
-   */
-  invocation(place: { cwd: string; env: Record<string, string>; codePage?: number }): Invocation;
-  /** Directories a sandboxed child must be able to read (see LaunchOptions.readable). */
-  readable?(invocation: Invocation): string[] | undefined;
-  /**
-   * What must hold before anything starts, given how the child's input is encoded: a refusal
-   * it throws starts nothing.
-   */
-  beforeLaunch?(codec: ChildCodec): void;
-}
-
-/** A child started, and what it was started from. */
-export interface StartedChild {
-  child: ChildProcess;
-  codec: ChildCodec;
-  invocation: Invocation;
-  cwd: string;
-  encoding: RequestedEncoding | undefined;
-}
-
 /**
  * Refuses text that is no text (a lone surrogate: see malformedText), naming its field: a
  * program, an argument, a directory or a variable made of it would get U+FFFD in its place.
@@ -145,61 +75,57 @@ function refuseMalformed(texts: readonly (readonly [string | undefined, string])
   }
 }
 
+/** What a child on a terminal is told of it. */
+const TERMINAL_ENV = { TERM: "xterm-256color" };
+
 /**
- * Starts a child as `plan` says: its directory resolved, its environment made, the encoding
- * asked for checked against what runs, launched (policy, audit, sandbox), with its codec.
- * The encodings must have been prepared (see prepareEncodings). Throws {@link EngineError}
- * naming the field at fault.
+ * The part of a {@link Launch} every service makes alike: the request's directory resolved,
+ * its environment made (pagers that do not wait; on a terminal, its TERM, unless the request
+ * sets them), its encoding read. Throws {@link EngineError} naming the field at fault.
+ */
+export function resolvePlace(
+  request: StartRequest,
+  mode: StdioMode,
+): Pick<Launch, "cwd" | "env" | "encoding"> {
+  refuseMalformed([
+    [request.cwd, "cwd"],
+    ...Object.entries(request.env ?? {}).flat().map((text) => [text, "env"] as const),
+  ]);
+  const cwd = resolveDirectory(request.cwd, "cwd");
+  const defaults = mode === "pty" ? { ...pagerEnvironment(), ...TERMINAL_ENV } : pagerEnvironment();
+  return {
+    cwd,
+    env: childEnvironment(request.env, defaults),
+    encoding: requestedEncoding(request.encoding),
+  };
+}
+
+/**
+ * Starts `launch`: what runs checked (no text that is no text, the encoding asked for one the
+ * program can be read in), its codec made, `beforeLaunch` asked (a refusal it throws starts
+ * nothing), then launched (policy, audit, sandbox). The encodings must have been prepared (see
+ * prepareEncodings). Throws {@link EngineError} naming the field at fault.
  */
 export async function startChild(
   launcher: Launcher,
-  request: ChildRequest,
-  plan: ChildPlan,
-): Promise<StartedChild> {
+  launch: Launch,
+  context: LaunchContext,
+  signal?: AbortSignal,
+  beforeLaunch?: (codec: ChildCodec) => void,
+): Promise<{ child: ChildProcess; codec: ChildCodec }> {
+  const { invocation, fields } = launch;
+  const argsField = invocation.shell === "executable" ? fields.args : fields.program;
   refuseMalformed([
-    [request.cwd, plan.fields.cwd],
-    ...Object.entries(request.env ?? {}).flat().map((text) => [text, plan.fields.env] as const),
-  ]);
-  const cwd = resolveDirectory(request.cwd, plan.fields.cwd);
-  const env = childEnvironment(request.env, plan.envDefaults);
-  const encoding = requestedEncoding(request.encoding);
-  const invocation = plan.invocation({ cwd, env, codePage: encoding?.codePage });
-  const argsField = invocation.shell === "executable"
-    ? plan.fields.args ?? "args"
-    : plan.fields.program;
-  refuseMalformed([
-    [invocation.file, plan.fields.program],
+    [invocation.file, fields.program],
     ...invocation.args.map((arg) => [arg, argsField] as const),
   ]);
-  checkTerminalEncoding(encoding, plan.mode === "pty", invocation.codePage);
+  checkTerminalEncoding(launch.encoding, launch.mode === "pty", invocation.codePage);
   const codec = new ChildCodec(
-    { codePage: childCodePage(plan.mode) },
-    encoding,
+    { codePage: childCodePage(launch.mode) },
+    launch.encoding,
     invocation.codePage,
   );
-  plan.beforeLaunch?.(codec);
-  const child = await launcher.launch(
-    invocation,
-    {
-      cwd,
-      env,
-      envOverrides: request.env ?? {},
-      mode: plan.mode,
-      cols: plan.cols,
-      rows: plan.rows,
-      signal: request.signal,
-      sandbox: request.sandbox,
-      readable: plan.readable?.(invocation),
-      allowAnsiMismatch: request.allowAnsiMismatch,
-    },
-    plan.fields,
-    plan.context,
-  );
-  return {
-    child,
-    codec,
-    invocation,
-    cwd,
-    encoding,
-  };
+  beforeLaunch?.(codec);
+  const child = await launcher.launch(launch, context, signal);
+  return { child, codec };
 }

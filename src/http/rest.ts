@@ -387,7 +387,7 @@ export class RestApi {
   }
 
   async #create(body: Static<typeof CreateBody>): Promise<Response> {
-    const terminal = await this.engine.terminals.create({ ...body, via: this.via });
+    const terminal = await this.engine.terminals.create(body, { via: this.via });
     const { id, ...rest } = describe(terminal);
     const clamped = terminal.outputByteLimitClamped;
     const notice = clamped

@@ -9,6 +9,7 @@
 import { type Static, Type } from "../typebox.ts";
 import {
   agentPattern,
+  type CreateTerminalRequest,
   describeExit,
   EngineError,
   type ExitStatus,
@@ -166,6 +167,18 @@ export function terminalTools(
   ];
 }
 
+/**
+ * `terminal_create`'s arguments as the engine's request: its names are the engine's already;
+ * ACP's session fields go, and ACP's list of variables becomes a record.
+ */
+function createRequest(given: Static<typeof CreateInput>): CreateTerminalRequest {
+  const { sessionId: _session, _meta, ...args } = withoutNulls(given);
+  const env = Array.isArray(args.env)
+    ? Object.fromEntries(args.env.map(({ name, value }) => [name, value]))
+    : args.env;
+  return { ...args, env };
+}
+
 /** `terminal_create`. */
 function terminalCreateTool({ service, via }: TerminalToolDeps): ToolDefinition {
   return defineTool({
@@ -184,11 +197,10 @@ function terminalCreateTool({ service, via }: TerminalToolDeps): ToolDefinition 
     },
     handler: async (given, context) => {
       const terminals = await service();
-      const { sessionId: _session, _meta, ...args } = withoutNulls(given);
-      const env = Array.isArray(args.env)
-        ? Object.fromEntries(args.env.map(({ name, value }) => [name, value]))
-        : args.env;
-      const terminal = await terminals.create({ ...args, env, via, signal: context.signal });
+      const terminal = await terminals.create(createRequest(given), {
+        via,
+        signal: context.signal,
+      });
       if (context.signal.aborted) {
         // Cancelled while it started: its caller never learns its id.
         await terminals.release(terminal.id, via).catch(() => {});

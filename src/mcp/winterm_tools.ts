@@ -17,6 +17,7 @@ import {
   type FrontEnd,
   importShells,
   inReadSlices,
+  type RunRequest,
   sandboxHint,
   SHELL_TYPES,
   STDIN_MAX_BYTES,
@@ -428,6 +429,40 @@ export function wintermTools(
   ].map((tool) => ({ ...tool, fieldNames: FIELD_NAMES }));
 }
 
+/** `run_command`'s arguments in the engine's words (FIELD_NAMES maps them back for errors). */
+function runRequest(args: Static<typeof RunCommandInput>): RunRequest {
+  return {
+    command: args.command,
+    executable: args.executable,
+    args: args.args,
+    shellType: args.shell_type ?? "default",
+    timeoutSeconds: args.timeout ?? 30,
+    cwd: args.working_directory,
+    usePty: args.use_pty ?? true,
+    maxBufferSize: args.max_buffer_size,
+    env: args.env,
+    encoding: args.encoding,
+    sandbox: args.sandbox,
+    allowAnsiMismatch: args.allow_ansi_mismatch,
+    stdin: args.stdin,
+  };
+}
+
+/** What `run_command` answers of a command it started, whether or not it waits for its end. */
+function startedAnswer(command: Command, bufferClamped?: { requested: number; limit: number }) {
+  return {
+    token: command.token,
+    message: bufferClamped
+      ? `submitted; max_buffer_size ${bufferClamped.requested} lowered to the server's ` +
+        `${bufferClamped.limit} (WINTERM_COMMAND_MAX_BYTES)`
+      : "submitted",
+    pid: command.pid,
+    command: command.display,
+    max_buffer_size: command.bufferSize,
+    ...(command.sandbox ? { sandbox: command.sandbox } : {}),
+  };
+}
+
 /** `run_command`. */
 function runCommandTool({ service, via }: CommandToolDeps): ToolDefinition {
   return defineTool({
@@ -457,20 +492,7 @@ function runCommandTool({ service, via }: CommandToolDeps): ToolDefinition {
       const commands = await service();
       const read = { ...shapeOf(args), grep };
       commands.checkRead(read);
-      const { command, bufferClamped } = await commands.run({
-        command: args.command,
-        executable: args.executable,
-        args: args.args,
-        shellType: args.shell_type ?? "default",
-        timeoutSeconds: args.timeout ?? 30,
-        cwd: args.working_directory,
-        usePty: args.use_pty ?? true,
-        maxBufferSize: args.max_buffer_size,
-        env: args.env,
-        encoding: args.encoding,
-        sandbox: args.sandbox,
-        allowAnsiMismatch: args.allow_ansi_mismatch,
-        stdin: args.stdin,
+      const { command, bufferClamped } = await commands.run(runRequest(args), {
         via,
         signal: context.signal,
       });
@@ -483,17 +505,7 @@ function runCommandTool({ service, via }: CommandToolDeps): ToolDefinition {
       context.signal.addEventListener("abort", abandon, { once: true });
       try {
         if (args.enable_streaming) streamOutput(command, context, Boolean(args.wait_ms));
-        const started = {
-          token: command.token,
-          message: bufferClamped
-            ? `submitted; max_buffer_size ${bufferClamped.requested} lowered to the server's ` +
-              `${bufferClamped.limit} (WINTERM_COMMAND_MAX_BYTES)`
-            : "submitted",
-          pid: command.pid,
-          command: command.display,
-          max_buffer_size: command.bufferSize,
-          ...(command.sandbox ? { sandbox: command.sandbox } : {}),
-        };
+        const started = startedAnswer(command, bufferClamped);
         if (!args.wait_ms) return { ...started, status: "pending" as const };
         if (command.running) {
           await withProgress(

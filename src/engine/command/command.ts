@@ -12,7 +12,7 @@ import { EngineError } from "../errors.ts";
 import { Listeners } from "../events.ts";
 import { inputFailure, type LaunchContext, type Launcher } from "../launching/launcher.ts";
 import { stopProcess } from "../launching/lifecycle.ts";
-import type { Invocation } from "../launching/shells.ts";
+import type { Launch } from "../launching/request.ts";
 import type { SandboxInfo } from "../launching/sandbox.ts";
 import type { Steps } from "../slices.ts";
 import type { ChildCodec } from "../encoding.ts";
@@ -49,6 +49,8 @@ export class Command {
   readonly events: Listeners<CommandEvent> = new Listeners();
   /** What runs, as a command line (shortened past 1000 characters). */
   readonly display: string;
+  /** Its working directory, resolved. */
+  readonly cwd: string;
   /** Bytes kept per stream. */
   readonly bufferSize: number;
   /** Settles when the command has ended and its output is complete. */
@@ -77,8 +79,7 @@ export class Command {
   constructor(
     private readonly context: LaunchContext,
     child: ChildProcess,
-    invocation: Invocation,
-    readonly cwd: string,
+    launch: Launch,
     limits: OutputLimits,
     timeoutSeconds: number,
     private readonly killGraceMs: number,
@@ -91,7 +92,8 @@ export class Command {
     this.token = context.id;
     this.#codec = codec;
     this.#child = child;
-    this.display = shortDisplay(invocation.display);
+    this.display = shortDisplay(launch.invocation.display);
+    this.cwd = launch.cwd;
     this.bufferSize = limits.bufferSize;
     // Output is kept as UTF-8: code pages (Windows pipes) are converted on arrival.
     // On a terminal, output is cleaned as that terminal shows it; pipes have no width.

@@ -7,33 +7,19 @@
 import { log } from "../../log.ts";
 import { WRITE_TIMEOUT_MS } from "../../pty/mod.ts";
 import { EngineError } from "../errors.ts";
-import { pagerEnvironment } from "../launching/environment.ts";
 import { type LaunchContext, Launcher } from "../launching/launcher.ts";
+import type { Caller, Launch, RunRequest } from "../launching/request.ts";
 import { DEFAULT_MAX_BYTES } from "../output/buffer.ts";
 import { OutputBudget } from "../output/budget.ts";
-import { buildInvocation, type InvocationRequest } from "../launching/shells.ts";
+import { buildInvocation } from "../launching/shells.ts";
 import { prepareEncodings } from "../encoding.ts";
-import { type ChildRequest, SlotTable, startChild } from "../start.ts";
+import { resolvePlace, SlotTable, startChild } from "../start.ts";
 import { type Clamped, clampSize } from "../limits.ts";
 import { Command, COMMAND_COLS, COMMAND_ROWS } from "./command.ts";
 import { checkReadRequest, type CommandReadRequest } from "./reads.ts";
 import { stdinBytes } from "./stdin.ts";
 
-/** What {@link CommandService.run} needs. */
-export interface RunRequest extends InvocationRequest, ChildRequest {
-  /** Seconds before the command is stopped. Default 30. */
-  timeoutSeconds?: number;
-  /** PTY (default) or pipes (stdout and stderr kept apart). */
-  usePty?: boolean;
-  /** Bytes kept per stream; at most the service's `maxBufferSize` (also the default). */
-  maxBufferSize?: number;
-  /**
-   * Text the program reads as its standard input, then end of input (see stdin.ts): on pipes
-   * as it is, then the pipe closed; on a terminal typed, then EOF as the terminal reads it.
-   * At most STDIN_MAX_BYTES (1 MiB) once encoded.
-   */
-  stdin?: string;
-}
+export type { RunRequest } from "../launching/request.ts";
 
 /** Limits and timings of a {@link CommandService}. */
 export interface CommandServiceOptions {
@@ -56,8 +42,6 @@ export interface CommandServiceOptions {
   /** Starts processes (policy, audit). Default: no policy, no audit. */
   launcher?: Launcher;
 }
-
-const TERMINAL_ENV = { TERM: "xterm-256color" };
 
 /** Starts commands and keeps them. */
 export class CommandService {
@@ -103,50 +87,44 @@ export class CommandService {
    * Starts a command. Throws {@link EngineError} naming the input at fault. A `maxBufferSize`
    * over the service's is lowered to it (`bufferClamped` says so).
    */
-  async run(request: RunRequest): Promise<{ command: Command; bufferClamped?: Clamped }> {
+  async run(
+    request: RunRequest,
+    caller: Caller = {},
+  ): Promise<{ command: Command; bufferClamped?: Clamped }> {
     // Before any check: from there on to the count of those starting nothing waits, so no
     // other start can come between a limit checked and the command counted.
     await prepareEncodings(request.encoding);
     this.#prune();
-    return await this.#slots.take(() => this.#run(request));
+    return await this.#slots.take(() => this.#run(request, caller));
   }
 
-  async #run(request: RunRequest): Promise<{ command: Command; bufferClamped?: Clamped }> {
-    const usePty = request.usePty ?? true;
+  async #run(
+    request: RunRequest,
+    caller: Caller,
+  ): Promise<{ command: Command; bufferClamped?: Clamped }> {
     const context: LaunchContext = {
-      via: request.via ?? "internal",
+      via: caller.via ?? "internal",
       kind: "command",
       id: crypto.randomUUID(),
     };
-    const mode = usePty ? "pty" : "pipe";
+    const launch = commandLaunch(request);
     let stdin: Uint8Array | undefined;
-    const { child, codec, invocation, cwd } = await startChild(this.launcher, request, {
-      mode,
-      cols: COMMAND_COLS,
-      rows: COMMAND_ROWS,
-      envDefaults: usePty ? { ...pagerEnvironment(), ...TERMINAL_ENV } : pagerEnvironment(),
-      fields: {
-        program: request.executable ? "executable" : "command",
-        cwd: "cwd",
-        env: "env",
-        args: request.executable ? "args" : "command",
-        ansiOptIn: "allowAnsiMismatch",
-      },
+    const { child, codec } = await startChild(
+      this.launcher,
+      launch,
       context,
-      invocation: ({ cwd, env, codePage }) =>
-        buildInvocation({ ...request, codePage }, { cwd, env }),
-      beforeLaunch: (codec) => {
-        if (request.stdin !== undefined) stdin = stdinBytes(request.stdin, mode, codec);
+      caller.signal,
+      (codec) => {
+        if (request.stdin !== undefined) stdin = stdinBytes(request.stdin, launch.mode, codec);
       },
-    });
+    );
     const bufferSize = request.maxBufferSize === undefined
       ? { value: Math.min(DEFAULT_MAX_BYTES, this.maxBufferSize), clamped: undefined }
       : clampSize(request.maxBufferSize, this.maxBufferSize);
     const command = new Command(
       context,
       child,
-      invocation,
-      cwd,
+      launch,
       { bufferSize: bufferSize.value, answerBytes: this.answerBytes, budget: this.#budget },
       request.timeoutSeconds ?? 30,
       this.killGraceMs,
@@ -229,4 +207,25 @@ export class CommandService {
     this.#commands.delete(command.token);
     command.release();
   }
+}
+
+/**
+ * What the engine adds to a command's request: its place, what runs there (in the code page
+ * asked for), on a terminal of the command's size or on pipes, and the fields that hold the
+ * program and its arguments (`executable` and `args`, or the one `command`).
+ */
+function commandLaunch(request: RunRequest): Launch {
+  const mode = request.usePty === false ? "pipe" : "pty";
+  const place = resolvePlace(request, mode);
+  return {
+    request,
+    ...place,
+    invocation: buildInvocation(request, place, place.encoding?.codePage),
+    mode,
+    cols: COMMAND_COLS,
+    rows: COMMAND_ROWS,
+    fields: request.executable
+      ? { program: "executable", args: "args" }
+      : { program: "command", args: "command" },
+  };
 }

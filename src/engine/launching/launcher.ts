@@ -24,23 +24,17 @@ import {
   searchPath,
   spawn,
   SpawnError,
-  type StdioMode,
+  type SpawnOptions,
   type Supervision,
 } from "../../pty/mod.ts";
 import type { AuditLog, FrontEnd } from "./audit.ts";
 import { EngineError, shuttingDown } from "../errors.ts";
 import type { Policy } from "./policy.ts";
 import { serverEnvironment } from "./environment.ts";
-import {
-  type PreparedSandbox,
-  Sandboxes,
-  type SandboxInfo,
-  type SandboxRequest,
-  sandboxSettings,
-} from "./sandbox.ts";
+import { type PreparedSandbox, Sandboxes, type SandboxInfo, sandboxSettings } from "./sandbox.ts";
 import { Turns } from "../turns.ts";
 import { checkAnsiView, launchTexts } from "./ansi_view.ts";
-import type { Invocation } from "./shells.ts";
+import type { Launch } from "./request.ts";
 
 /** Which process an audit record is about, and who asked. */
 export interface LaunchContext {
@@ -48,39 +42,6 @@ export interface LaunchContext {
   kind: "command" | "terminal";
   /** The command's token or the terminal's id. */
   id: string;
-}
-
-/** How to start it. */
-export interface LaunchOptions {
-  cwd: string;
-  /** The child's whole environment. */
-  env: Record<string, string>;
-  /** The variables the request itself set (what the policy judges). */
-  envOverrides: Record<string, string>;
-  mode: StdioMode;
-  cols: number;
-  rows: number;
-  /** The caller gave up (its request was cancelled): a start still waiting for its turn leaves. */
-  signal?: AbortSignal;
-  /** The call's sandbox (it can only tighten the server's, which applies without one). */
-  sandbox?: SandboxRequest;
-  /** Directories a sandboxed child must be able to read whatever is hidden (shell integration). */
-  readable?: string[];
-  /** Windows: start even where the ANSI view of the request differs (see ansi_view.ts). */
-  allowAnsiMismatch?: boolean;
-}
-
-/** The engine's keys of the request fields that errors should point at (see errors.ts). */
-export interface LaunchFields {
-  program: string;
-  cwd: string;
-  env: string;
-  /** Default `sandbox`. */
-  sandbox?: string;
-  /** The arguments (default `args`). */
-  args?: string;
-  /** The field that lets a mismatching ANSI view through (default `allowAnsiMismatch`). */
-  ansiOptIn?: string;
 }
 
 /** Resolves a working directory and checks that it is one. */
@@ -132,18 +93,37 @@ interface Image {
 }
 
 /** A failure to start, as the engine's error naming the program's field. */
-function startFailure(error: unknown, invocation: Invocation, fields: LaunchFields): unknown {
+function startFailure(error: unknown, launch: Launch): unknown {
   if (!(error instanceof SpawnError)) return error;
   // A command line of 1,000 arguments made a message of 200 KB.
-  const { display } = invocation;
+  const { display } = launch.invocation;
   const shown = display.length > DISPLAY_MOST ? `${display.slice(0, DISPLAY_MOST)}…` : display;
   return new EngineError(
     // Out of descriptors: the server's limit, not the request's fault.
     LIMITS_MET.has(error.code) ? "limit" : "invalid_input",
     `cannot start ${shown}: ${error.message}`,
-    LIMITS_MET.has(error.code) ? undefined : fields.program,
+    LIMITS_MET.has(error.code) ? undefined : launch.fields.program,
     error.detail,
   );
+}
+
+/**
+ * The platform layer's options for `launch`, in the directory opened for it: the one place a
+ * start leaves the engine's words for src/pty's, which knows nothing of commands.
+ */
+function spawnOptions(launch: Launch, directory: OpenDirectory): SpawnOptions {
+  const { invocation } = launch;
+  return {
+    file: invocation.file,
+    args: invocation.args,
+    verbatimArguments: invocation.verbatimArguments,
+    cwd: directory.path,
+    directory,
+    env: launch.env,
+    mode: launch.mode,
+    cols: launch.cols,
+    rows: launch.rows,
+  };
 }
 
 /** `prepared`, to start confined by `sandbox` (with its variables). */
@@ -241,25 +221,23 @@ export class Launcher {
   /**
    * Decides what will run, checks every image that runs against the policy (the program, and
    * the interpreter that runs it: cmd.exe for a batch file) and the real working directory,
-   * and starts exactly that. Throws {@link EngineError}.
+   * and starts exactly that. `signal`: the caller gave up (its request was cancelled), and a
+   * start still waiting for its turn leaves. Throws {@link EngineError}.
    */
   async launch(
-    invocation: Invocation,
-    options: LaunchOptions,
-    fields: LaunchFields,
+    launch: Launch,
     context: LaunchContext,
+    signal?: AbortSignal,
   ): Promise<ChildProcess> {
     this.checkOpen();
     const done = await this.#starts.take(
-      options.signal
-        ? AbortSignal.any([this.#closing.signal, options.signal])
-        : this.#closing.signal,
+      signal ? AbortSignal.any([this.#closing.signal, signal]) : this.#closing.signal,
     );
     try {
       this.checkOpen();
-      const directory = open(options.cwd, fields.cwd);
+      const directory = open(launch.cwd, "cwd");
       try {
-        return await this.#launch(invocation, options, fields, context, directory);
+        return await this.#launch(launch, context, directory);
       } finally {
         directory.close();
       }
@@ -269,30 +247,17 @@ export class Launcher {
   }
 
   async #launch(
-    invocation: Invocation,
-    options: LaunchOptions,
-    fields: LaunchFields,
+    launch: Launch,
     context: LaunchContext,
     directory: OpenDirectory,
   ): Promise<ChildProcess> {
-    const failed = (error: unknown) => startFailure(error, invocation, fields);
     let prepared: PreparedSpawn;
     try {
-      prepared = prepareSpawn({
-        file: invocation.file,
-        args: invocation.args,
-        verbatimArguments: invocation.verbatimArguments,
-        cwd: directory.path,
-        directory,
-        env: options.env,
-        mode: options.mode,
-        cols: options.cols,
-        rows: options.rows,
-      });
+      prepared = prepareSpawn(spawnOptions(launch, directory));
     } catch (error) {
-      throw failed(error);
+      throw startFailure(error, launch);
     }
-    const { images, unclear } = this.#images(prepared, directory.path, options.env);
+    const { images, unclear } = this.#images(prepared, directory.path, launch.env);
     // What really runs, and where: the audit says so.
     const runners = images.slice(1).map((image) => image.realProgram);
     const ran: RanProgram = {
@@ -301,19 +266,18 @@ export class Launcher {
       ...(runners.length ? { interpreter: runners.length === 1 ? runners[0] : runners } : {}),
       cwd: directory.path,
     };
-    const sandboxField = fields.sandbox ?? "sandbox";
     let sandbox: PreparedSandbox | undefined;
     try {
-      if (!options.allowAnsiMismatch) {
+      if (!launch.request.allowAnsiMismatch) {
         const texts = launchTexts({
           program: prepared.program,
-          args: invocation.shell === "executable" ? invocation.args : [],
+          args: launch.invocation.shell === "executable" ? launch.invocation.args : [],
           cwd: directory.path,
-        }, fields);
-        checkAnsiView(texts, fields.ansiOptIn ?? "allowAnsiMismatch");
+        }, { program: launch.fields.program, cwd: "cwd", args: launch.fields.args });
+        checkAnsiView(texts, "allowAnsiMismatch");
       }
-      this.#judge(images, unclear, prepared.program, directory.path, options, fields);
-      sandbox = await this.#confine(options, sandboxField, directory.path, context);
+      this.#judge(images, unclear, prepared.program, directory.path, launch);
+      sandbox = await this.#confine(launch, directory.path, context);
     } catch (error) {
       this.audit?.record({
         event: "refused",
@@ -329,11 +293,11 @@ export class Launcher {
     } catch (error) {
       sandbox?.release();
       if (error instanceof SpawnError && error.code === "ESANDBOX") {
-        throw new EngineError("failed", error.message, sandboxField);
+        throw new EngineError("failed", error.message, "sandbox");
       }
-      throw failed(error);
+      throw startFailure(error, launch);
     }
-    this.#started(child, invocation, context, ran, sandbox);
+    this.#started(child, launch, context, ran, sandbox);
     if (this.#closing.signal.aborted) {
       // The shutdown began while it started, and looked for what runs before it was there.
       child.kill("SIGKILL");
@@ -345,7 +309,7 @@ export class Launcher {
   /** A child has started: its sandbox is kept until it exits, and the audit has its start and exit. */
   #started(
     child: ChildProcess,
-    invocation: Invocation,
+    { invocation }: Launch,
     context: LaunchContext,
     ran: RanProgram,
     sandbox: PreparedSandbox | undefined,
@@ -414,10 +378,10 @@ export class Launcher {
     unclear: string | undefined,
     program: string,
     cwd: string,
-    options: LaunchOptions,
-    fields: LaunchFields,
+    launch: Launch,
   ): void {
     if (!this.policy) return;
+    const fields = { program: launch.fields.program, cwd: "cwd", env: "env" };
     if (unclear !== undefined) {
       throw new EngineError(
         "forbidden",
@@ -425,14 +389,14 @@ export class Launcher {
         fields.program,
       );
     }
-    const searchPath = policySearchPath(options.env, cwd);
+    const searchPath = policySearchPath(launch.env, cwd);
     for (const image of images) {
       try {
         this.policy.check({
           program: image.program,
           realProgram: image.realProgram,
           cwd,
-          envOverrides: options.envOverrides,
+          envOverrides: launch.request.env ?? {},
           searchPath,
         }, fields);
       } catch (error) {
@@ -442,19 +406,18 @@ export class Launcher {
     }
   }
 
-  /** The sandbox of this start, set up (or none); throws naming `field` when it cannot be. */
+  /** The sandbox of this start, set up (or none); throws naming `sandbox` when it cannot be. */
   async #confine(
-    options: LaunchOptions,
-    field: string,
+    launch: Launch,
     cwd: string,
     context: LaunchContext,
   ): Promise<PreparedSandbox | undefined> {
-    const resolved = this.sandboxes.resolve(options.sandbox, field, cwd);
+    const resolved = this.sandboxes.resolve(launch.request.sandbox, "sandbox", cwd);
     if (!resolved) return undefined;
     return await this.sandboxes.prepare(resolved, {
       cwd,
-      readable: options.readable,
-      base: field,
+      readable: launch.readable,
+      base: "sandbox",
       refused: (refusal) =>
         this.audit?.record({
           event: "network-refused",

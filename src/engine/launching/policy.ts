@@ -119,7 +119,7 @@ function programRule(text: string): ProgramRule {
  * looked up once (the policy does not look at the file system again for the program or the
  * directory, so nothing can change between the judgment and the start).
  */
-export interface LaunchRequest {
+export interface JudgedStart {
   /** The program as found (absolute; may be a link). */
   program: string;
   /** Its real path: the file that will run. */
@@ -216,7 +216,7 @@ export class Policy {
   }
 
   /** Throws an EngineError ("forbidden") naming the rule that refuses the launch, if any. */
-  check(request: LaunchRequest, fields: { program: string; cwd: string; env: string }): void {
+  check(request: JudgedStart, fields: { program: string; cwd: string; env: string }): void {
     for (const name of Object.keys(request.envOverrides)) {
       const rule = this.#protected.get(fold(name));
       if (rule !== undefined) {

@@ -37,6 +37,7 @@ import { serverEnvironment } from "./environment.ts";
 import { EngineError } from "../errors.ts";
 import type { ShellIntegration } from "./integration/mod.ts";
 import type { ShellType } from "../vocabulary.ts";
+import type { CreateTerminalRequest, RunRequest } from "./request.ts";
 
 export { SHELL_TYPES, type ShellType } from "../vocabulary.ts";
 
@@ -57,20 +58,6 @@ export interface Invocation {
   env?: Record<string, string>;
   /** The shell was started with its integration (see integration/mod.ts). */
   integration?: ShellIntegration;
-}
-
-/** What to run. */
-export interface InvocationRequest {
-  command: string;
-  shellType: ShellType;
-  /** The program (with `executable`), or the path of the shell to use (with a shell type). */
-  executable?: string;
-  /** Arguments (with `executable` only). */
-  args?: string[];
-  /** False for pipes (PowerShell then silences progress records). Default true. */
-  usePty?: boolean;
-  /** The code page the shell should run in (the request's `encoding`), if it names one. */
-  codePage?: number;
 }
 
 /** Where it runs: the child's directory and environment, and the OS rules. */
@@ -384,9 +371,15 @@ function resolveField(file: string, field: string, ctx: ShellContext): string {
   }
 }
 
-/** Decides what to spawn for a request. Throws {@link EngineError} naming the field at fault. */
-export function buildInvocation(request: InvocationRequest, ctx: ShellContext): Invocation {
-  const flavor = ctx.flavor ?? HOST_FLAVOR;
+/**
+ * Decides what runs for a command, in the code page asked for (the request's `encoding`, if
+ * it names one). Throws {@link EngineError} naming the field at fault.
+ */
+export function buildInvocation(
+  request: RunRequest,
+  ctx: ShellContext,
+  codePage?: number,
+): Invocation {
   if (request.shellType !== "executable") {
     if (request.args?.length) {
       throw new EngineError(
@@ -407,37 +400,41 @@ export function buildInvocation(request: InvocationRequest, ctx: ShellContext): 
       file: shell.path,
       ...shellArgs(shell.type, request.command, true, {
         pipe: request.usePty === false,
-        codePage: request.codePage,
+        codePage,
       }),
       shell: shell.type,
       display: request.command,
     };
   }
-  let argv: string[];
   if (request.executable) {
-    argv = [request.executable, ...(request.args ?? [])];
-  } else {
-    try {
-      argv = [
-        ...(flavor === "windows" ? splitWindows : splitPosix)(request.command),
-        ...(request.args ?? []),
-      ];
-    } catch (error) {
-      if (error instanceof CommandLineError) {
-        throw new EngineError("invalid_input", error.message, "command");
-      }
-      throw error;
-    }
-    if (argv.length === 0) {
-      throw new EngineError("invalid_input", "the command is blank", "command");
-    }
+    return programInvocation([request.executable, ...(request.args ?? [])], "executable", ctx);
   }
-  const field = request.executable ? "executable" : "command";
+  let argv: string[];
+  try {
+    argv = [
+      ...((ctx.flavor ?? HOST_FLAVOR) === "windows" ? splitWindows : splitPosix)(request.command),
+      ...(request.args ?? []),
+    ];
+  } catch (error) {
+    if (error instanceof CommandLineError) {
+      throw new EngineError("invalid_input", error.message, "command");
+    }
+    throw error;
+  }
+  if (argv.length === 0) throw new EngineError("invalid_input", "the command is blank", "command");
+  return programInvocation(argv, "command", ctx);
+}
+
+/**
+ * A program run itself, no shell between: `argv[0]` found (a failure names `field`), the rest
+ * its exact arguments. A PowerShell script runs through PowerShell, as it would when typed at
+ * a PowerShell prompt, but never waiting for an answer no one will give.
+ */
+function programInvocation(argv: string[], field: string, ctx: ShellContext): Invocation {
+  const flavor = ctx.flavor ?? HOST_FLAVOR;
   const file = resolveField(argv[0], field, ctx);
   const display = flavor === "windows" ? safeWindowsDisplay(argv) : argv.map(quotePosix).join(" ");
   if (flavor === "windows" && file.toLowerCase().endsWith(".ps1")) {
-    // Scripts run through PowerShell, as they would when typed at a PowerShell prompt, but
-    // never waiting for an answer no one will give.
     const shell = chooseShell("powershell", undefined, { path: "command", kind: "command" }, ctx);
     return {
       file: shell.path,
@@ -455,22 +452,6 @@ function safeWindowsDisplay(argv: string[]): string {
   } catch {
     return argv.join(" ");
   }
-}
-
-/** What a terminal runs. */
-export interface TerminalInvocationRequest {
-  /** A program (with `args`), or a command line for the shell (without, or `[]`). None: a shell. */
-  command?: string;
-  args?: string[];
-  /** `default`, `powershell`, `cmd`, `bash`, `sh`, or the path of a shell. */
-  shell?: string;
-  /** The code page the shell should run in (the request's `encoding`), if it names one. */
-  codePage?: number;
-  /**
-   * For an interactive shell (no `command`): how to start this kind of shell with its
-   * integration (see integration/mod.ts), or undefined to start it plain.
-   */
-  integration?: (shell: ShellKind) => ShellIntegration | undefined;
 }
 
 const SHELL_NAMES: readonly string[] = [
@@ -491,8 +472,10 @@ const SHELL_NAMES: readonly string[] = [
  * the shell itself, interactive.
  */
 export function buildTerminalInvocation(
-  request: TerminalInvocationRequest,
+  request: CreateTerminalRequest,
   ctx: ShellContext,
+  codePage?: number,
+  integration?: (shell: ShellKind) => ShellIntegration | undefined,
 ): Invocation {
   if (request.command !== undefined && request.args?.length) {
     if (request.shell !== undefined) {
@@ -513,37 +496,24 @@ export function buildTerminalInvocation(
         "shell",
       );
     }
-    try {
-      return buildInvocation({
-        command: request.command,
-        executable: request.command,
-        args: request.args,
-        shellType: "executable",
-      }, ctx);
-    } catch (error) {
-      // The program is this request's `command`, whatever the one-shot path calls it.
-      if (error instanceof EngineError && error.field === "executable") {
-        throw error.restated({ field: "command" });
-      }
-      throw error;
-    }
+    return programInvocation([request.command, ...request.args], "command", ctx);
   }
   const named = request.shell === undefined || SHELL_NAMES.includes(request.shell);
   const fields = { path: "shell", kind: "shell" };
   const shell = named
     ? chooseShell((request.shell ?? "default") as ShellKind | "default", undefined, fields, ctx)
     : chooseShell("default", request.shell, fields, ctx);
-  const setup = { pipe: false, codePage: request.codePage };
+  const setup = { pipe: false, codePage };
   if (request.command === undefined) {
-    const integration = request.integration?.(shell.type);
-    const started = interactiveArgs(shell.type, setup, shell.path, integration?.startup);
+    const integrated = integration?.(shell.type);
+    const started = interactiveArgs(shell.type, setup, shell.path, integrated?.startup);
     return {
       file: shell.path,
       ...started,
-      args: [...(integration?.args ?? []), ...started.args],
+      args: [...(integrated?.args ?? []), ...started.args],
       shell: shell.type,
       display: shell.path,
-      ...(integration ? { integration, env: integration.env } : {}),
+      ...(integrated ? { integration: integrated, env: integrated.env } : {}),
     };
   }
   return {

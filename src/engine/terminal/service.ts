@@ -8,14 +8,14 @@ import { log } from "../../log.ts";
 import { type ExitStatus, WRITE_TIMEOUT_MS } from "../../pty/mod.ts";
 import type { FrontEnd } from "../launching/audit.ts";
 import { type LaunchContext, Launcher } from "../launching/launcher.ts";
-import { pagerEnvironment } from "../launching/environment.ts";
+import type { Caller, CreateTerminalRequest, Launch } from "../launching/request.ts";
 import { EngineError } from "../errors.ts";
 import { OutputBudget } from "../output/budget.ts";
-import { buildTerminalInvocation, type TerminalInvocationRequest } from "../launching/shells.ts";
+import { buildTerminalInvocation, type ShellKind } from "../launching/shells.ts";
 import { shellIntegration, ShellScripts } from "../launching/integration/mod.ts";
 import { newNonce } from "../output/marks.ts";
 import { prepareEncodings } from "../encoding.ts";
-import { type ChildRequest, SlotTable, startChild } from "../start.ts";
+import { resolvePlace, SlotTable, startChild } from "../start.ts";
 import { Terminal } from "./terminal.ts";
 
 /** Limits and timings of a {@link TerminalService}. */
@@ -47,21 +47,7 @@ export interface TerminalServiceOptions {
 /** The default bound of a terminal's recording: 4 MiB. */
 export const DEFAULT_RECORDING_MAX_BYTES = 4 * 1024 * 1024;
 
-/** What {@link TerminalService.create} needs. */
-export interface CreateTerminalRequest
-  extends Omit<TerminalInvocationRequest, "integration">, ChildRequest {
-  /**
-   * Start a shell (no `command`) with shell integration (see launching/integration/), so that
-   * its prompt, commands, exit codes and cwd are known. Default true.
-   */
-  shellIntegration?: boolean;
-  cols?: number;
-  rows?: number;
-  /** ACP: `terminal_output` returns at most this many of the newest bytes (at most `maxBytes`). */
-  outputByteLimit?: number;
-}
-
-const ENV_FOR_TERMINALS = { TERM: "xterm-256color" };
+export type { CreateTerminalRequest } from "../launching/request.ts";
 
 /** Creates, finds and ends terminals. */
 export class TerminalService {
@@ -107,59 +93,28 @@ export class TerminalService {
   }
 
   /** Starts a terminal. Throws {@link EngineError} naming the input at fault. */
-  async create(request: CreateTerminalRequest): Promise<Terminal> {
+  async create(request: CreateTerminalRequest, caller: Caller = {}): Promise<Terminal> {
     // Before any check: from here on to the launch nothing waits (see SlotTable.take).
     await prepareEncodings(request.encoding);
-    return await this.#slots.take(() => this.#create(request));
+    return await this.#slots.take(() => this.#create(request, caller));
   }
 
-  async #create(request: CreateTerminalRequest): Promise<Terminal> {
+  async #create(request: CreateTerminalRequest, caller: Caller): Promise<Terminal> {
     const nonce = newNonce();
-    const cols = request.cols ?? 80, rows = request.rows ?? 24;
     let id: string;
     do id = `term_${crypto.randomUUID().slice(0, 8)}`; while (this.#terminals.has(id));
-    const context: LaunchContext = { via: request.via ?? "internal", kind: "terminal", id };
-    const { child, codec, invocation, cwd } = await startChild(this.launcher, request, {
-      mode: "pty",
-      cols,
-      rows,
-      envDefaults: { ...pagerEnvironment(), ...ENV_FOR_TERMINALS },
-      fields: {
-        program: request.command === undefined ? "shell" : "command",
-        cwd: "cwd",
-        env: "env",
-        ansiOptIn: "allowAnsiMismatch",
-      },
-      context,
-      invocation: ({ cwd, env, codePage }) => {
-        const invocation = buildTerminalInvocation({
-          ...request,
-          codePage,
-          integration: request.shellIntegration === false ? undefined : (shell) => {
-            try {
-              return shellIntegration(shell, nonce, env, this.#scripts);
-            } catch (error) {
-              // No place to write its files: the shell starts plain (and says so: `none`).
-              log.warn("shell integration unavailable", { shell, error });
-              return undefined;
-            }
-          },
-        }, { cwd, env });
-        Object.assign(env, invocation.env);
-        for (const name of invocation.integration?.unset ?? []) delete env[name];
-        return invocation;
-      },
-      // A sandboxed shell reads its integration files whatever is hidden.
-      readable: (invocation) => invocation.integration ? this.#scripts.location() : undefined,
-    });
+    const context: LaunchContext = { via: caller.via ?? "internal", kind: "terminal", id };
+    const launch = this.#launch(request, nonce);
+    const { invocation } = launch;
+    const { child, codec } = await startChild(this.launcher, launch, context, caller.signal);
     const terminal = new Terminal({
       context,
       launcher: this.launcher,
       child,
       command: invocation.display,
-      cwd,
-      cols,
-      rows,
+      cwd: launch.cwd,
+      cols: launch.cols,
+      rows: launch.rows,
       limits: {
         maxLines: this.maxLines,
         maxBytes: this.maxBytes,
@@ -184,6 +139,43 @@ export class TerminalService {
     this.#startSweeper();
     log.info("terminal created", { terminalId: id, pid: child.pid, command: invocation.display });
     return terminal;
+  }
+
+  /**
+   * What the engine adds to a terminal's request: its place, what runs there (a shell with its
+   * integration, marked by `nonce`, whose variables join the environment), and the field that
+   * names the program (`shell`, or `command` when one is given).
+   */
+  #launch(request: CreateTerminalRequest, nonce: string): Launch {
+    const place = resolvePlace(request, "pty");
+    const integration = request.shellIntegration === false ? undefined : (shell: ShellKind) => {
+      try {
+        return shellIntegration(shell, nonce, place.env, this.#scripts);
+      } catch (error) {
+        // No place to write its files: the shell starts plain (and says so: `none`).
+        log.warn("shell integration unavailable", { shell, error });
+        return undefined;
+      }
+    };
+    const invocation = buildTerminalInvocation(
+      request,
+      place,
+      place.encoding?.codePage,
+      integration,
+    );
+    Object.assign(place.env, invocation.env);
+    for (const name of invocation.integration?.unset ?? []) delete place.env[name];
+    return {
+      request,
+      ...place,
+      invocation,
+      mode: "pty",
+      cols: request.cols ?? 80,
+      rows: request.rows ?? 24,
+      fields: { program: request.command === undefined ? "shell" : "command", args: "args" },
+      // A sandboxed shell reads its integration files whatever is hidden.
+      readable: invocation.integration ? this.#scripts.location() : undefined,
+    };
   }
 
   /** The terminal with this id; throws a not-found error naming `terminalId`. */

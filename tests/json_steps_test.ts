@@ -6,8 +6,8 @@
  */
 import { deepStrictEqual as assertEquals, ok, throws } from "node:assert/strict";
 import fc from "fast-check";
-import { jsonBytesSteps, jsonSteps, jsonTextSteps } from "../../src/json_steps.ts";
-import { concatBytes } from "../../src/bytes.ts";
+import { jsonBytesSteps, jsonSteps, jsonTextSteps } from "../src/json_steps.ts";
+import { concatBytes } from "../src/bytes.ts";
 
 /** Runs steps to their end, counting the pauses. */
 function run<T>(steps: Generator<void, T, void>): { value: T; pauses: number } {

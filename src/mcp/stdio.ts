@@ -23,6 +23,7 @@
  * @module
  */
 import { concatBytes } from "../bytes.ts";
+import { answerBytes, isLargeAnswer } from "./large_answers.ts";
 import {
   batchProblem,
   jsonShape,
@@ -239,14 +240,19 @@ export class StdioTransport implements Transport {
       batch.waiting.delete(id!);
       batch.add(message);
     }
+    // A large answer is made in slices (see large_answers.ts), and counts as unanswered until
+    // it is queued: what is sent meanwhile may go before it.
+    const line = batch ? undefined : {
+      bytes: isLargeAnswer(message)
+        ? concatBytes(await answerBytes(message, "", "\n"))
+        : encoder.encode(serializeMessage(message)),
+      answer: id !== undefined,
+    };
     if (id !== undefined && this.#unanswered.delete(id) && this.#unanswered.size === 0) {
       for (const resolve of this.#allAnswered.splice(0)) resolve();
     }
     if (batch && batch.waiting.size > 0) return batch.queued;
-    await (batch ? this.#queueBatch(batch) : this.#queueLine({
-      bytes: encoder.encode(serializeMessage(message)),
-      answer: id !== undefined,
-    }));
+    await (batch ? this.#queueBatch(batch) : this.#queueLine(line!));
   }
 
   /** Queues a batch's answers, as one line (see {@link send}). */

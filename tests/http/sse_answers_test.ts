@@ -9,7 +9,7 @@ import { Type } from "@sinclair/typebox";
 import { createMcpServer } from "../../src/mcp/server.ts";
 import { defineTool } from "../../src/mcp/tool.ts";
 import { McpSessions } from "../../src/http/mcp_sessions.ts";
-import { LARGE_ANSWER_CHARACTERS } from "../../src/http/sse_answers.ts";
+import { LARGE_ANSWER_CHARACTERS } from "../../src/mcp/large_answers.ts";
 import { concatBytes } from "../../src/bytes.ts";
 
 /** Text as hostile as an answer's can be: quotes, backslashes, controls, pairs, lone halves. */

@@ -312,6 +312,33 @@ Deno.test("stdio: answers are written whole and in order, even a few bytes a wri
   assertEquals(output.text().trimEnd().split("\n").map((line) => JSON.parse(line)), sent);
 });
 
+Deno.test("stdio: a large answer is made in slices: JSON.stringify's line, unanswered until queued", async () => {
+  // Made in slices, it was counted answered before it was queued: a server whose stdin had
+  // ended could close between the two, and the answer was never written.
+  const request = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "read" } };
+  const output = collectingOutput();
+  const transport = new StdioTransport(
+    chunkedInput([encoder.encode(JSON.stringify(request) + "\n")]),
+    output,
+  );
+  const output_ = { text: '"quoted" \\ 中文 😀 \ud83d \u0000 line\n'.repeat(20_000) };
+  const answer = {
+    jsonrpc: "2.0" as const,
+    id: 1,
+    result: {
+      content: [{ type: "text", text: JSON.stringify(output_) }],
+      structuredContent: output_,
+    },
+  };
+  transport.onmessage = () => void transport.send(answer);
+  await transport.start();
+  await transport.ended;
+  await transport.answered(10_000);
+  await transport.flushed();
+  ok(output.written.length > 0, "nothing was written");
+  assertEquals(output.text(), JSON.stringify(answer) + "\n");
+});
+
 Deno.test("stdio: a failing stdout is reported once and later answers are dropped", async () => {
   let writes = 0;
   const transport = new StdioTransport(chunkedInput([]), {

@@ -7,6 +7,7 @@
  */
 import type { FrontEnd } from "../launching/audit.ts";
 import { EngineError } from "../errors.ts";
+import { inAnswerSlices } from "../answer_turns.ts";
 import type { FinishedCommand, ShellTracker } from "./shell_state.ts";
 import type { Reads } from "./reads.ts";
 import type { IntegrationTraits, Session } from "./session.ts";
@@ -121,7 +122,13 @@ export class Runs {
       : outcome.condition === "exit" || outcome.condition === "cancelled"
       ? outcome.condition
       : "timeout";
-    const answer = this.#runOutcome(condition, from, started, options.maxBytes, outcome.from);
+    const answer = await this.#runOutcome(
+      condition,
+      from,
+      started,
+      options.maxBytes,
+      outcome.from,
+    );
     if (condition !== "done" || wrap?.exitQuery === undefined) return answer;
     // cmd: the prompt ended the command, after the line break cmd writes before every prompt
     // (not the command's); its exit code is asked for now (see integration/cmd.ts).
@@ -359,33 +366,31 @@ export class Runs {
    * `readFrom` or later (typed ahead of a prompt, it is read after that prompt: the command
    * before it may have ended exactly at `from`).
    */
-  #runOutcome(
+  async #runOutcome(
     condition: RunOutcome["condition"],
     from: number,
     started: number,
     maxBytes: number | undefined,
     readFrom = from,
-  ): RunOutcome {
+  ): Promise<RunOutcome> {
     const shell = this.session.shell!;
     const finished: FinishedCommand | undefined = condition === "done"
       ? shell.finishedAfter(readFrom)
       : undefined;
     const start = finished?.start ?? shell.outputStart() ?? this.session.afterEcho(from);
-    const { output, truncated, notice } = this.reads.waitOutput(
-      start,
-      maxBytes,
-      finished?.end ?? this.session.output.end,
-    );
-    return {
-      condition,
-      output,
-      truncated,
-      ...(notice ? { notice } : {}),
+    const end = finished?.end ?? this.session.output.end;
+    const state = {
       exitCode: condition === "exit"
         ? this.session.exitStatus?.exitCode ?? null
         : finished?.exitCode ?? null,
       cwd: finished ? finished.cwd ?? shell.cwd ?? null : null,
       durationMs: finished?.durationMs ?? Date.now() - started,
     };
+    // Read in slices in its answer's turn (answer_turns.ts): megabytes of output edited in
+    // place held the event loop for a run's answer as for a read's.
+    const { output, truncated, notice } = await inAnswerSlices(
+      () => this.reads.waitOutputSteps(start, maxBytes, end),
+    );
+    return { condition, output, truncated, ...(notice ? { notice } : {}), ...state };
   }
 }

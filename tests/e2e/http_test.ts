@@ -17,6 +17,7 @@ import {
   withHttp,
 } from "../helpers/http.ts";
 import { eventually, processesWith, uniqueMarker } from "../helpers/process.ts";
+import { initializeRequest } from "../helpers/jsonrpc.ts";
 
 const posix = Deno.build.os !== "windows";
 const linux = Deno.build.os === "linux";
@@ -323,16 +324,7 @@ async function rawToolCall(server: HttpServer, body: string): Promise<any> {
   const init = await fetch(`${server.url}/mcp`, {
     method: "POST",
     headers,
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "raw", version: "1" },
-      },
-    }),
+    body: JSON.stringify({ ...initializeRequest("raw"), id: 0 }),
   });
   await init.body?.cancel();
   const session = { ...headers, "mcp-session-id": init.headers.get("mcp-session-id")! };

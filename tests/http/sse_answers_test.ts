@@ -11,6 +11,7 @@ import { defineTool } from "../../src/mcp/tool.ts";
 import { McpSessions } from "../../src/http/mcp_sessions.ts";
 import { LARGE_ANSWER_CHARACTERS } from "../../src/mcp/large_answers.ts";
 import { concatBytes } from "../../src/bytes.ts";
+import { initializeRequest } from "../helpers/jsonrpc.ts";
 
 /** Text as hostile as an answer's can be: quotes, backslashes, controls, pairs, lone halves. */
 function hostileText(characters: number): string {
@@ -59,16 +60,7 @@ Deno.test("a large answer is the SDK's event byte for byte, in chunks made in sl
     maxSessions: 4,
   });
   try {
-    const { session } = await post(sessions, {
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "t", version: "1" },
-      },
-    });
+    const { session } = await post(sessions, initializeRequest("sse-answers"));
     const call = (id: number, size: number) =>
       post(sessions, {
         jsonrpc: "2.0",

@@ -229,11 +229,7 @@ export class StdioTransport implements Transport {
    */
   async send(message: JSONRPCMessage): Promise<void> {
     const id = "id" in message && !("method" in message) ? message.id : undefined;
-    // The SDK answers some cancelled requests all the same (an id of 0 or ""): not sent.
-    if (id !== undefined && this.#cancelled.delete(id)) {
-      this.#cancelledSize -= idSize(id);
-      return;
-    }
+    if (this.#dropCancelled(id)) return;
     const batch = id === undefined ? undefined : this.#batches.get(id);
     if (batch) {
       this.#batches.delete(id!);
@@ -241,18 +237,30 @@ export class StdioTransport implements Transport {
       batch.add(message);
     }
     // A large answer is made in slices (see large_answers.ts), and counts as unanswered until
-    // it is queued: what is sent meanwhile may go before it.
+    // it is queued: what is sent meanwhile may go before it, and a cancel may come meanwhile.
     const line = batch ? undefined : {
       bytes: isLargeAnswer(message)
         ? concatBytes(await answerBytes(message, "", "\n"))
         : encoder.encode(serializeMessage(message)),
       answer: id !== undefined,
     };
+    if (line && this.#dropCancelled(id)) return;
     if (id !== undefined && this.#unanswered.delete(id) && this.#unanswered.size === 0) {
       for (const resolve of this.#allAnswered.splice(0)) resolve();
     }
     if (batch && batch.waiting.size > 0) return batch.queued;
     await (batch ? this.#queueBatch(batch) : this.#queueLine(line!));
+  }
+
+  /**
+   * Whether `id`'s request was cancelled, its answer then dropped (the SDK answers some cancelled
+   * requests all the same: an id of 0 or ""; and one cancelled while its answer was made). The
+   * id is free again once its answer is dropped.
+   */
+  #dropCancelled(id: string | number | undefined): boolean {
+    if (id === undefined || !this.#cancelled.delete(id)) return false;
+    this.#cancelledSize -= idSize(id);
+    return true;
   }
 
   /** Queues a batch's answers, as one line (see {@link send}). */

@@ -339,6 +339,46 @@ Deno.test("stdio: a large answer is made in slices: JSON.stringify's line, unans
   assertEquals(output.text(), JSON.stringify(answer) + "\n");
 });
 
+Deno.test("stdio: a large answer whose request is cancelled while it is made is not sent", async () => {
+  // The cancel was looked for before the answer was made in slices, not after: an answer the
+  // transport had taken the cancel for went out all the same.
+  const request = { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "read" } };
+  const cancel = {
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: 7, reason: "gone" },
+  };
+  const output = collectingOutput();
+  const transport = new StdioTransport(
+    chunkedInput([encoder.encode(`${JSON.stringify(request)}\n${JSON.stringify(cancel)}\n`)]),
+    output,
+  );
+  /** Holds its slice past its time: the cancel is read before the answer is made. */
+  const slow = {
+    toJSON() {
+      const until = performance.now() + 10;
+      while (performance.now() < until) { /* working */ }
+      return "slow";
+    },
+  };
+  const text = "x".repeat(200_000);
+  const answer = {
+    jsonrpc: "2.0" as const,
+    id: 7,
+    result: { content: [{ type: "text", text }], structuredContent: { slow, text } },
+  };
+  const sent: Promise<void>[] = [];
+  transport.onmessage = (message) => {
+    if ("id" in message) sent.push(transport.send(answer));
+  };
+  await transport.start();
+  await transport.ended;
+  await Promise.all(sent);
+  await transport.answered(10_000);
+  await transport.flushed();
+  assertEquals(output.text(), "");
+});
+
 Deno.test("stdio: a failing stdout is reported once and later answers are dropped", async () => {
   let writes = 0;
   const transport = new StdioTransport(chunkedInput([]), {

@@ -117,10 +117,7 @@ export class Session {
     this.#nonce = integration?.nonce;
     this.command = shortDisplay(parts.command);
     const shell = integration
-      ? new ShellTracker((offset) => {
-        const next = this.output.lineStart(this.output.lineAt(offset) + 1);
-        return next > offset && next <= this.output.end ? next : undefined;
-      }, integration.marksOutputStart)
+      ? new ShellTracker((offset) => this.#lineEnd(offset), integration.marksOutputStart)
       : undefined;
     this.shell = shell;
     this.output = new StreamOutput({
@@ -224,8 +221,19 @@ export class Session {
 
   /** After the first line feed from `offset` on (the echo of a typed line), if one came. */
   afterEcho(offset: number): number {
+    return this.#lineEnd(offset) ?? offset;
+  }
+
+  /**
+   * The offset after the first line feed at or after `offset`, if one came. An offset the output
+   * no longer keeps is its own answer: the line feed went with it, and the oldest line kept, read
+   * as the start of a command's output, hid that anything went (a run of `seq 1 3000000` in sh
+   * answered from 2990003 on, `truncated: false`).
+   */
+  #lineEnd(offset: number): number | undefined {
+    if (offset < this.output.start) return offset;
     const next = this.output.lineStart(this.output.lineAt(offset) + 1);
-    return next > offset && next <= this.output.end ? next : offset;
+    return next > offset && next <= this.output.end ? next : undefined;
   }
 
   /**

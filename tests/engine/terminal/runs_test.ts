@@ -1034,3 +1034,29 @@ Deno.test({
     }
   },
 });
+
+shellTest(
+  "a run whose output the terminal no longer keeps says so, in sh (no C mark) as in bash",
+  async (mcp) => {
+    // sh marks no output start: the run's output started after the echo of its line, which the
+    // terminal had dropped, and the oldest line kept was taken for that start. `seq` answered
+    // from 2990003 on with `truncated: false`.
+    for (const shell of ["sh", "bash"]) {
+      const created = await mcp.callOk<{ terminalId: string }>("terminal_create", {
+        shell,
+        cwd: "/",
+        env: { HOME: home },
+        outputByteLimit: 1024 * 1024,
+      });
+      const { terminalId } = created;
+      const ran = await run(mcp, terminalId, "seq 1 300000");
+      assertEquals([shell, ran.condition, ran.truncated], [shell, "done", true]);
+      match(
+        ran.output,
+        /^\.\.\. \[\d+ bytes omitted; no longer kept; the oldest line kept is \d+\]/,
+      );
+      ok(ran.output.endsWith("\n299999\n300000\n"), ran.output.slice(-100));
+      await mcp.callOk("terminal_release", { terminalId });
+    }
+  },
+);

@@ -7,7 +7,7 @@
  */
 import type { FrontEnd } from "../launching/audit.ts";
 import { EngineError } from "../errors.ts";
-import { inAnswerSlices } from "../answer_turns.ts";
+import { inSlices } from "../slices.ts";
 import type { FinishedCommand, ShellTracker } from "./shell_state.ts";
 import type { Reads } from "./reads.ts";
 import type { IntegrationTraits, Session } from "./session.ts";
@@ -386,9 +386,11 @@ export class Runs {
       cwd: finished ? finished.cwd ?? shell.cwd ?? null : null,
       durationMs: finished?.durationMs ?? Date.now() - started,
     };
-    // Read in slices in its answer's turn (answer_turns.ts): megabytes of output edited in
-    // place held the event loop for a run's answer as for a read's.
-    const { output, truncated, notice } = await inAnswerSlices(
+    // Read in slices (slices.ts): megabytes of output edited in place held the event loop for a
+    // run's answer as for a read's. In no answer turn: the first slice freezes the output now,
+    // where waiting for a turn behind other callers' reads let the run's own output leave the
+    // buffer first (the answer then said "no longer kept" instead of the command's lines).
+    const { output, truncated, notice } = await inSlices(
       () => this.reads.waitOutputSteps(start, maxBytes, end),
     );
     return { condition, output, truncated, ...(notice ? { notice } : {}), ...state };

@@ -311,6 +311,14 @@ withHttp("REST refuses what it should, with the right status and code", async (s
       "INVALID_INPUT",
       /shell cannot apply: command with args runs that program itself, with no shell; drop shell, or give command alone/,
     ],
+    [
+      "POST",
+      "/api/terminals",
+      { body: { args: ["-c", "echo injected"] } },
+      400,
+      "INVALID_INPUT",
+      /^applies only with command \(the program that takes them\)$/,
+    ],
     ["GET", "/api/terminals/term_nope/output", {}, 404, "TERMINAL_NOT_FOUND"],
     [
       "GET",

@@ -721,6 +721,12 @@ withServer("bad terminal input is refused clearly", async (mcp) => {
       { command: "ls", args: ["-l"], shell: "bash" },
       /^'shell': shell cannot apply: command with args runs that program itself, with no shell; drop shell, or give command alone, as a command line that shell runs$/,
     ],
+    // Arguments with no command were dropped, and an interactive shell opened.
+    [
+      "terminal_create",
+      { args: ["-c", "echo injected; exit 7"] },
+      /^'args': applies only with command \(the program that takes them\)$/,
+    ],
     ["terminal_create", { env: [{ name: "A=B", value: "x" }] }, /env/],
     ["terminal_kill", { terminalId, signal: "SIGFOO" }, /'signal' must be one of "SIGHUP"/],
   ];

@@ -477,6 +477,14 @@ export function buildTerminalInvocation(
   codePage?: number,
   integration?: (shell: ShellKind) => ShellIntegration | undefined,
 ): Invocation {
+  // Arguments with no program to take them were dropped, and an interactive shell opened.
+  if (request.command === undefined && request.args?.length) {
+    throw new EngineError(
+      "invalid_input",
+      ["applies only with ", { field: "command" }, " (the program that takes them)"],
+      "args",
+    );
+  }
   if (request.command !== undefined && request.args?.length) {
     if (request.shell !== undefined) {
       throw new EngineError(

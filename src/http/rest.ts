@@ -196,6 +196,7 @@ function validate<
 /** Query parameters as typed values: numbers and booleans where the schema wants them. */
 function queryObject(url: URL): Record<string, unknown> {
   const result: Record<string, unknown> = {};
+  refuseUndecodableQuery(url.search);
   for (const [key, text] of url.searchParams) {
     // Else a nameless one was reported as the whole request, and a repeated one took its last.
     if (key === "") throw new InvalidInput(["a query parameter has no name (`&=` or `?=`)"]);
@@ -284,6 +285,33 @@ export function engineError(error: EngineError, failure: ErrorCode): Response {
 }
 
 /** The segment of `path` that is not valid percent-encoded UTF-8, if one is not. */
+/**
+ * Refuses a query whose parameters are not valid percent-encoded UTF-8, naming the parameter:
+ * URLSearchParams reads `%FF` as U+FFFD and `%ZZ` as itself, so `grep=%FF` searched for
+ * U+FFFD, where the same bytes in the path are refused.
+ */
+function refuseUndecodableQuery(search: string): void {
+  for (const pair of search.slice(1).split("&")) {
+    const at = pair.indexOf("=");
+    const [name, value] = at < 0 ? [pair, ""] : [pair.slice(0, at), pair.slice(at + 1)];
+    for (const part of [name, value]) {
+      try {
+        decodeURIComponent(part.replaceAll("+", " "));
+      } catch {
+        const shown = part === name ? "a parameter's name" : `'${decodeLoosely(name)}'`;
+        throw new InvalidInput([
+          `${shown} is not valid percent-encoded UTF-8 (${JSON.stringify(part.slice(0, 64))})`,
+        ]);
+      }
+    }
+  }
+}
+
+/** A parameter's name as URLSearchParams reads it (for a message). */
+function decodeLoosely(name: string): string {
+  return new URLSearchParams(`${name}=`).keys().next().value ?? name;
+}
+
 function undecodableSegment(path: string): string | undefined {
   for (const segment of path.split("/")) {
     try {

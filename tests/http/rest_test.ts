@@ -320,6 +320,23 @@ withHttp("REST refuses what it should, with the right status and code", async (s
       /^applies only with command \(the program that takes them\)$/,
     ],
     ["GET", "/api/terminals/term_nope/output", {}, 404, "TERMINAL_NOT_FOUND"],
+    // URLSearchParams reads %FF as U+FFFD and %ZZ as itself: grep=%FF searched for U+FFFD.
+    [
+      "GET",
+      "/api/terminals/term_nope/output?grep=%FF",
+      {},
+      400,
+      "INVALID_INPUT",
+      /'grep' is not valid percent-encoded UTF-8 \("%FF"\)/,
+    ],
+    [
+      "GET",
+      "/api/terminals/term_nope/output?mode=full&grep=a%ZZ",
+      {},
+      400,
+      "INVALID_INPUT",
+      /'grep' is not valid percent-encoded UTF-8 \("a%ZZ"\)/,
+    ],
     [
       "GET",
       "/api/terminals/term_nope/output?since=-1",

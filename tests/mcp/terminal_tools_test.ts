@@ -707,6 +707,12 @@ withServer("bad terminal input is refused clearly", async (mcp) => {
       /'cols' must be an integer from 1 to 1000/,
     ],
     ["terminal_create", { cwd: "/no/such/dir" }, /'cwd':.*does not exist/],
+    // Refused as a directory that is not there, unlike a NUL anywhere else.
+    [
+      "terminal_create",
+      { cwd: "/tmp\u0000x" },
+      /^'cwd': may not contain NUL \(the OS ends a path there\)$/,
+    ],
     ["terminal_create", { command: "no-such-program-xyz", args: ["x"] }, /'command':.*not found/],
     [
       "terminal_create",

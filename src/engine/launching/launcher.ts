@@ -46,6 +46,10 @@ export interface LaunchContext {
 
 /** Resolves a working directory and checks that it is one. */
 export function resolveDirectory(path: string | undefined, field: string): string {
+  // Told apart from a directory that is not there, as a NUL anywhere else is.
+  if (path?.includes("\0")) {
+    throw new EngineError("invalid_input", "may not contain NUL (the OS ends a path there)", field);
+  }
   const directory = resolve(Deno.cwd(), path ?? ".");
   if (!isDirectory(directory)) {
     // The message repeats the caller's words; where that led on this machine is local detail.

@@ -28,26 +28,35 @@ import { inSlices, type Steps } from "./slices.ts";
 import { Turns } from "./turns.ts";
 
 const turns = new Turns(1);
-let room: () => Promise<void> = () => Promise.resolve();
+let sharedRoom: () => Promise<void> = () => Promise.resolve();
 
 /** Sets what a turn waits for before it begins: room for one more answer where they go. */
 export function setAnswerRoom(wait: () => Promise<void>): void {
-  room = wait;
+  sharedRoom = wait;
 }
 
 /**
  * Builds an answer in its turn (see the module documentation): the caller's front end sends it
  * on its way before the next turn begins, in a later task. A call cancelled (`signal`) while it
  * waits leaves the line and rejects with the signal's reason: no one would read its answer.
+ * `room`, the caller's own: it settles once the place this caller's answers go can take one
+ * more (a stream its reader has emptied), and the call takes its place in line only then.
+ * Without it, a client that sent a batch of 100 reads and never read took the server past a
+ * gigabyte: every answer was made, and waited, whole, for a reader that never came.
  */
 export async function inAnswerTurn<T>(
   build: () => T | Promise<T>,
   signal?: AbortSignal,
+  room?: () => Promise<void>,
 ): Promise<T> {
+  if (room) {
+    await room();
+    signal?.throwIfAborted();
+  }
   const done = await turns.take(signal);
   try {
     signal?.throwIfAborted();
-    await room();
+    await sharedRoom();
     signal?.throwIfAborted();
     return await build();
   } finally {
@@ -60,8 +69,12 @@ export async function inAnswerTurn<T>(
  * slices.ts), which take what they read at their start (output frozen then, the state it goes
  * with), so that the answer describes one moment however long it takes.
  */
-export function inAnswerSlices<T>(work: () => Steps<T>, signal?: AbortSignal): Promise<T> {
-  return inAnswerTurn(() => inSlices(work, signal), signal);
+export function inAnswerSlices<T>(
+  work: () => Steps<T>,
+  signal?: AbortSignal,
+  room?: () => Promise<void>,
+): Promise<T> {
+  return inAnswerTurn(() => inSlices(work, signal), signal, room);
 }
 
 /**
@@ -75,6 +88,7 @@ export function inReadSlices<T>(
   read: { grep?: unknown },
   work: () => Steps<T>,
   signal?: AbortSignal,
+  room?: () => Promise<void>,
 ): Promise<T> {
-  return read.grep ? inSlices(work, signal) : inAnswerSlices(work, signal);
+  return read.grep ? inSlices(work, signal) : inAnswerSlices(work, signal, room);
 }

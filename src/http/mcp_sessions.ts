@@ -46,7 +46,8 @@
  */
 import { log } from "../log.ts";
 import { answerableId, whatIsWrong } from "../mcp/refusal.ts";
-import { sendLargeAnswersInSlices } from "./sse_answers.ts";
+import { sendLargeAnswersInSlices, streamRooms } from "./sse_answers.ts";
+import { setCallRooms } from "../mcp/server.ts";
 import {
   deserializeMessage,
   isInitializeRequest,
@@ -232,6 +233,7 @@ export class McpSessions {
     transport.onclose = () => transport.sessionId && this.#forget(transport.sessionId);
     await server.connect(transport);
     sendLargeAnswersInSlices(transport);
+    setCallRooms(server, streamRooms(transport));
     watchAnswers(session);
     return await this.#track(
       session,

@@ -132,6 +132,22 @@ export function createMcpServer(
   return server;
 }
 
+/** Where each server's answers go, as far as room goes: see {@link setCallRooms}. */
+const answerRooms = new WeakMap<Server, CallRoom>();
+
+/** See {@link setCallRooms}. */
+export type CallRoom = (requestId: string | number, answered: Promise<void>) => Promise<void>;
+
+/**
+ * Gives `server`'s calls a room (ToolContext.room): `room(requestId, answered)` settles once the
+ * place that request's answer goes can take one more; `answered` settles once that answer is
+ * handed over (or none will be). Set by a transport whose answers could pile up unread
+ * (Streamable HTTP's event streams); stdio has one room for all (setAnswerRoom in the engine).
+ */
+export function setCallRooms(server: Server, room: CallRoom): void {
+  answerRooms.set(server, room);
+}
+
 /** The SDK's protocol layer, as far as cancellation goes (SDK 1.x). */
 interface Cancellable {
   _oncancel(notification: { params: { requestId: string | number; reason?: string } }): void;
@@ -261,9 +277,11 @@ function toolContext(
   answered: Promise<void>,
 ): ToolContext {
   const progressToken = extra._meta?.progressToken;
+  const room = answerRooms.get(server);
   return {
     signal: extra.signal,
     answered,
+    ...(room ? { room: () => room(extra.requestId, answered) } : {}),
     progress: async (progress, total, message) => {
       if (progressToken === undefined) return;
       await extra.sendNotification({

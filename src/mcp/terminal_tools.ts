@@ -96,14 +96,18 @@ async function waitAnswer(
   );
   // The output, and what goes with it (where to read on, the exit, the prompt's facts), as they
   // stood when the answer's steps began (see src/engine/slices.ts).
-  const answer = await inAnswerSlices(function* () {
-    const facts = {
-      nextReadFrom: terminal.nextReadFrom,
-      exit: exitField(terminal),
-      activity: outcome.condition === "prompt" ? terminal.activity() : undefined,
-    };
-    return { ...facts, ...yield* terminal.waitOutputSteps(outcome.from, args.maxBytes) };
-  }, context.signal);
+  const answer = await inAnswerSlices(
+    function* () {
+      const facts = {
+        nextReadFrom: terminal.nextReadFrom,
+        exit: exitField(terminal),
+        activity: outcome.condition === "prompt" ? terminal.activity() : undefined,
+      };
+      return { ...facts, ...yield* terminal.waitOutputSteps(outcome.from, args.maxBytes) };
+    },
+    context.signal,
+    context.room,
+  );
   const { output, truncated, notice, activity } = answer;
   return {
     condition: outcome.condition,
@@ -277,13 +281,18 @@ function terminalReadTool({ service }: TerminalToolDeps): ToolDefinition {
       const terminal = (await service()).get(args.terminalId);
       if (args.mode === "screen") {
         const view = await terminal.renderScreen();
-        return inAnswerTurn(() => terminal.screenRead(view, request), context.signal);
+        return inAnswerTurn(
+          () => terminal.screenRead(view, request),
+          context.signal,
+          context.room,
+        );
       }
       const read = { ...request, mode: args.mode ?? "full" };
       return inReadSlices(
         read,
         () => terminal.readSteps(read),
         context.signal,
+        context.room,
       );
     },
   });
@@ -363,10 +372,14 @@ function terminalOutputTool({ service }: TerminalToolDeps): ToolDefinition {
     annotations: READ_ONLY,
     handler: async (args, context) => {
       const terminal = (await service()).get(args.terminalId);
-      return inAnswerSlices(function* () {
-        const exit = exitField(terminal); // with the output as it stands now
-        return { ...yield* terminal.acpOutputSteps(args.raw ?? false), ...exit };
-      }, context.signal);
+      return inAnswerSlices(
+        function* () {
+          const exit = exitField(terminal); // with the output as it stands now
+          return { ...yield* terminal.acpOutputSteps(args.raw ?? false), ...exit };
+        },
+        context.signal,
+        context.room,
+      );
     },
   });
 }

@@ -43,6 +43,12 @@ export interface ToolContext {
    * (cancelled): what is sent after it goes out after the answer.
    */
   answered: Promise<void>;
+  /**
+   * Settles once the place this call's answer goes can take one more (Streamable HTTP: the
+   * request's event stream, once its reader has taken what it holds); an answer that reads
+   * output waits for it before it is made (see src/engine/answer_turns.ts). None: always room.
+   */
+  room?: () => Promise<void>;
 }
 
 /** A tool. */

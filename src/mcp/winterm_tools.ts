@@ -518,6 +518,7 @@ function runCommandTool({ service, via }: CommandToolDeps): ToolDefinition {
           read,
           () => report(command, read),
           context.signal,
+          context.room,
         );
         return {
           ...answer,
@@ -566,6 +567,7 @@ function queryCommandStatusTool({ service }: CommandToolDeps): ToolDefinition {
         read,
         () => report(command, read),
         context.signal,
+        context.room,
       );
     },
   });
@@ -596,6 +598,7 @@ function enhancedQueryCommandStatusTool({ service }: CommandToolDeps): ToolDefin
         read,
         () => report(command, read),
         context.signal,
+        context.room,
       );
     },
   });

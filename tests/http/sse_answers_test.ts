@@ -7,6 +7,7 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { Type } from "@sinclair/typebox";
 import { createMcpServer } from "../../src/mcp/server.ts";
+import { inAnswerTurn } from "../../src/engine/mod.ts";
 import { defineTool } from "../../src/mcp/tool.ts";
 import { McpSessions } from "../../src/http/mcp_sessions.ts";
 import { LARGE_ANSWER_CHARACTERS } from "../../src/mcp/large_answers.ts";
@@ -86,6 +87,62 @@ Deno.test("a large answer is the SDK's event byte for byte, in chunks made in sl
         assertEquals(chunks.length, 1); // the SDK's own writer
       }
     }
+  } finally {
+    await sessions.closeAll();
+  }
+});
+
+Deno.test("a client that reads nothing of its event stream gets no second answer made", async () => {
+  // A batch of 100 large reads whose client never read took the server past a gigabyte: every
+  // answer was made in its turn, and waited whole for the reader.
+  let made = 0;
+  const read = defineTool({
+    name: "read_text",
+    title: "Reads text",
+    description: "Answers with `size` characters, made in an answer's turn.",
+    input: Type.Object({ size: Type.Integer() }),
+    output: Type.Object({ output: Type.String() }),
+    annotations: {},
+    handler: (args, context) =>
+      inAnswerTurn(
+        () => {
+          made++;
+          return { output: hostileText(args.size) };
+        },
+        context.signal,
+        context.room,
+      ),
+  });
+  const sessions = new McpSessions(() => createMcpServer([read], "remote"), {
+    idleMs: 60_000,
+    maxSessions: 4,
+  });
+  try {
+    const { session } = await post(sessions, initializeRequest("unread"));
+    const call = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "read_text", arguments: { size: 512 * 1024 } },
+    });
+    const batch = [1, 2, 3, 4, 5].map(call);
+    const unread = await sessions.handle(
+      new Request("http://localhost/mcp", {
+        method: "POST",
+        headers: { ...HEADERS, "mcp-session-id": session },
+        body: JSON.stringify(batch),
+      }),
+      batch,
+    );
+    // Another request's read, in line after the batch's: answered while the batch waits for
+    // its reader, with one of its answers made (in line, all five came first).
+    const { chunks } = await post(sessions, call(6), session);
+    ok(new TextDecoder().decode(concatBytes(chunks)).includes('"id":6'));
+    assertEquals(made, 2);
+    // Read, the batch gets every answer.
+    const text = await unread.text();
+    assertEquals(text.match(/^event: message$/gm)?.length, 5);
+    assertEquals(made, 6);
   } finally {
     await sessions.closeAll();
   }

@@ -35,25 +35,35 @@ export function setAnswerRoom(wait: () => Promise<void>): void {
   sharedRoom = wait;
 }
 
+/** Who waits for an answer: a front end's call. */
+export interface AnswerCaller {
+  /** Aborted when the caller gives up: a call waiting for its turn leaves the line. */
+  signal?: AbortSignal;
+  /**
+   * Settles once the place this caller's answers go can take one more (a stream its reader has
+   * emptied): the call takes its place in line only then. Without it, a client that sent a
+   * batch of 100 reads and never read took the server past a gigabyte: every answer was made,
+   * and waited, whole, for a reader that never came.
+   */
+  room?: () => Promise<void>;
+  /** The client it is for (an MCP session): turns go round the clients (see turns.ts). */
+  client?: object;
+}
+
 /**
  * Builds an answer in its turn (see the module documentation): the caller's front end sends it
  * on its way before the next turn begins, in a later task. A call cancelled (`signal`) while it
  * waits leaves the line and rejects with the signal's reason: no one would read its answer.
- * `room`, the caller's own: it settles once the place this caller's answers go can take one
- * more (a stream its reader has emptied), and the call takes its place in line only then.
- * Without it, a client that sent a batch of 100 reads and never read took the server past a
- * gigabyte: every answer was made, and waited, whole, for a reader that never came.
  */
 export async function inAnswerTurn<T>(
   build: () => T | Promise<T>,
-  signal?: AbortSignal,
-  room?: () => Promise<void>,
+  { signal, room, client }: AnswerCaller = {},
 ): Promise<T> {
   if (room) {
     await room();
     signal?.throwIfAborted();
   }
-  const done = await turns.take(signal);
+  const done = await turns.take(signal, client);
   try {
     signal?.throwIfAborted();
     await sharedRoom();
@@ -69,12 +79,8 @@ export async function inAnswerTurn<T>(
  * slices.ts), which take what they read at their start (output frozen then, the state it goes
  * with), so that the answer describes one moment however long it takes.
  */
-export function inAnswerSlices<T>(
-  work: () => Steps<T>,
-  signal?: AbortSignal,
-  room?: () => Promise<void>,
-): Promise<T> {
-  return inAnswerTurn(() => inSlices(work, signal), signal, room);
+export function inAnswerSlices<T>(work: () => Steps<T>, caller: AnswerCaller = {}): Promise<T> {
+  return inAnswerTurn(() => inSlices(work, caller.signal), caller);
 }
 
 /**
@@ -87,8 +93,7 @@ export function inAnswerSlices<T>(
 export function inReadSlices<T>(
   read: { grep?: unknown },
   work: () => Steps<T>,
-  signal?: AbortSignal,
-  room?: () => Promise<void>,
+  caller: AnswerCaller = {},
 ): Promise<T> {
-  return read.grep ? inSlices(work, signal) : inAnswerSlices(work, signal, room);
+  return read.grep ? inSlices(work, caller.signal) : inAnswerSlices(work, caller);
 }

@@ -42,7 +42,7 @@ export {
   type Wording,
 } from "./errors.ts";
 export { waitFor } from "./events.ts";
-export { inAnswerSlices, inAnswerTurn, inReadSlices } from "./answer_turns.ts";
+export { type AnswerCaller, inAnswerSlices, inAnswerTurn, inReadSlices } from "./answer_turns.ts";
 export { inSlices, type Steps } from "./slices.ts";
 export { LINE_MODES, type LineMode, SHELL_TYPES, type ShellType } from "./vocabulary.ts";
 export { sandboxHint } from "./sandbox_info.ts";

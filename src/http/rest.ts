@@ -477,11 +477,14 @@ export class RestApi {
     // As terminal_read's: the output read in slices in its turn (a search in none), a screen
     // in its turn; the answer serialized in slices.
     if (mode !== "screen") {
-      return inReadSlices(request, () => terminal.readSteps({ ...request, mode }), signal)
+      return inReadSlices(request, () => terminal.readSteps({ ...request, mode }), { signal })
         .then(okInSlices, left);
     }
     const view = await terminal.renderScreen();
-    return inAnswerTurn(() => terminal.screenRead(view, request), signal).then(okInSlices, left);
+    return inAnswerTurn(() => terminal.screenRead(view, request), { signal }).then(
+      okInSlices,
+      left,
+    );
   }
 
   #stats(id: string): Response {

@@ -281,6 +281,7 @@ function toolContext(
   return {
     signal: extra.signal,
     answered,
+    client: server,
     ...(room ? { room: () => room(extra.requestId, answered) } : {}),
     progress: async (progress, total, message) => {
       if (progressToken === undefined) return;

@@ -105,8 +105,7 @@ async function waitAnswer(
       };
       return { ...facts, ...yield* terminal.waitOutputSteps(outcome.from, args.maxBytes) };
     },
-    context.signal,
-    context.room,
+    context,
   );
   const { output, truncated, notice, activity } = answer;
   return {
@@ -283,16 +282,14 @@ function terminalReadTool({ service }: TerminalToolDeps): ToolDefinition {
         const view = await terminal.renderScreen();
         return inAnswerTurn(
           () => terminal.screenRead(view, request),
-          context.signal,
-          context.room,
+          context,
         );
       }
       const read = { ...request, mode: args.mode ?? "full" };
       return inReadSlices(
         read,
         () => terminal.readSteps(read),
-        context.signal,
-        context.room,
+        context,
       );
     },
   });
@@ -377,8 +374,7 @@ function terminalOutputTool({ service }: TerminalToolDeps): ToolDefinition {
           const exit = exitField(terminal); // with the output as it stands now
           return { ...yield* terminal.acpOutputSteps(args.raw ?? false), ...exit };
         },
-        context.signal,
-        context.room,
+        context,
       );
     },
   });

@@ -49,6 +49,8 @@ export interface ToolContext {
    * output waits for it before it is made (see src/engine/answer_turns.ts). None: always room.
    */
   room?: () => Promise<void>;
+  /** The client the call is for (its MCP session's server): answer turns go round clients. */
+  client?: object;
 }
 
 /** A tool. */

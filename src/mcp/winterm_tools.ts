@@ -517,8 +517,7 @@ function runCommandTool({ service, via }: CommandToolDeps): ToolDefinition {
         const answer = await inReadSlices(
           read,
           () => report(command, read),
-          context.signal,
-          context.room,
+          context,
         );
         return {
           ...answer,
@@ -566,8 +565,7 @@ function queryCommandStatusTool({ service }: CommandToolDeps): ToolDefinition {
       return inReadSlices(
         read,
         () => report(command, read),
-        context.signal,
-        context.room,
+        context,
       );
     },
   });
@@ -597,8 +595,7 @@ function enhancedQueryCommandStatusTool({ service }: CommandToolDeps): ToolDefin
       return inReadSlices(
         read,
         () => report(command, read),
-        context.signal,
-        context.room,
+        context,
       );
     },
   });

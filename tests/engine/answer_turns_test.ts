@@ -1,6 +1,7 @@
 /**
  * Answer turns (src/engine/answer_turns.ts): one at a time, in order, each in a task of its
- * own; a call cancelled while it waits leaves the line without building its answer.
+ * own; a call cancelled while it waits leaves the line without building its answer; turns go
+ * round the clients that wait, so one client's many reads do not hold up another's.
  */
 import { deepStrictEqual as assertEquals, ok, rejects } from "node:assert/strict";
 import { inAnswerTurn } from "../../src/engine/answer_turns.ts";
@@ -31,7 +32,7 @@ Deno.test("a call cancelled while it waits leaves the line: its answer is never 
   const turns = controllers.map((controller, i) =>
     inAnswerTurn(() => {
       built.push(i);
-    }, controller.signal)
+    }, { signal: controller.signal })
   );
   for (const controller of controllers.slice(1)) controller.abort(new Error("cancelled"));
   await turns[0];
@@ -42,7 +43,7 @@ Deno.test("a call cancelled while it waits leaves the line: its answer is never 
   // Cancelled before it asks: it never waits.
   const gone = new AbortController();
   gone.abort(new Error("gone"));
-  await rejects(inAnswerTurn(() => built.push(99), gone.signal), /gone/);
+  await rejects(inAnswerTurn(() => built.push(99), { signal: gone.signal }), /gone/);
   assertEquals(built, [0]);
 });
 
@@ -52,7 +53,7 @@ Deno.test("the only call waiting, cancelled after the turn before it ended, leav
   let release!: () => void;
   const first = inAnswerTurn(() => new Promise<void>((resolve) => release = resolve));
   const controller = new AbortController();
-  const second = inAnswerTurn(() => "second", controller.signal);
+  const second = inAnswerTurn(() => "second", { signal: controller.signal });
   await new Promise((resolve) => setTimeout(resolve, 0));
   release();
   await first;
@@ -60,4 +61,22 @@ Deno.test("the only call waiting, cancelled after the turn before it ended, leav
   await rejects(second, /cancelled/);
   await new Promise((resolve) => setTimeout(resolve, 10));
   assertEquals(await inAnswerTurn(() => "third"), "third");
+});
+
+Deno.test("turns go round the clients: one client's forty answers do not hold up another's", async () => {
+  // In order of arrival, a REST read behind one client's forty waited 5.4 s.
+  const [busy, other] = [{}, {}];
+  const log: string[] = [];
+  const first = inAnswerTurn(() => log.push("busy 0"), { client: busy });
+  const many = Array.from(
+    { length: 40 },
+    (_, i) => inAnswerTurn(() => log.push(`busy ${i + 1}`), { client: busy }),
+  );
+  const one = inAnswerTurn(() => log.push("other"), { client: other });
+  const alone = inAnswerTurn(() => log.push("no client"));
+  await Promise.all([first, ...many, one, alone]);
+  // The other client and the caller of no client come in line after the first busy turn; the
+  // busy client's second turn waits for them, having been served once.
+  assertEquals(log.slice(0, 3), ["busy 0", "other", "no client"]);
+  assertEquals(log.length, 43);
 });

@@ -109,8 +109,7 @@ Deno.test("a client that reads nothing of its event stream gets no second answer
           made++;
           return { output: hostileText(args.size) };
         },
-        context.signal,
-        context.room,
+        context,
       ),
   });
   const sessions = new McpSessions(() => createMcpServer([read], "remote"), {

@@ -29,6 +29,11 @@ const ANSWER_WAIT_MS = 1000;
  * take turns (src/engine/answer_turns.ts): 170 of them took more than 200 ms here.
  */
 const KILLED_ANSWER_MS = 200;
+/**
+ * At the exit, how long an answer being written (stdio) may take to be written whole: a slow
+ * reader of a 2 MiB answer got a line cut in two at the deadline.
+ */
+const LAST_LINE_MS = 2000;
 /** How long the last log lines may take to reach stderr at exit. */
 const LOG_FLUSH_MS = 200;
 /**
@@ -75,6 +80,11 @@ interface Serving {
   answered(timeoutMs: number): Promise<void>;
   /** Stops serving: no request is read or answered after it. */
   close(): Promise<void>;
+  /**
+   * At the exit: begins nothing more to send, and settles once what is being sent is whole, or
+   * after `ms` (stdio: a line being written).
+   */
+  lastLine?(ms: number): Promise<void>;
 }
 
 /**
@@ -98,9 +108,13 @@ function shutdownOnce(
     stopping = true;
     (code === 0 ? log.info : log.error)("shutting down", { reason, exitCode: code });
     let laid: Groundwork | undefined;
+    let exiting = false;
     const exit = () => {
+      if (exiting) return;
+      exiting = true;
       laid?.endEverything();
-      Deno.exit(code);
+      // An answer being written goes out whole to a client that reads it, for a while.
+      void (serving.lastLine?.(LAST_LINE_MS) ?? Promise.resolve()).finally(() => Deno.exit(code));
     };
     setTimeout(exit, SHUTDOWN_DEADLINE_MS);
     const deadline = performance.now() + SHUTDOWN_DEADLINE_MS - LOG_FLUSH_MS;
@@ -225,6 +239,7 @@ async function main(): Promise<void> {
       await server.close();
       await transport.flushed();
     },
+    lastLine: (ms) => transport.lastLine(ms),
   });
   onSignals(shutdown);
   server.onclose = () => shutdown("transport closed");

@@ -194,6 +194,8 @@ export class StdioTransport implements Transport {
   #writing: Promise<void> | undefined;
   #drained: (() => void)[] = [];
   #outputGone = false;
+  /** No line is begun any more (see {@link lastLine}). */
+  #ending = false;
   /** Ids of the requests received and not answered yet. */
   readonly #unanswered = new Set<string | number>();
   /** The batch each request that came in one belongs to, until it is answered. */
@@ -319,6 +321,24 @@ export class StdioTransport implements Transport {
   /** Settles once everything sent so far is written (or stdout failed). */
   async flushed(): Promise<void> {
     while (this.#writing) await this.#writing;
+  }
+
+  /**
+   * Begins no more lines, and settles once the lines being written are written whole, or after
+   * `ms`: a server that must exit now does not cut an answer in two for a client that reads it
+   * (2 MiB answers to a slow reader ended mid-line at the exit's deadline).
+   */
+  lastLine(ms: number): Promise<void> {
+    this.#ending = true;
+    const writing = this.#writing;
+    if (!writing) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      void writing.finally(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   async #read(): Promise<void> {
@@ -568,7 +588,7 @@ export class StdioTransport implements Transport {
 
   async #write(): Promise<void> {
     try {
-      while (this.#queue.length > 0) {
+      while (this.#queue.length > 0 && !this.#ending) {
         const lines = this.#nextLines();
         const chunk = concatBytes(lines.map((line) => line.bytes));
         for (let at = 0; at < chunk.length;) at += await this.output.write(chunk.subarray(at));

@@ -379,6 +379,22 @@ Deno.test("stdio: a large answer whose request is cancelled while it is made is 
   assertEquals(output.text(), "");
 });
 
+Deno.test("stdio: at the exit the line being written is finished whole, and no other begun", async () => {
+  // The exit's deadline cut a 2 MiB answer to a slow reader in two: a partial JSON line.
+  const output = collectingOutput(4096);
+  const transport = new StdioTransport(chunkedInput([]), output);
+  const line = (id: number) => ({
+    jsonrpc: "2.0" as const,
+    id,
+    result: { text: "x".repeat(200_000) },
+  });
+  const first = transport.send(line(1));
+  const second = transport.send(line(2));
+  await transport.lastLine(60_000);
+  await Promise.all([first, second]);
+  assertEquals(output.text(), JSON.stringify(line(1)) + "\n");
+});
+
 Deno.test("stdio: a failing stdout is reported once and later answers are dropped", async () => {
   let writes = 0;
   const transport = new StdioTransport(chunkedInput([]), {

@@ -25,6 +25,7 @@
  * ```
  * @module
  */
+import type { Steps } from "./engine/slices.ts";
 
 /** Characters of a long string escaped in one piece. */
 export const PIECE_CHARACTERS = 32 * 1024;
@@ -32,9 +33,6 @@ export const PIECE_CHARACTERS = 32 * 1024;
 const CHUNK_CHARACTERS = 64 * 1024;
 /** Items of an array or object walked between two chances to pause. */
 const ITEMS_PER_STEP = 512;
-
-/** A piece of work that yields where it may pause (src/engine/slices.ts's `Steps`). */
-type Steps<T> = Generator<void, T, void>;
 
 /** `JSON.stringify(value)`, in steps ({@link jsonSteps}); `undefined` where it gives that. */
 export function* jsonTextSteps(value: unknown, piece = PIECE_CHARACTERS): Steps<string> {

@@ -46,7 +46,7 @@
  */
 import { log } from "../log.ts";
 import { answerableId, whatIsWrong } from "../mcp/refusal.ts";
-import { sendLargeAnswersInSlices, streamRooms } from "./sse_answers.ts";
+import { sendLargeAnswersInSlices, type StreamBookkeeping, streamRooms } from "./sse_answers.ts";
 import { setCallRooms } from "../mcp/server.ts";
 import {
   deserializeMessage,
@@ -80,12 +80,6 @@ type RequestId = string | number;
 interface Post {
   unanswered: Set<RequestId>;
   cancelled: RequestId[];
-}
-
-/** What the SDK's transport keeps of each request's answer stream (private in its types, SDK 1.x). */
-interface AnswerBookkeeping {
-  _requestToStreamMapping: Map<RequestId, string>;
-  _requestResponseMap: Map<RequestId, unknown>;
 }
 
 /** A JSON-RPC error response (for failures before a transport is involved). */
@@ -372,7 +366,7 @@ function watchAnswers(session: Session): void {
     post.unanswered.delete(id);
     if (cancelled) post.cancelled.push(id);
     if (post.unanswered.size > 0 || post.cancelled.length === 0) return;
-    const kept = transport as unknown as AnswerBookkeeping;
+    const kept = transport as unknown as StreamBookkeeping;
     const stream = kept._requestToStreamMapping.get(id);
     if (stream === undefined) return;
     transport.closeSSEStream(id);

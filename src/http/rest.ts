@@ -284,7 +284,6 @@ export function engineError(error: EngineError, failure: ErrorCode): Response {
   }
 }
 
-/** The segment of `path` that is not valid percent-encoded UTF-8, if one is not. */
 /**
  * Refuses a query whose parameters are not valid percent-encoded UTF-8, naming the parameter:
  * URLSearchParams reads `%FF` as U+FFFD and `%ZZ` as itself, so `grep=%FF` searched for
@@ -294,16 +293,12 @@ function refuseUndecodableQuery(search: string): void {
   for (const pair of search.slice(1).split("&")) {
     const at = pair.indexOf("=");
     const [name, value] = at < 0 ? [pair, ""] : [pair.slice(0, at), pair.slice(at + 1)];
-    for (const part of [name, value]) {
-      try {
-        decodeURIComponent(part.replaceAll("+", " "));
-      } catch {
-        const shown = part === name ? "a parameter's name" : `'${decodeLoosely(name)}'`;
-        throw new InvalidInput([
-          `${shown} is not valid percent-encoded UTF-8 (${JSON.stringify(part.slice(0, 64))})`,
-        ]);
-      }
-    }
+    const bad = [name, value].find((part) => !decodes(part.replaceAll("+", " ")));
+    if (bad === undefined) continue;
+    const shown = bad === name ? "a parameter's name" : `'${decodeLoosely(name)}'`;
+    throw new InvalidInput([
+      `${shown} is not valid percent-encoded UTF-8 (${JSON.stringify(bad.slice(0, 64))})`,
+    ]);
   }
 }
 
@@ -312,15 +307,19 @@ function decodeLoosely(name: string): string {
   return new URLSearchParams(`${name}=`).keys().next().value ?? name;
 }
 
+/** The segment of `path` that is not valid percent-encoded UTF-8, if one is not. */
 function undecodableSegment(path: string): string | undefined {
-  for (const segment of path.split("/")) {
-    try {
-      decodeURIComponent(segment);
-    } catch {
-      return segment;
-    }
+  return path.split("/").find((segment) => !decodes(segment));
+}
+
+/** Whether `text` is valid percent-encoded UTF-8. */
+function decodes(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
   }
-  return undefined;
 }
 
 /** The REST API over an engine. */

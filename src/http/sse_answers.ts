@@ -1,6 +1,6 @@
 /**
  * Answers on a request's event stream: a large one's event is made in slices before the SDK's
- * transport sends it, and the next is made only once the stream has room ({@link streamRoom}).
+ * transport sends it, and the next is made only once the stream has room ({@link streamRooms}).
  *
  * The SDK writes an event in one go (`JSON.stringify` of the whole message, then UTF-8): here a
  * large answer (see src/mcp/large_answers.ts) is serialized and encoded in slices first, and
@@ -67,10 +67,14 @@ export function sendLargeAnswersInSlices(
 /** How often a stream whose reader has not taken what it holds is looked at again. */
 const ROOM_POLL_MS = 10;
 
-/** What the SDK's transport keeps of its event streams (private in its types, SDK 1.x). */
-interface StreamBookkeeping {
+/**
+ * What the SDK's transport keeps of its event streams (private in its types, SDK 1.x): which
+ * stream each request's answer goes to, each stream's controller, the answers made so far.
+ */
+export interface StreamBookkeeping {
   _requestToStreamMapping: Map<string | number, string>;
   _streamMapping: Map<string, { controller?: ReadableStreamDefaultController<Uint8Array> }>;
+  _requestResponseMap: Map<string | number, unknown>;
 }
 
 /**

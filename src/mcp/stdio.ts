@@ -24,6 +24,7 @@
  */
 import { concatBytes } from "../bytes.ts";
 import { answerBytes, isLargeAnswer } from "./large_answers.ts";
+import { waitFor } from "../engine/mod.ts";
 import {
   batchProblem,
   jsonShape,
@@ -328,17 +329,9 @@ export class StdioTransport implements Transport {
    * `ms`: a server that must exit now does not cut an answer in two for a client that reads it
    * (2 MiB answers to a slow reader ended mid-line at the exit's deadline).
    */
-  lastLine(ms: number): Promise<void> {
+  async lastLine(ms: number): Promise<void> {
     this.#ending = true;
-    const writing = this.#writing;
-    if (!writing) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      void writing.finally(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    if (this.#writing) await waitFor(this.#writing, ms);
   }
 
   async #read(): Promise<void> {
